@@ -1,0 +1,239 @@
+"""Query model for the safety analysis of continuous join queries.
+
+A continuous join query ``CJQ(S, phi)`` (paper 000, Li et al. VLDB 2006, §2.2) is
+a set of streams with attributes, a conjunction of equi-join predicates between
+two streams each, and the punctuation schemes of §2.3 (one or several
+punctuable attributes per scheme, several schemes per stream).
+
+Equality is transitive: ``S1.a = S2.a AND S2.a = S3.a`` is the same query as one
+that also states ``S1.a = S3.a``.  The model therefore groups attributes into
+*join classes* (equivalence classes of the written predicates) and every graph of
+this package is built from those classes, as a query optimizer would do with
+implied predicates.  The paper's Def. 7 is stated on the predicates as written;
+on a predicate set that is already closed both readings coincide.
+
+>>> q = build_query({"S1": ["a"], "S2": ["a", "b"], "S3": ["b"]},
+...                 ["S1.a = S2.a", "S2.b = S3.b"], {"S2": [["a"]]})
+>>> q.joined(("S1", "a"), ("S2", "a")), q.joined(("S1", "a"), ("S3", "b"))
+(True, False)
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+Attr = tuple[str, str]  # (stream, attribute)
+
+_PRED = re.compile(r"^\s*([^\s.=]+)\s*\.\s*([^\s.=]+)\s*=\s*([^\s.=]+)\s*\.\s*([^\s.=]+)\s*$")
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """An equi-join predicate ``left = right`` between two streams (§2.2)."""
+
+    left: Attr
+    right: Attr
+
+    def __str__(self) -> str:
+        return f"{self.left[0]}.{self.left[1]} = {self.right[0]}.{self.right[1]}"
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """A punctuation scheme of one stream (§2.3): its punctuable attributes.
+
+    ``ranges`` lists the attributes declared with a range pattern (``day<=``);
+    for purging, a range punctuation covers the value it bounds, so the safety
+    analysis treats it as punctuable exactly like a constant pattern.
+
+    >>> str(Scheme("bids", ("bidder", "day"), frozenset({"day"})))
+    'bids(bidder, day<=)'
+    """
+
+    stream: str
+    attributes: tuple[str, ...]
+    ranges: frozenset[str] = field(default_factory=frozenset)
+
+    def __str__(self) -> str:
+        names = [a + ("<=" if a in self.ranges else "") for a in self.attributes]
+        return f"{self.stream}({', '.join(names)})"
+
+
+@dataclass(frozen=True, eq=False)
+class Query:
+    """A validated continuous join query with its punctuation scheme set ``R``.
+
+    ``cls`` maps every (stream, attribute) to a join-class id; attributes in no
+    predicate get a class of their own.  ``touches[s]`` is the set of classes of
+    stream ``s`` shared with at least one other stream (its join attributes).
+    """
+
+    streams: dict[str, tuple[str, ...]]
+    predicates: tuple[Predicate, ...]
+    schemes: tuple[Scheme, ...]
+    cls: dict[Attr, int]
+    members: dict[int, tuple[Attr, ...]]
+    touches: dict[str, frozenset[int]]
+
+    def joined(self, x: Attr, y: Attr) -> bool:
+        """True iff the predicates imply ``x = y`` (same join class)."""
+        return self.cls[x] == self.cls[y]
+
+    def scheme_classes(self, scheme: Scheme) -> frozenset[int]:
+        """Join classes of a scheme's punctuable attributes."""
+        return frozenset(self.cls[(scheme.stream, a)] for a in scheme.attributes)
+
+    def schemes_of(self, stream: str) -> list[Scheme]:
+        return [s for s in self.schemes if s.stream == stream]
+
+    def join_attributes(self, stream: str) -> list[str]:
+        """Attributes of ``stream`` that take part in a join predicate."""
+        return [a for a in self.streams[stream] if self.cls[(stream, a)] in self.touches[stream]]
+
+    def class_name(self, c: int) -> str:
+        """Readable name of a join class, e.g. ``'S1.b = S2.b'``."""
+        return " = ".join(f"{s}.{a}" for s, a in self.members[c])
+
+    def with_schemes(self, extra: Iterable[Scheme]) -> "Query":
+        """The same query with additional schemes (used by suggestions)."""
+        return Query(self.streams, self.predicates, self.schemes + tuple(extra),
+                     self.cls, self.members, self.touches)
+
+    def to_dict(self) -> dict:
+        """JSON-ready form, the inverse of :func:`build_query`."""
+        sch: dict[str, list[list[str]]] = {s: [] for s in self.streams}
+        for p in self.schemes:
+            sch[p.stream].append([a + ("<=" if a in p.ranges else "") for a in p.attributes])
+        return {"streams": {s: list(a) for s, a in self.streams.items()},
+                "predicates": [str(p) for p in self.predicates],
+                "schemes": {s: v for s, v in sch.items() if v}}
+
+
+def parse_predicate(text: str, streams: Mapping[str, Sequence[str]]) -> Predicate:
+    """Parse ``"S1.b = S2.b"`` into a :class:`Predicate` (equi-join, §2.2).
+
+    >>> parse_predicate("S1.b = S2.b", {"S1": ["b"], "S2": ["b"]})
+    Predicate(left=('S1', 'b'), right=('S2', 'b'))
+    >>> parse_predicate("S1.b = S1.b", {"S1": ["b"]})
+    Traceback (most recent call last):
+    ...
+    ValueError: predicate 'S1.b = S1.b' compares stream 'S1' with itself; only joins between two streams are supported
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"predicate {text!r} must be a string like 'S1.b = S2.b'")
+    m = _PRED.match(text)
+    if not m:
+        raise ValueError(f"malformed predicate {text!r}: expected 'Stream.attribute = Stream.attribute'")
+    s1, a1, s2, a2 = m.groups()
+    for s, a in ((s1, a1), (s2, a2)):
+        if s not in streams:
+            raise ValueError(f"predicate {text!r}: unknown stream {s!r} (known: {', '.join(streams)})")
+        if a not in streams[s]:
+            raise ValueError(f"predicate {text!r}: stream {s!r} has no attribute {a!r} "
+                             f"(attributes: {', '.join(streams[s])})")
+    if s1 == s2:
+        raise ValueError(f"predicate {text!r} compares stream {s1!r} with itself; "
+                         "only joins between two streams are supported")
+    return Predicate((s1, a1), (s2, a2))
+
+
+def _parse_scheme(stream: str, raw, attrs: Sequence[str]) -> Scheme:
+    items = [raw] if isinstance(raw, str) else raw
+    if not isinstance(items, (list, tuple)):
+        raise ValueError(f"scheme {raw!r} of stream {stream!r} must be a list of attribute names")
+    names: list[str] = []
+    ranges: set[str] = set()
+    for it in items:
+        if not isinstance(it, str):
+            raise ValueError(f"scheme {raw!r} of stream {stream!r}: {it!r} is not an attribute name")
+        a = it.strip()
+        if a.endswith("<="):
+            a = a[:-2].strip()
+            ranges.add(a)
+        if a not in attrs:
+            raise ValueError(f"scheme {raw!r} of stream {stream!r}: unknown attribute {a!r} "
+                             f"(attributes: {', '.join(attrs)})")
+        if a in names:
+            raise ValueError(f"scheme {raw!r} of stream {stream!r} names attribute {a!r} twice")
+        names.append(a)
+    if not names:
+        raise ValueError(f"empty scheme for stream {stream!r}: a scheme needs at least one attribute")
+    return Scheme(stream, tuple(names), frozenset(ranges))
+
+
+def build_query(streams: Mapping[str, Sequence[str]], predicates: Iterable[str | Predicate],
+                schemes: Mapping[str, Iterable] | None = None) -> Query:
+    """Validate the inputs of ``analyze_safety`` and build a :class:`Query`.
+
+    ``streams`` maps a stream to its attribute names; ``predicates`` are strings
+    ``"S1.b = S2.b"``; ``schemes`` maps a stream to a list of schemes, each a list
+    of attribute names (a bare string is a one-attribute scheme).  Raises
+    ``ValueError`` naming the stream/attribute at fault.
+
+    >>> q = build_query({"item": ["itemid"], "bid": ["itemid", "bidder"]},
+    ...                 ["item.itemid = bid.itemid"], {"bid": [["bidder"]]})
+    >>> [str(s) for s in q.schemes], q.join_attributes("bid")
+    (['bid(bidder)'], ['itemid'])
+    """
+    if not isinstance(streams, Mapping) or not streams:
+        raise ValueError("streams must be a non-empty mapping of stream name -> attribute names")
+    st: dict[str, tuple[str, ...]] = {}
+    for s, attrs in streams.items():
+        if not isinstance(s, str) or not s:
+            raise ValueError(f"stream name {s!r} must be a non-empty string")
+        if isinstance(attrs, str) or not isinstance(attrs, Iterable):
+            raise ValueError(f"attributes of stream {s!r} must be a list of names, got {attrs!r}")
+        attrs = tuple(attrs)
+        for a in attrs:
+            if not isinstance(a, str) or not a:
+                raise ValueError(f"stream {s!r}: attribute name {a!r} must be a non-empty string")
+        dup = {a for a in attrs if attrs.count(a) > 1}
+        if dup:
+            raise ValueError(f"stream {s!r} lists attribute(s) {sorted(dup)} more than once")
+        st[s] = attrs
+    if isinstance(predicates, str):
+        raise ValueError("predicates must be a list of strings like 'S1.b = S2.b', not one string")
+    preds = tuple(p if isinstance(p, Predicate) else parse_predicate(p, st) for p in predicates)
+    schemes = schemes or {}
+    if not isinstance(schemes, Mapping):
+        raise ValueError("schemes must map stream name -> list of schemes")
+    sch: list[Scheme] = []
+    for s, lst in schemes.items():
+        if s not in st:
+            raise ValueError(f"schemes given for unknown stream {s!r} (known: {', '.join(st)})")
+        if isinstance(lst, str):
+            lst = [lst]
+        for raw in lst:
+            p = _parse_scheme(s, raw, st[s])
+            if all(set(p.attributes) != set(q.attributes) or q.stream != s for q in sch):
+                sch.append(p)
+    # join classes by union-find over the written predicates
+    parent: dict[Attr, Attr] = {(s, a): (s, a) for s in st for a in st[s]}
+
+    def find(x: Attr) -> Attr:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for p in preds:
+        ra, rb = find(p.left), find(p.right)
+        if ra != rb:
+            parent[ra] = rb
+    groups: dict[Attr, list[Attr]] = {}
+    for x in parent:
+        groups.setdefault(find(x), []).append(x)
+    cls: dict[Attr, int] = {}
+    members: dict[int, tuple[Attr, ...]] = {}
+    for i, g in enumerate(groups.values()):
+        seen: dict[str, str] = {}
+        for s, a in g:
+            if s in seen:
+                raise ValueError(f"the predicates imply {s}.{seen[s]} = {s}.{a}, a selection within "
+                                 f"stream {s!r}; only equi-joins between two streams are supported")
+            seen[s] = a
+            cls[(s, a)] = i
+        members[i] = tuple(g)
+    touches = {s: frozenset(cls[(s, a)] for a in st[s] if len(members[cls[(s, a)]]) > 1) for s in st}
+    return Query(st, preds, tuple(sch), cls, members, touches)

@@ -1,0 +1,123 @@
+"""Suggestions: the fewest extra punctuation schemes that make an unsafe query safe.
+
+Only one-attribute schemes on join attributes are proposed: a scheme on a
+subset of attributes is at least as useful as one on more attributes (§4.2),
+so a smallest fix never needs a multi-attribute scheme, and a scheme on an
+attribute outside the join predicates never adds an edge (Defs 7 and 8).
+
+Every stream needs an incoming edge in a strongly connected graph, so each
+stream without a usable scheme must receive one; the exact search enumerates
+sets of growing size under that constraint (each set checked by Theorems 2/4).
+Past ``budget`` checks it falls back to a greedy repair on the transformed
+punctuation graph (Def 11): give each sink component an edge out, preferably
+to a source component; that answer is flagged as not necessarily minimal.
+
+>>> from punctuated.safety.model import build_query
+>>> q = build_query({"item": ["id"], "bid": ["id", "bidder"]}, ["item.id = bid.id"],
+...                 {"item": [["id"]], "bid": [["bidder"]]})
+>>> [str(s) for s in suggest_schemes(q)[0]]
+['bid(id)']
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import networkx as nx
+
+from .graph import Structure, transformed_punctuation_graph
+from .model import Query, Scheme
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A set of extra schemes, each ``(stream, (attribute, ...))``."""
+
+    schemes: tuple[tuple[str, tuple[str, ...]], ...]
+
+    def __str__(self) -> str:
+        return " + ".join(f"{s}({', '.join(a)})" for s, a in self.schemes)
+
+    def as_schemes(self) -> dict[str, list[list[str]]]:
+        """The extra schemes in the ``schemes`` argument format of ``analyze_safety``."""
+        out: dict[str, list[list[str]]] = {}
+        for s, a in self.schemes:
+            out.setdefault(s, []).append(list(a))
+        return out
+
+
+def _safe(q: Query) -> bool:
+    s = Structure.of_query(q)
+    return len(s.purgeable()) == s.n
+
+
+def _connected(q: Query) -> bool:
+    g = nx.Graph()
+    g.add_nodes_from(q.streams)
+    for c, mem in q.members.items():
+        g.add_edges_from((mem[0][0], m[0]) for m in mem[1:])
+    return nx.is_connected(g)
+
+
+def candidates(q: Query) -> list[tuple[str, str]]:
+    """One-attribute schemes on join attributes that the query lacks."""
+    have = {(p.stream, p.attributes[0]) for p in q.schemes if len(p.attributes) == 1}
+    return [(s, a) for s in q.streams for a in q.join_attributes(s) if (s, a) not in have]
+
+
+def _rank(q: Query, combo: frozenset[tuple[str, str]]):
+    multi = {(p.stream, a) for p in q.schemes if len(p.attributes) > 1 for a in p.attributes}
+    return (len(combo), len({s for s, _ in combo}), -len(combo & multi), sorted(combo))
+
+
+def suggest_schemes(q: Query, limit: int = 5, budget: int = 20000) -> tuple[list[Suggestion], bool]:
+    """Smallest sets of extra one-attribute schemes making ``q`` safe, ranked:
+    fewer schemes, then fewer streams to change, then attributes that already
+    appear in a multi-attribute scheme of that stream, then by name.  Returns
+    ``(suggestions, minimal)``; ``[]`` when safe or when no scheme can help
+    (a stream without join predicate: a cross product is never safe)."""
+    if len(q.streams) <= 1 or _safe(q) or not _connected(q):
+        return [], True
+    cands = candidates(q)
+    s = Structure.of_query(q)
+    fed = {s.names[y] for y, _, _ in s.usable}
+    need = [st for st in q.streams if st not in fed]
+    per = {st: [c for c in cands if c[0] == st] for st in need}
+    checks = 0
+    for k in range(max(1, len(need)), len(cands) + 1):
+        found: set[frozenset] = set()
+        tried: set[frozenset] = set()
+        for base in itertools.product(*per.values()):
+            rest = [c for c in cands if c not in base]
+            for extra in itertools.combinations(rest, k - len(base)):
+                combo = frozenset(base + extra)
+                if combo in tried:
+                    continue
+                tried.add(combo)
+                checks += 1
+                if checks > budget:
+                    return _greedy(q, cands), False
+                if _safe(q.with_schemes(Scheme(st, (a,)) for st, a in combo)):
+                    found.add(combo)
+        if found:
+            best = sorted(found, key=lambda c: _rank(q, c))[:limit]
+            return [Suggestion(tuple((st, (a,)) for st, a in sorted(c))) for c in best], True
+    return [], True
+
+
+def _greedy(q: Query, cands: list[tuple[str, str]]) -> list[Suggestion]:
+    added: list[tuple[str, str]] = []
+    cur = q
+    while not _safe(cur):
+        t = transformed_punctuation_graph(cur)
+        sinks = [n for n in t if t.out_degree(n) == 0]
+        sources = {m for n in t if t.in_degree(n) == 0 for m in t.nodes[n]["members"]}
+        z = t.nodes[sinks[0]]["members"]
+        zc = set().union(*(q.touches[m] for m in z))
+        opts = [c for c in cands if c not in added and c[0] not in z and q.cls[c] in zc]
+        if not opts:
+            return []
+        opts.sort(key=lambda c: (c[0] not in sources, c))
+        added.append(opts[0])
+        cur = q.with_schemes(Scheme(st, (a,)) for st, a in added)
+    return [Suggestion(tuple((st, (a,)) for st, a in sorted(added)))]
