@@ -1,0 +1,55 @@
+package punctuated.declaration
+
+/**
+ * A punctuation scheme (Li, Chen, Tatemura, Agrawal, Candan, Hsiung 2006, §2): the
+ * attributes a punctuation of the stream gives values to. A constant attribute says
+ * "no more rows with attr = v"; a range attribute (`attr<=`) says "no more rows with
+ * attr <= v" (Tucker et al. 2003, §3 range pattern).
+ */
+final case class SchemeAttribute(name: String, isRange: Boolean) {
+  override def toString: String = if (isRange) s"$name<=" else name
+}
+
+final case class Scheme(attributes: Seq[SchemeAttribute]) {
+  def names: Seq[String] = attributes.map(_.name)
+  override def toString: String = attributes.mkString(", ")
+}
+
+/**
+ * The punctuation declaration of one stream (user contract, "Declaring punctuation
+ * schemes"), resolved against its columns: names are spelled as in the schema.
+ *
+ * @param table   the table or stream name, for messages
+ * @param schemes the declared schemes (`punctuated.schemes`)
+ * @param marker  the BOOLEAN column whose true rows are punctuations (`punctuated.marker`)
+ * @param unique  a key of the stream (`punctuated.unique`): every data row implies the
+ *                punctuation "no more rows with these values" (Li et al. 2006, §1)
+ */
+final case class Declaration(
+    table: String,
+    schemes: Seq[Scheme],
+    marker: Option[String],
+    unique: Option[Scheme]) {
+
+  /** Schemes a punctuation row may instantiate: the declared ones and the unique key. */
+  def instantiableSchemes: Seq[Scheme] = schemes ++ unique.filterNot(schemes.contains)
+
+  def isEmpty: Boolean = schemes.isEmpty && marker.isEmpty && unique.isEmpty
+
+  /** The declaration written back as the contract's table properties. */
+  def toProperties: Map[String, String] =
+    Map(Declaration.Schemes -> schemes.mkString("; ")).filter(_._2.nonEmpty) ++
+      marker.map(Declaration.Marker -> _) ++
+      unique.map(Declaration.Unique -> _.toString)
+}
+
+object Declaration {
+  val Schemes = "punctuated.schemes"
+  val Marker = "punctuated.marker"
+  val Unique = "punctuated.unique"
+  val PropertyKeys: Seq[String] = Seq(Schemes, Marker, Unique)
+
+  /** Does this property map declare anything? */
+  def isDeclared(properties: collection.Map[String, String]): Boolean =
+    PropertyKeys.exists(properties.contains)
+}

@@ -1,0 +1,70 @@
+package punctuated.declaration
+
+/**
+ * Parses the text of `punctuated.schemes` / `punctuated.unique` (user contract,
+ * "Declaring punctuation schemes"):
+ *
+ * {{{
+ *   text      := scheme (';' scheme)*
+ *   scheme    := attribute (',' attribute)*
+ *   attribute := identifier ['<=']         -- plain: constant pattern; '<=': range pattern
+ *   identifier:= [A-Za-z_][A-Za-z0-9_]* | '`' any-but-backquote+ '`'
+ * }}}
+ * White space is ignored. `"auction; bidder, day<="` gives two schemes:
+ * `[auction]` and `[bidder, day<=]`. Only syntax is checked here; names are resolved
+ * against the table's columns by [[DeclarationResolver]].
+ */
+object SchemeParser {
+
+  /** An attribute as written: its name (unresolved) and whether it was written `name<=`. */
+  final case class RawAttribute(name: String, isRange: Boolean)
+
+  /** Either the schemes, or the failing condition with a description of the problem. */
+  def parse(text: String): Either[(Condition.Value, String), Seq[Seq[RawAttribute]]] = {
+    val schemes = splitTopLevel(text, ';')
+    if (schemes.exists(_.trim.isEmpty)) {
+      // An empty scheme is reported only when the text is otherwise well formed.
+      val bad = schemes.filter(_.trim.nonEmpty).flatMap(s => parseScheme(s).left.toOption)
+      bad.headOption.map(e => Left((Condition.MALFORMED, e)))
+        .getOrElse(Left((Condition.EMPTY_SCHEME, "a scheme has no attributes")))
+    } else {
+      val parsed = schemes.map(parseScheme)
+      parsed.collectFirst { case Left(e) => Left((Condition.MALFORMED, e)) }
+        .getOrElse(Right(parsed.collect { case Right(s) => s }))
+    }
+  }
+
+  private def parseScheme(scheme: String): Either[String, Seq[RawAttribute]] = {
+    val attrs = splitTopLevel(scheme, ',').map(parseAttribute)
+    attrs.collectFirst { case Left(e) => Left(e) }.getOrElse(Right(attrs.collect { case Right(a) => a }))
+  }
+
+  private val Plain = "[A-Za-z_][A-Za-z0-9_]*".r
+  private val Quoted = "`([^`]+)`".r
+
+  private def parseAttribute(raw: String): Either[String, RawAttribute] = {
+    val text = raw.trim
+    if (text.isEmpty) return Left("an attribute is empty (two separators in a row?)")
+    val (body, isRange) =
+      if (text.endsWith("<=")) (text.dropRight(2).trim, true) else (text, false)
+    body match {
+      case Plain() => Right(RawAttribute(body, isRange))
+      case Quoted(name) => Right(RawAttribute(name, isRange))
+      case _ => Left(s"'$text' is not an attribute name optionally followed by '<='")
+    }
+  }
+
+  /** Splits on `sep` outside backquotes (a backquoted name may contain ';' or ','). */
+  private def splitTopLevel(text: String, sep: Char): Seq[String] = {
+    val parts = Seq.newBuilder[String]
+    val current = new StringBuilder
+    var quoted = false
+    text.foreach { ch =>
+      if (ch == '`') quoted = !quoted
+      if (ch == sep && !quoted) { parts += current.toString; current.clear() }
+      else current += ch
+    }
+    parts += current.toString
+    parts.result()
+  }
+}

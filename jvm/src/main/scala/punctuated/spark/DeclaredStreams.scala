@@ -1,0 +1,89 @@
+package punctuated.spark
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.sql.catalyst.expressions.Attribute
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.streaming.StreamingRelationV2
+import org.apache.spark.sql.catalyst.types.DataTypeUtils
+import org.apache.spark.sql.execution.datasources.LogicalRelation
+import org.apache.spark.sql.execution.streaming.runtime.StreamingRelation
+import org.apache.spark.sql.types.{Metadata, MetadataBuilder}
+
+import punctuated.declaration.{Declaration, DeclarationResolver}
+
+/**
+ * A stream that carries a punctuation declaration, where it enters a logical plan.
+ *
+ * @param declaration the resolved declaration
+ * @param output      the attributes of the stream at the node that declares it
+ */
+final case class DeclaredStream(declaration: Declaration, output: Seq[Attribute])
+
+/**
+ * Finds the punctuation declarations of the streams a plan reads. Two forms (user contract):
+ *
+ *  - table properties of a catalog table read as a stream (`readStream.table`, SQL
+ *    `STREAM(t)`): v1 tables appear as `StreamingRelation` (and, in each micro-batch's plan,
+ *    as a streaming `LogicalRelation` with the same catalog table), v2 tables as
+ *    `StreamingRelationV2`;
+ *  - column metadata attached by `punctuated.with_schemes(df, ...)`: every column of the
+ *    stream carries, under the key [[MetadataKey]], the same three properties plus the
+ *    stream's name. It is read at the node where it first appears (walking up).
+ *
+ * Resolution throws the declaration's error (see [[DeclarationResolver]]).
+ */
+object DeclaredStreams {
+
+  /** Column-metadata key of the `with_schemes` form. */
+  val MetadataKey = "punctuated"
+  /** Inside it, the stream's name for messages. */
+  val StreamNameKey = "punctuated.stream"
+
+  def find(plan: LogicalPlan, caseSensitive: Boolean): Seq[DeclaredStream] = {
+    val found = Seq.newBuilder[DeclaredStream]
+    plan.foreachUp { node =>
+      fromRelation(node, caseSensitive).foreach(found += _)
+      val below = node.children.flatMap(c => metadataDeclarations(c.output)).toSet
+      metadataDeclarations(node.output).filterNot(below.contains).foreach { props =>
+        val name = props.getOrElse(StreamNameKey,
+          node.output.map(_.name).mkString("stream(", ", ", ")"))
+        found += DeclaredStream(resolve(name, props, node.output, caseSensitive), node.output)
+      }
+    }
+    found.result().distinct
+  }
+
+  private def fromRelation(node: LogicalPlan, caseSensitive: Boolean): Option[DeclaredStream] = {
+    val named: Option[(String, Map[String, String])] = node match {
+      case r: StreamingRelation =>
+        r.dataSource.catalogTable.map(t => t.identifier.unquotedString -> t.properties)
+      case r: LogicalRelation if r.isStreaming =>
+        r.catalogTable.map(t => t.identifier.unquotedString -> t.properties)
+      case r: StreamingRelationV2 =>
+        Some(r.identifier.map(_.toString).getOrElse(r.sourceName) -> r.table.properties().asScala.toMap)
+      case _ => None
+    }
+    named.collect { case (name, props) if Declaration.isDeclared(props) =>
+      DeclaredStream(resolve(name, props, node.output, caseSensitive), node.output)
+    }
+  }
+
+  private def resolve(name: String, props: collection.Map[String, String],
+      output: Seq[Attribute], caseSensitive: Boolean): Declaration =
+    DeclarationResolver.resolve(name, props, DataTypeUtils.fromAttributes(output), caseSensitive)
+
+  /** The distinct `with_schemes` declarations carried by these attributes. */
+  def metadataDeclarations(attrs: Seq[Attribute]): Seq[Map[String, String]] =
+    attrs.iterator.filter(_.metadata.contains(MetadataKey)).map { a =>
+      val m = a.metadata.getMetadata(MetadataKey)
+      (Declaration.PropertyKeys :+ StreamNameKey).filter(m.contains).map(k => k -> m.getString(k)).toMap
+    }.toSeq.distinct
+
+  /** The metadata `with_schemes` attaches, for JVM callers and tests. */
+  def metadataFor(name: String, properties: Map[String, String]): Metadata = {
+    val inner = new MetadataBuilder()
+    (properties + (StreamNameKey -> name)).foreach { case (k, v) => inner.putString(k, v) }
+    new MetadataBuilder().putMetadata(MetadataKey, inner.build()).build()
+  }
+}

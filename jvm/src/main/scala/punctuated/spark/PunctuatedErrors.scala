@@ -1,0 +1,43 @@
+package punctuated.spark
+
+import org.apache.spark.sql.AnalysisException
+
+import punctuated.declaration.{DeclarationError, DeclarationException}
+
+/**
+ * Errors the extension raises, in Spark's shape: an [[AnalysisException]] whose error class
+ * is `PUNCTUATED_*` (`getCondition`), with message parameters and an SQLSTATE, so that
+ * PySpark raises `pyspark.errors.AnalysisException` carrying the same fields.
+ */
+class PunctuatedAnalysisException(
+    message: String,
+    condition: String,
+    parameters: Map[String, String],
+    state: String)
+  extends AnalysisException(
+    message = message,
+    errorClass = Some(condition),
+    messageParameters = parameters,
+    sqlState = Some(state)) {
+  override def getSqlState: String = state
+}
+
+object PunctuatedErrors {
+
+  /** SQLSTATE 42K0I: "SQL config / option or property not found or invalid" class of errors. */
+  private val InvalidDeclarationState = "42K0I"
+
+  def invalidDeclaration(e: DeclarationError): AnalysisException =
+    new PunctuatedAnalysisException(
+      e.message,
+      e.errorClass,
+      Map("table" -> e.table, "property" -> e.property, "text" -> e.text,
+        "offending" -> e.offending),
+      InvalidDeclarationState)
+
+  def invalidDeclaration(e: DeclarationException): AnalysisException = {
+    val ae = invalidDeclaration(e.error)
+    ae.initCause(e)
+    ae
+  }
+}

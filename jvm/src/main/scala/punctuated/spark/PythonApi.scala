@@ -1,0 +1,33 @@
+package punctuated.spark
+
+import org.apache.spark.sql.Dataset
+import org.json4s.JsonAST._
+import org.json4s.jackson.JsonMethods.{compact, render}
+
+import punctuated.declaration.{Declaration, Scheme}
+
+/** Entry points called from the Python package through Py4J. */
+object PythonApi {
+
+  /**
+   * The declarations of the streams a DataFrame reads, as JSON:
+   * `[{"table": ..., "schemes": [[{"attr", "kind"}...]], "marker": ..., "unique": [...]}]`.
+   */
+  def declarations(df: Dataset[_]): String = {
+    val plan = df.queryExecution.analyzed
+    val conf = df.sparkSession.sessionState.conf
+    val streams = DeclaredStreams.find(plan, conf.caseSensitiveAnalysis)
+    compact(render(JArray(streams.map(_.declaration).distinct.map(toJson).toList)))
+  }
+
+  private def toJson(scheme: Scheme): JValue = JArray(scheme.attributes.map { a =>
+    val kind = if (a.isRange) "range" else "constant"
+    JObject("attr" -> JString(a.name), "kind" -> JString(kind))
+  }.toList)
+
+  private def toJson(d: Declaration): JValue = JObject(
+    "table" -> JString(d.table),
+    "schemes" -> JArray(d.schemes.map(toJson).toList),
+    "marker" -> d.marker.map(JString(_)).getOrElse(JNull),
+    "unique" -> JArray(d.unique.toList.flatMap(_.names).map(JString(_))))
+}
