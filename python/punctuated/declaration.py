@@ -167,7 +167,7 @@ class _Problem(Exception):
 _ORDERED_TYPE = re.compile(
     r"""(?:TINYINT|BYTE|SMALLINT|SHORT|INT|INTEGER|BIGINT|LONG|FLOAT|REAL|DOUBLE
          |(?:DECIMAL|DEC|NUMERIC)(?:\(\d+(?:,\d+)?\))?
-         |STRING(?:COLLATEUTF8_BINARY)?|(?:VARCHAR|CHAR|CHARACTER)\(\d+\)
+         |STRING(?:COLLATE[A-Z0-9_]+)?|(?:VARCHAR|CHAR|CHARACTER)\(\d+\)
          |DATE|TIMESTAMP|TIMESTAMP_NTZ|TIMESTAMP_LTZ)""",
     re.VERBOSE,
 )
@@ -180,9 +180,9 @@ def _type_key(sql_type: str) -> str:
 def is_ordered_type(sql_type: str) -> bool:
     """May ``attr<=`` be declared on a column of this Spark SQL type?
 
-    The numeric types, STRING (VARCHAR/CHAR; binary collation only, since
-    ranges compare strings by code point), DATE, TIMESTAMP, TIMESTAMP_NTZ
-    (``testdata/README.md``).  Case and white space are ignored.
+    The numeric types, STRING (any collation; VARCHAR/CHAR), DATE,
+    TIMESTAMP (= TIMESTAMP_LTZ), TIMESTAMP_NTZ (``testdata/README.md``).
+    Case and white space are ignored.
 
     >>> [is_ordered_type(t) for t in ("BIGINT", "decimal(10, 2)", "VARCHAR(10)", "TIMESTAMP_NTZ")]
     [True, True, True, True]
@@ -198,7 +198,7 @@ def is_boolean_type(sql_type: str) -> bool:
     >>> is_boolean_type("boolean"), is_boolean_type("INT")
     (True, False)
     """
-    return _type_key(sql_type) in ("BOOLEAN", "BOOL")
+    return _type_key(sql_type) == "BOOLEAN"
 
 
 # --------------------------------------------------------------------------
@@ -274,44 +274,48 @@ class _RawAttribute(NamedTuple):
     kind: str  # CONSTANT or RANGE
 
 
-def _attribute(tokens: Sequence[_Token], text: str, allow_range: bool) -> _RawAttribute:
+def _attribute(tokens: Sequence[_Token], text: str) -> _RawAttribute:
+    """``name`` or ``name <=``; anything else is ``MALFORMED``."""
     if not tokens:
-        raise _Problem("MALFORMED", text, "an attribute is missing between separators")
+        raise _Problem("MALFORMED", text, "an attribute is empty (two ',' in a row?)")
     if tokens[0].kind != "ident":
         raise _Problem("MALFORMED", text, f"expected a column name, found {tokens[0].text!r}")
     rest = [t.text for t in tokens[1:]]
     if not rest:
         return _RawAttribute(tokens[0].name, tokens[0].text, CONSTANT)
-    if rest == ["<="] and allow_range:
+    if rest == ["<="]:
         return _RawAttribute(tokens[0].name, tokens[0].text, RANGE)
-    if rest[0] == "<=" and not allow_range:
-        raise _Problem("MALFORMED", text, "a unique key has no range attributes ('<=')")
-    if rest[0] == "<=":
-        raise _Problem("MALFORMED", text, f"unexpected {' '.join(rest[1:])!r} after '{tokens[0].text}<='")
     raise _Problem(
         "MALFORMED", text,
-        f"unexpected {' '.join(rest)!r} after {tokens[0].text!r} (missing ',' or ';'?)",
+        f"unexpected {' '.join(rest)!r} after {tokens[0].text!r} "
+        "(an attribute is a name optionally followed by '<='; missing ',' or ';'?)",
     )
 
 
 def _parse_schemes(text: str) -> List[List[_RawAttribute]]:
-    if not text.strip():
-        raise _Problem("EMPTY_SCHEME", text, "no scheme is given")
-    schemes = []
-    for number, part in enumerate(_split(_tokenize(text), ";"), start=1):
-        if not part:
-            raise _Problem("EMPTY_SCHEME", text, f"scheme {number} has no attribute")
-        schemes.append([_attribute(a, text, True) for a in _split(part, ",")])
+    """Syntax of a schemes text.  ``MALFORMED`` anywhere wins over an empty
+    scheme (``EMPTY_SCHEME`` is reported only for otherwise well-formed text,
+    as the Scala parser does)."""
+    parts = _split(_tokenize(text), ";")
+    schemes = [[_attribute(a, text) for a in _split(part, ",")] for part in parts if part]
+    if len(schemes) < len(parts):
+        if not text.strip():
+            raise _Problem("EMPTY_SCHEME", text, "no scheme is given")
+        number = next(i for i, part in enumerate(parts, start=1) if not part)
+        raise _Problem("EMPTY_SCHEME", text, f"scheme {number} has no attribute (a ';' too many?)")
     return schemes
 
 
 def _parse_unique(text: str) -> List[_RawAttribute]:
-    if not text.strip():
-        raise _Problem("EMPTY_SCHEME", text, "the unique key has no attribute")
-    tokens = _tokenize(text)
-    if any(t.kind == ";" for t in tokens):
-        raise _Problem("MALFORMED", text, "one unique key only: attributes separated by ',' (no ';')")
-    return [_attribute(a, text, False) for a in _split(tokens, ",")]
+    """Syntax of a unique key: the schemes syntax, then exactly one scheme of
+    constant attributes (else ``MALFORMED``)."""
+    schemes = _parse_schemes(text)
+    if len(schemes) != 1 or any(a.kind == RANGE for a in schemes[0]):
+        raise _Problem(
+            "MALFORMED", text,
+            "the unique key is one list of attribute names separated by ',' (no ';', no '<=')",
+        )
+    return schemes[0]
 
 
 def parse_schemes_text(text: str) -> List[List[Tuple[str, str]]]:
@@ -471,29 +475,29 @@ def _columns_hint(schema: Schema) -> str:
 
 def _resolve_marker(text: Optional[str], schemes_given: bool, unique_given: bool,
                     resolve, schema: Schema) -> Optional[str]:
-    if text is None or not text.strip():
+    """The marker: the column named by the property text, white space
+    trimmed (a plain column name, not an identifier expression: no
+    backquotes, as in the Scala resolver)."""
+    if text is None:
         if schemes_given:
             raise _Problem(
-                "MARKER_MISSING", text or "",
+                "MARKER_MISSING", "",
                 "schemes are declared but no marker column says which rows are punctuations",
             )
         return None
-    tokens = _tokenize(text)
-    if len(tokens) != 1 or tokens[0].kind != "ident":
-        raise _Problem("MALFORMED", text, "the marker is one column name")
-    tok = tokens[0]
-    found = resolve(tok.name)
+    written = text.strip()
+    found = resolve(written)
     if found is None:
         raise _Problem(
-            "MARKER_MISSING", tok.text,
-            f"marker column '{tok.text}' does not exist (columns: {_columns_hint(schema)})",
+            "MARKER_MISSING", written,
+            f"marker column '{written}' does not exist (columns: {_columns_hint(schema)})",
         )
     name, typ = found
     if typ is not None and not is_boolean_type(typ):
-        raise _Problem("MARKER_NOT_BOOLEAN", tok.text, f"marker column '{name}' is {typ}, not BOOLEAN")
+        raise _Problem("MARKER_NOT_BOOLEAN", written, f"marker column '{name}' is {typ}, not BOOLEAN")
     if not schemes_given and not unique_given:
         raise _Problem(
-            "MARKER_WITHOUT_SCHEMES", tok.text,
+            "MARKER_WITHOUT_SCHEMES", written,
             f"marker '{name}' is declared but no scheme or unique key is",
         )
     return name
@@ -507,22 +511,25 @@ def _resolve_attributes(raw: Sequence[_RawAttribute], marker: Optional[str], res
         found = resolve(a.name)
         if found is None:
             raise _Problem(
-                "UNKNOWN_COLUMN", a.written,
-                f"unknown column '{a.written}' (columns: {_columns_hint(schema)})",
+                "UNKNOWN_COLUMN", a.name,
+                f"unknown column '{a.name}' (columns: {_columns_hint(schema)})",
             )
         name, typ = found
         if name in seen:
-            raise _Problem("DUPLICATE_ATTRIBUTE", a.written, f"attribute '{name}' appears twice")
+            raise _Problem(
+                "DUPLICATE_ATTRIBUTE", a.name,
+                f"'{a.name}' names column '{name}' a second time in one scheme",
+            )
         seen.add(name)
         if marker is not None and name == marker:
             raise _Problem(
-                "MARKER_IN_SCHEME", a.written,
+                "MARKER_IN_SCHEME", a.name,
                 f"'{name}' is the marker column and cannot be an attribute",
             )
         if a.kind == RANGE and typ is not None and not is_ordered_type(typ):
             raise _Problem(
-                "UNORDERED_RANGE", f"{a.written}<=",
-                f"'{a.written}<=' is a range on column '{name}' of type {typ}, which has no order",
+                "UNORDERED_RANGE", f"{a.name}<=",
+                f"'{a.name}<=' is a range on column '{name}' of type {typ}, which has no order",
             )
         out.append(SchemeAttribute(name, a.kind))
     return tuple(out)
@@ -728,7 +735,7 @@ def declaration_to_properties(declaration: Declaration) -> dict:
     if declaration.schemes:
         props[SCHEMES_PROPERTY] = format_schemes(declaration.schemes)
     if declaration.marker is not None:
-        props[MARKER_PROPERTY] = quote_identifier(declaration.marker)
+        props[MARKER_PROPERTY] = declaration.marker
     if declaration.unique:
         props[UNIQUE_PROPERTY] = format_unique(declaration.unique)
     return props
@@ -791,9 +798,7 @@ def properties_from_arguments(
         if scheme_objs:
             props[SCHEMES_PROPERTY] = format_schemes(scheme_objs)
     if marker is not None:
-        tokens = _tokenize(marker) if marker.strip() else []
-        name = tokens[0].name if len(tokens) == 1 and tokens[0].kind == "ident" else marker
-        props[MARKER_PROPERTY] = quote_identifier(name)
+        props[MARKER_PROPERTY] = marker.strip()
     if unique is not None:
         key = parse_unique_text(unique) if isinstance(unique, str) else list(unique)
         if key:
