@@ -18,7 +18,7 @@ where all schemes propagate, so both readings agree on every safe plan).
 >>> from punctuated.safety.model import build_query
 >>> q = build_query({"S1": ["a"], "S2": ["a"]}, ["S1.a = S2.a"], {"S1": [["a"]], "S2": [["a"]]})
 >>> sorted(analyze_query(q)[1])
-{'S1', 'S2'}
+['S1', 'S2']
 """
 from __future__ import annotations
 
