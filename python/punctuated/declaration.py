@@ -15,15 +15,17 @@ User contract, "Declaring punctuation schemes (SQL)"::
   punctuations.
 * ``punctuated.unique`` -- attributes forming a key of the stream; every data
   row implies the punctuation "no more rows with these values".  With a
-  marker and no schemes, the key is also the one scheme punctuation rows may
-  instantiate (``testdata/README.md``).
+  marker, the key is also a scheme punctuation rows may instantiate (so a
+  marker without schemes is allowed then, ``testdata/README.md``).
 
-Identifiers are plain (``[A-Za-z_][A-Za-z0-9_]*``) or backquoted (a backquote
-inside is doubled, as in Spark SQL) and resolve case-insensitively to the
-schema's spelling.  Validation order (first error wins, ``testdata/README.md``):
-the marker, then the schemes (syntax of the whole text, then each attribute
-left to right: unknown column, duplicate attribute, marker in a scheme,
-``<=`` on a type without an order), then the unique key.  Errors are
+Attribute names are plain (``[A-Za-z_][A-Za-z0-9_]*``) or backquoted (a
+backquote inside is doubled, as in Spark SQL); the marker is one column name,
+white space trimmed.  Names resolve case-insensitively to the schema's
+spelling.  Validation order (first error wins, ``testdata/README.md``): the
+marker, then the schemes (syntax of the whole text -- ``MALFORMED`` anywhere
+before ``EMPTY_SCHEME`` -- then each attribute left to right: unknown column,
+duplicate attribute, marker in a scheme, ``<=`` on a type without an order),
+then the unique key.  Errors are
 :class:`DeclarationError` with an error class
 ``PUNCTUATED_INVALID_DECLARATION.<CONDITION>`` naming the table, the
 property, the offending text and a fix.
@@ -57,6 +59,7 @@ __all__ = [
     "parse_schemes_text",
     "parse_unique_text",
     "parse_declaration",
+    "resolve_declaration",
     "punctuation_of",
     "unique_punctuation_of",
     "quote_identifier",
@@ -587,6 +590,16 @@ def parse_declaration(
             raise _error(p, table, UNIQUE_PROPERTY, unique_text) from None
 
     return Declaration(schemes, marker, unique)
+
+
+def resolve_declaration(table: Optional[str], properties: Mapping[str, Any], schema: Schema) -> Declaration:
+    """:func:`parse_declaration` with the Scala resolver's argument order
+    (``DeclarationResolver.resolve(table, properties, schema)``).
+
+    >>> resolve_declaration("auctions", {"punctuated.unique": "ID"}, [("id", "bigint")]).unique
+    ('id',)
+    """
+    return parse_declaration(properties, schema, table)
 
 
 # --------------------------------------------------------------------------
