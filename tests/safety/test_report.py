@@ -1,0 +1,69 @@
+"""SafetyReport: graph, explain, drawing, notebook reprs."""
+import networkx as nx
+
+from punctuated.safety import analyze_safety, normalize_plan, plan_to_str, safe_plans
+import pytest
+
+FIG3 = {"S1": ["A", "B"], "S2": ["B", "C"], "S3": ["C", "A"]}
+CYCLE = ["S1.B = S2.B", "S2.C = S3.C", "S3.A = S1.A"]
+FIG8 = {"S1": [["B"]], "S2": [["B"]], "S3": [["A", "C"]]}
+
+
+def test_graph_is_networkx_with_edge_kinds():
+    r = analyze_safety(FIG3, CYCLE, FIG8)
+    g = r.graph
+    assert isinstance(g, nx.DiGraph)
+    kinds = {d["kind"] for _, _, d in g.edges(data=True)}
+    assert kinds == {"plain", "member", "generalized"}
+    assert g.nodes["S3"]["purgeable"] is False and g.nodes["S1"]["purgeable"] is True
+    assert g.graph["theorem_family"] == "GPG"
+
+
+def test_explain_names_theorem_and_unreachable():
+    text = analyze_safety(FIG3, CYCLE, FIG8).explain()
+    assert "Theorem 4" in text and "NOT SAFE" in text
+    assert "S3 reaches only S3" in text
+    assert "Fewest extra schemes that make it safe: S1(A) | S2(C)" in text
+
+
+def test_explain_cross_product():
+    r = analyze_safety({"S1": ["a"], "S2": ["b"]}, [], {"S1": ["a"]})
+    assert "No join predicate on S1, S2" in r.explain() and r.suggestions == []
+
+
+def test_draw_png_and_svg(tmp_path):
+    r = analyze_safety(FIG3, CYCLE, FIG8)
+    r.draw(tmp_path / "g.png")
+    r.draw(str(tmp_path / "g.svg"))
+    assert (tmp_path / "g.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert b"<svg" in (tmp_path / "g.svg").read_bytes()[:500]
+    assert r._repr_png_()[:4] == b"\x89PNG" and "<svg" in r._repr_svg_()
+    with pytest.raises(ValueError, match="png or .svg"):
+        r.draw(tmp_path / "g.pdf")
+
+
+def test_repr_and_to_dict():
+    r = analyze_safety(FIG3, CYCLE, FIG8)
+    assert repr(r) == "SafetyReport(safe=False, unpurgeable=['S3'], theorem='Theorem 4')"
+    assert r.to_dict() == {"safe": False, "unpurgeable": ["S3"], "theorem": "Theorem 4"}
+
+
+def test_plan_representation():
+    assert plan_to_str(normalize_plan([["S1", "S2"], "S3"], FIG3)) == "((S1 ⋈ S2) ⋈ S3)"
+    for bad, msg in [(("S1", "S2"), "does not read stream"), (("S1", ("S2",), "S3"), "at least two"),
+                     (("S1", "S9", "S3"), "unknown stream 'S9'"), (("S1", 3, "S2"), "neither")]:
+        with pytest.raises(ValueError, match=msg):
+            normalize_plan(bad, FIG3)
+
+
+def test_safe_plans_bound_and_truncation():
+    streams = {f"S{i}": ["x"] for i in range(6)}
+    preds = [f"S{i}.x = S{i + 1}.x" for i in range(5)]
+    sch = {s: [["x"]] for s in streams}
+    full = safe_plans(streams, preds, sch, limit=3)
+    assert full.complete and full.plans[0].plan == tuple(streams) and full.bound == 1 * 202 + 6 * 51 + 15 * 14 + 20 * 4 + 15
+    cut = safe_plans(streams, preds, sch, max_checks=5)
+    assert not cut.complete and "stopped" in cut.note
+    assert tuple(streams) in [p.plan for p in cut.plans]
+    big = safe_plans(streams, preds, sch, max_streams=4)
+    assert not big.complete and [p.plan for p in big.plans] == [tuple(streams)]

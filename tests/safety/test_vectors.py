@@ -1,0 +1,45 @@
+"""testdata/safety_vectors.json: shared with the future Scala implementation."""
+import json
+from pathlib import Path
+
+import pytest
+
+from punctuated.safety import analyze_plan, analyze_safety
+from punctuated.safety.bruteforce import Oracle
+
+VECTORS = json.loads((Path(__file__).resolve().parents[2] / "testdata" / "safety_vectors.json").read_text())
+CASES = VECTORS["cases"]
+
+
+def _plan(p):
+    return p if isinstance(p, str) else tuple(_plan(c) for c in p)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_vector(case):
+    r = analyze_safety(case["streams"], case["predicates"], case["schemes"])
+    exp = case["expected"]
+    assert r.safe == exp["safe"]
+    assert r.unpurgeable == exp["unpurgeable"]
+    if "theorem" in exp:
+        assert r.theorem == exp["theorem"]
+    if "suggestions" in exp:
+        got = {frozenset((s, tuple(a)) for s, a in x.schemes) for x in r.suggestions}
+        assert got == {frozenset((s, tuple(a)) for s, a in x) for x in exp["suggestions"]}
+    for p in case["plans"]:
+        rep = analyze_plan(case["streams"], case["predicates"], case["schemes"], _plan(p["plan"]))
+        assert rep.to_dict() == {"plan": p["plan"], "safe": p["safe"], "operators": p["operators"]}
+
+
+@pytest.mark.parametrize("case", CASES[:13], ids=[c["name"] for c in CASES[:13]])
+def test_vector_still_matches_oracle(case):
+    o = Oracle(case["streams"], case["predicates"], case["schemes"])
+    assert o.query_safe() == case["expected"]["safe"]
+    assert o.unpurgeable() == case["expected"]["unpurgeable"]
+
+
+def test_vectors_cover_the_interesting_cases():
+    assert len(CASES) >= 50
+    assert {c["expected"]["safe"] for c in CASES} == {True, False}
+    assert any(p["safe"] for c in CASES for p in c["plans"]) and any(
+        len(p["plan"]) > 2 for c in CASES for p in c["plans"])
