@@ -12,13 +12,14 @@ Entry points (see the project README):
 """
 
 from punctuated._session import configure_spark, jar_path
-from punctuated._declare import register_schemes, with_schemes
+from punctuated._declare import declarations, register_schemes, with_schemes
 
 __all__ = [
     "configure_spark",
     "jar_path",
     "register_schemes",
     "with_schemes",
+    "declarations",
     "analyze_safety",
 ]
 

@@ -7,7 +7,11 @@ package punctuated.declaration
  * attr <= v" (Tucker et al. 2003, §3 range pattern).
  */
 final case class SchemeAttribute(name: String, isRange: Boolean) {
-  override def toString: String = if (isRange) s"$name<=" else name
+  /** As written in `punctuated.schemes` (backquoted when not a plain identifier). */
+  override def toString: String = {
+    val quoted = if (name.matches("[A-Za-z_][A-Za-z0-9_]*")) name else s"`$name`"
+    if (isRange) s"$quoted<=" else quoted
+  }
 }
 
 final case class Scheme(attributes: Seq[SchemeAttribute]) {

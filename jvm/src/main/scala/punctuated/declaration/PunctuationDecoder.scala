@@ -23,9 +23,13 @@ final class PunctuationDecoder(declaration: Declaration, columns: Seq[String]) {
   private val markerOrdinal = declaration.marker.map(columns.indexOf).getOrElse(-1)
   private val dataOrdinals = columns.indices.filter(_ != markerOrdinal).toArray
 
-  /** Scheme by the set of ordinals it sets (a scheme is chosen by which columns are non-NULL). */
+  /**
+   * Scheme by the set of ordinals it sets (a scheme is chosen by which columns are
+   * non-NULL). Two schemes over the same columns (`day; day<=`): the first declared wins,
+   * and declared schemes come before the unique key.
+   */
   private val schemeBySetColumns: Map[Set[Int], Scheme] =
-    declaration.instantiableSchemes.map(s => s.names.map(columns.indexOf).toSet -> s).toMap
+    declaration.instantiableSchemes.reverse.map(s => s.names.map(columns.indexOf).toSet -> s).toMap
 
   /**
    * The punctuation a row describes, or `None` if it is an invalid punctuation.

@@ -1,0 +1,5 @@
+import sys
+
+from punctuated.cli import main
+
+sys.exit(main())

@@ -1,0 +1,106 @@
+"""The ``punctuated`` command line.
+
+* ``punctuated demo`` -- the main job: a streaming join over SQL-declared tables.
+* ``punctuated run-sql FILE`` -- run a SQL example (statements and streaming queries).
+* ``punctuated jar`` -- print the path of the bundled extension jar.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+
+def local_session(warehouse: str, app: str = "punctuated"):
+    """A local SparkSession with the bundled extension, its warehouse under ``warehouse``."""
+    from pyspark.sql import SparkSession
+
+    import punctuated
+
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName(app)
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.warehouse.dir", str(Path(warehouse) / "warehouse"))
+        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={warehouse}")
+    )
+    spark = punctuated.configure_spark(builder).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _print_rows(rows) -> None:
+    if not rows:
+        print("  (no rows)")
+        return
+    names = list(rows[0].asDict().keys())
+    print("  " + " | ".join(names))
+    for row in sorted(rows, key=lambda r: tuple(str(v) for v in r)):
+        print("  " + " | ".join(str(v) for v in row))
+
+
+def _describe(df) -> None:
+    from punctuated._declare import declarations
+
+    print("Declarations read by the extension:")
+    for d in declarations(df):
+        schemes = "; ".join(
+            ", ".join(a["attr"] + ("<=" if a["kind"] == "range" else "") for a in s)
+            for s in d["schemes"]
+        )
+        print(
+            f"  {d['table']}: schemes [{schemes}], marker {d['marker']}, "
+            f"unique [{', '.join(d['unique'])}]"
+        )
+
+
+def cmd_run_sql(args) -> int:
+    from punctuated.sqlrun import run_file
+
+    with tempfile.TemporaryDirectory(prefix="punctuated-") as tmp:
+        spark = local_session(tmp)
+        try:
+            rows = run_file(spark, args.file, on_query=lambda s, df: _describe(df))
+            print("Results:")
+            _print_rows(rows)
+        finally:
+            spark.stop()
+    return 0
+
+
+def cmd_demo(args) -> int:
+    sql = Path(args.sql)
+    if not sql.is_file():
+        print(f"error: {sql} not found; run the demo from the repository root", file=sys.stderr)
+        return 2
+    print(f"Punctuated demo: {sql} on local Spark with the bundled extension")
+    args.file = sql
+    return cmd_run_sql(args)
+
+
+def cmd_jar(args) -> int:
+    import punctuated
+
+    print(punctuated.jar_path())
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="punctuated", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="run the auction demo on local Spark")
+    demo.add_argument("--sql", default="sql/auction_join.sql", help="the SQL example to run")
+    demo.set_defaults(func=cmd_demo)
+    run = sub.add_parser("run-sql", help="run a SQL file (streaming queries included)")
+    run.add_argument("file")
+    run.set_defaults(func=cmd_run_sql)
+    sub.add_parser("jar", help="print the bundled jar's path").set_defaults(func=cmd_jar)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

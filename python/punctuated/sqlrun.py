@@ -1,0 +1,96 @@
+"""Run a file of SQL statements, streaming queries included (the examples in ``sql/``).
+
+Statements run in order. A query that reads ``STREAM(...)`` runs as a streaming
+query over everything available (``trigger(availableNow=True)``) into a memory
+table whose rows are returned.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+
+_STREAM = re.compile(r"\bSTREAM\s*\(", re.IGNORECASE)
+_QUERY = re.compile(r"^\s*(SELECT|WITH|FROM)\b", re.IGNORECASE)
+
+
+def split_statements(text: str) -> list[str]:
+    """Split SQL text on ``;`` outside quotes and ``--`` comments.
+
+    >>> split_statements("SELECT ';' AS x; -- a; comment\\nSELECT 2;")
+    ["SELECT ';' AS x", '-- a; comment\\nSELECT 2']
+    """
+    statements, current, quote, i = [], [], None, 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            current.append(ch)
+            if ch == "\\" and i + 1 < len(text):
+                current.append(text[i + 1])
+                i += 1
+            elif ch == quote:
+                quote = None
+        elif ch in "'\"`":
+            quote = ch
+            current.append(ch)
+        elif text.startswith("--", i):
+            end = text.find("\n", i)
+            end = len(text) if end < 0 else end
+            current.append(text[i:end])
+            i = end
+            continue
+        elif ch == ";":
+            statements.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+        i += 1
+    statements.append("".join(current))
+    return [s.strip() for s in statements if _strip_comments(s).strip()]
+
+
+def _strip_comments(statement: str) -> str:
+    return "\n".join(line.split("--", 1)[0] for line in statement.splitlines())
+
+
+def is_streaming_query(statement: str) -> bool:
+    """A query (SELECT/WITH/FROM) that reads a stream.
+
+    >>> is_streaming_query("SELECT * FROM STREAM(bids)")
+    True
+    """
+    body = _strip_comments(statement)
+    return bool(_QUERY.match(body) and _STREAM.search(body))
+
+
+def run_streaming(spark, df, checkpoint: str | None = None):
+    """Run a streaming DataFrame over all available input; return its rows."""
+    name = "punctuated_" + uuid.uuid4().hex[:12]
+    writer = df.writeStream.format("memory").queryName(name).outputMode("append")
+    if checkpoint:
+        writer = writer.option("checkpointLocation", checkpoint)
+    query = writer.trigger(availableNow=True).start()
+    try:
+        query.awaitTermination()
+        return spark.table(name).collect()
+    finally:
+        query.stop()
+        spark.catalog.dropTempView(name)
+
+
+def run_file(spark, path: str | Path, on_query=None) -> list:
+    """Run every statement of a SQL file; return the rows of its last query.
+
+    ``on_query(statement, df)`` is called before each streaming query starts.
+    """
+    rows: list = []
+    for statement in split_statements(Path(path).read_text()):
+        df = spark.sql(statement)
+        if is_streaming_query(statement):
+            if on_query:
+                on_query(statement, df)
+            rows = run_streaming(spark, df)
+        elif _QUERY.match(_strip_comments(statement)):
+            rows = df.collect()
+    return rows
