@@ -169,8 +169,9 @@ class Structure:
         if len(sources) != 1:
             return set()
         cands = [v for v in cond.nodes[sources[0]]["members"] if isinstance(v, int)]
-        plain = self._class_graph(plain_only=True) if self.is_generalized() else pot
-        pcond = nx.condensation(plain)
+        gen = self.is_generalized()
+        plain = self._class_graph(plain_only=True) if gen else pot
+        pcond = nx.condensation(plain) if gen else cond
         rank = {v: i for i, k in enumerate(nx.topological_sort(pcond))
                 for v in pcond.nodes[k]["members"]}
         cands.sort(key=rank.__getitem__)

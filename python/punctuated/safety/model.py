@@ -75,6 +75,13 @@ class Query:
     cls: dict[Attr, int]
     members: dict[int, tuple[Attr, ...]]
     touches: dict[str, frozenset[int]]
+    by_stream: dict[str, list[Scheme]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        for st in self.streams:
+            self.by_stream.setdefault(st, [])
+        for p in self.schemes:
+            self.by_stream[p.stream].append(p)
 
     def joined(self, x: Attr, y: Attr) -> bool:
         """True iff the predicates imply ``x = y`` (same join class)."""
@@ -85,7 +92,7 @@ class Query:
         return frozenset(self.cls[(scheme.stream, a)] for a in scheme.attributes)
 
     def schemes_of(self, stream: str) -> list[Scheme]:
-        return [s for s in self.schemes if s.stream == stream]
+        return list(self.by_stream[stream])
 
     def join_attributes(self, stream: str) -> list[str]:
         """Attributes of ``stream`` that take part in a join predicate."""
@@ -199,6 +206,7 @@ def build_query(streams: Mapping[str, Sequence[str]], predicates: Iterable[str |
     if not isinstance(schemes, Mapping):
         raise ValueError("schemes must map stream name -> list of schemes")
     sch: list[Scheme] = []
+    seen: set[tuple[str, frozenset[str]]] = set()
     for s, lst in schemes.items():
         if s not in st:
             raise ValueError(f"schemes given for unknown stream {s!r} (known: {', '.join(st)})")
@@ -206,7 +214,8 @@ def build_query(streams: Mapping[str, Sequence[str]], predicates: Iterable[str |
             lst = [lst]
         for raw in lst:
             p = _parse_scheme(s, raw, st[s])
-            if all(set(p.attributes) != set(q.attributes) or q.stream != s for q in sch):
+            if (s, frozenset(p.attributes)) not in seen:
+                seen.add((s, frozenset(p.attributes)))
                 sch.append(p)
     # join classes by union-find over the written predicates
     parent: dict[Attr, Attr] = {(s, a): (s, a) for s in st for a in st[s]}
