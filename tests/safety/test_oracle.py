@@ -81,7 +81,7 @@ def test_suggestions_are_smallest_fixes(rng, n):
         for st_, attrs in s.as_schemes().items():
             fixed.setdefault(st_, []).extend(attrs)
         assert Oracle(streams, preds, fixed).unpurgeable() == []
-    if r.suggestions:
+    if r.suggestions and r.suggestions_minimal:
         k = len(r.suggestions[0].schemes)
         assert {len(s.schemes) for s in r.suggestions} == {k}
         cands = [(s, a) for s in streams for a in r.query.join_attributes(s)]

@@ -67,3 +67,19 @@ def test_safe_plans_bound_and_truncation():
     assert tuple(streams) in [p.plan for p in cut.plans]
     big = safe_plans(streams, preds, sch, max_streams=4)
     assert not big.complete and [p.plan for p in big.plans] == [tuple(streams)]
+
+
+def test_suggestions_on_a_large_query_use_the_greedy_repair():
+    n = 200
+    streams = {f"S{i}": ["x", "y"] for i in range(n)}
+    preds = [f"S{i}.y = S{i + 1}.x" for i in range(n - 1)]
+    schemes = {f"S{i}": [["x"]] for i in range(1, n)}  # edges S_i -> S_{i+1} only
+    r = analyze_safety(streams, preds, schemes)
+    assert not r.safe and len(r.unpurgeable) == n - 1  # S0 reaches everything
+    assert len(r.explain(limit=3).splitlines()) < 20
+    (s,) = r.suggestions
+    assert not r.suggestions_minimal
+    fixed = {k: list(v) for k, v in schemes.items()}
+    for st, attrs in s.as_schemes().items():
+        fixed.setdefault(st, []).extend(attrs)
+    assert analyze_safety(streams, preds, fixed).safe

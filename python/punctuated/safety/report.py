@@ -96,7 +96,8 @@ class SafetyReport:
 
     def explain(self, limit: int | None = 20) -> str:
         """Text naming the theorem used and, for each purgeable stream (at most
-        ``limit`` of them), the chain of punctuations that purges it."""
+        ``limit`` of them, ``limit`` steps each; ``None``: all), the chain of
+        punctuations that purges it."""
         q, s = self.query, self.structure
         verdict = "SAFE" if self.safe else "NOT SAFE"
         lines = [f"The query is {verdict} ({_CITE[self.theorem]}; the query is taken as one MJoin)."]
@@ -121,7 +122,10 @@ class SafetyReport:
         shown = self.purgeable if limit is None else self.purgeable[:limit]
         for name in shown:
             lines.append(f"Chained purge of a stored {name} tuple t (paper 000, §3.2.1):")
-            lines.extend("  " + x for x in chain_lines(q, s, s.names.index(name)) or ["(no other stream)"])
+            chain = chain_lines(q, s, s.names.index(name)) or ["(no other stream)"]
+            lines.extend("  " + x for x in (chain if limit is None else chain[:limit]))
+            if limit is not None and len(chain) > limit:
+                lines.append(f"  ... {len(chain) - limit} more steps")
         if len(shown) < len(self.purgeable):
             lines.append(f"... and {len(self.purgeable) - len(shown)} more purgeable streams.")
         return "\n".join(lines)

@@ -8,7 +8,7 @@ attribute outside the join predicates never adds an edge (Defs 7 and 8).
 Every stream needs an incoming edge in a strongly connected graph, so each
 stream without a usable scheme must receive one; the exact search enumerates
 sets of growing size under that constraint (each set checked by Theorems 2/4).
-Past ``budget`` checks it falls back to a greedy repair on the transformed
+Past ``budget`` checks (or ``exact_max_streams`` streams) it falls back to a greedy repair on the transformed
 punctuation graph (Def 11): give each sink component an edge out, preferably
 to a source component; that answer is flagged as not necessarily minimal.
 
@@ -70,15 +70,19 @@ def _rank(q: Query, combo: frozenset[tuple[str, str]]):
     return (len(combo), len({s for s, _ in combo}), -len(combo & multi), sorted(combo))
 
 
-def suggest_schemes(q: Query, limit: int = 5, budget: int = 20000) -> tuple[list[Suggestion], bool]:
+def suggest_schemes(q: Query, limit: int = 5, budget: int = 2000, exact_max_streams: int = 30
+                    ) -> tuple[list[Suggestion], bool]:
     """Smallest sets of extra one-attribute schemes making ``q`` safe, ranked:
     fewer schemes, then fewer streams to change, then attributes that already
     appear in a multi-attribute scheme of that stream, then by name.  Returns
     ``(suggestions, minimal)``; ``[]`` when safe or when no scheme can help
-    (a stream without join predicate: a cross product is never safe)."""
+    (a stream without join predicate: a cross product is never safe).  Queries
+    of more than ``exact_max_streams`` streams get the greedy answer directly."""
     if len(q.streams) <= 1 or _safe(q) or not _connected(q):
         return [], True
     cands = candidates(q)
+    if len(q.streams) > exact_max_streams:
+        return _greedy(q, cands), False
     s = Structure.of_query(q)
     fed = {s.names[y] for y, _, _ in s.usable}
     need = [st for st in q.streams if st not in fed]
@@ -106,18 +110,41 @@ def suggest_schemes(q: Query, limit: int = 5, budget: int = 20000) -> tuple[list
 
 
 def _greedy(q: Query, cands: list[tuple[str, str]]) -> list[Suggestion]:
+    """Repair on the transformed punctuation graph: reverse every edge between
+    its nodes, give sinks an edge out and sources an edge in, repeat until
+    safe, then drop the additions that turn out unnecessary (reverse delete)."""
     added: list[tuple[str, str]] = []
+    by_class: dict[int, list[tuple[str, str]]] = {}
+    for c in cands:
+        by_class.setdefault(q.cls[c], []).append(c)
+
+    def pick(into: tuple[str, ...], frm: tuple[str, ...]) -> bool:
+        fc = set().union(*(q.touches[m] for m in frm))
+        opts = [c for m in into for k in sorted(q.touches[m] & fc) for c in by_class.get(k, ())
+                if c[0] == m and c not in added]
+        if opts:
+            added.append(min(opts))
+        return bool(opts)
+
     cur = q
     while not _safe(cur):
         t = transformed_punctuation_graph(cur)
-        sinks = [n for n in t if t.out_degree(n) == 0]
-        sources = {m for n in t if t.in_degree(n) == 0 for m in t.nodes[n]["members"]}
-        z = t.nodes[sinks[0]]["members"]
-        zc = set().union(*(q.touches[m] for m in z))
-        opts = [c for c in cands if c not in added and c[0] not in z and q.cls[c] in zc]
-        if not opts:
+        mem = {n: t.nodes[n]["members"] for n in t}
+        progress = False
+        for x, y in list(t.edges):
+            if not t.has_edge(y, x):
+                progress |= pick(mem[x], mem[y])
+        for z in t:
+            others = tuple(m for n in t if n != z for m in mem[n])
+            if t.out_degree(z) == 0:
+                progress |= pick(others, mem[z])
+            if t.in_degree(z) == 0:
+                progress |= pick(mem[z], others)
+        if not progress:
             return []
-        opts.sort(key=lambda c: (c[0] not in sources, c))
-        added.append(opts[0])
         cur = q.with_schemes(Scheme(st, (a,)) for st, a in added)
+    for c in list(reversed(added)):
+        rest = [x for x in added if x != c]
+        if _safe(q.with_schemes(Scheme(st, (a,)) for st, a in rest)):
+            added = rest
     return [Suggestion(tuple((st, (a,)) for st, a in sorted(added)))]
