@@ -21,6 +21,8 @@ __all__ = [
     "with_schemes",
     "declarations",
     "analyze_safety",
+    "analyze_plan",
+    "safe_plans",
 ]
 
 __version__ = "0.1.0"
@@ -34,3 +36,17 @@ def analyze_safety(streams, predicates, schemes):
     from punctuated.safety import analyze_safety as _analyze
 
     return _analyze(streams, predicates, schemes)
+
+
+def analyze_plan(streams, predicates, schemes, plan):
+    """Per-operator purgeability of one plan. See :func:`punctuated.safety.analyze_plan`."""
+    from punctuated.safety import analyze_plan as _analyze_plan
+
+    return _analyze_plan(streams, predicates, schemes, plan)
+
+
+def safe_plans(streams, predicates, schemes=None, **options):
+    """The best few safe plans (Li et al. 2006, §5.2). See :func:`punctuated.safety.safe_plans`."""
+    from punctuated.safety import safe_plans as _safe_plans
+
+    return _safe_plans(streams, predicates, schemes, **options)

@@ -13,9 +13,11 @@ class PunctuatedAnalysisException(
     message: String,
     condition: String,
     parameters: Map[String, String],
-    state: String)
+    state: String,
+    cause: Option[Throwable] = None)
   extends AnalysisException(
     message = message,
+    cause = cause,
     errorClass = Some(condition),
     messageParameters = parameters,
     sqlState = Some(state)) {
@@ -27,17 +29,14 @@ object PunctuatedErrors {
   /** SQLSTATE 42K0I: "SQL config / option or property not found or invalid" class of errors. */
   private val InvalidDeclarationState = "42K0I"
 
-  def invalidDeclaration(e: DeclarationError): AnalysisException =
-    new PunctuatedAnalysisException(
-      e.message,
-      e.errorClass,
-      Map("table" -> e.table, "property" -> e.property, "text" -> e.text,
-        "offending" -> e.offending),
-      InvalidDeclarationState)
-
   def invalidDeclaration(e: DeclarationException): AnalysisException = {
-    val ae = invalidDeclaration(e.error)
-    ae.initCause(e)
-    ae
+    val error: DeclarationError = e.error
+    new PunctuatedAnalysisException(
+      error.message,
+      error.errorClass,
+      Map("table" -> error.table, "property" -> error.property, "text" -> error.text,
+        "offending" -> error.offending),
+      InvalidDeclarationState,
+      Some(e))
   }
 }
