@@ -20,6 +20,24 @@ object PythonApi {
     compact(render(JArray(streams.map(_.declaration).distinct.map(toJson).toList)))
   }
 
+  /**
+   * The join graph of a (streaming) query, for the safety analysis:
+   * `{"streams": [{"name", "attributes", "schemes", "declared"}], "predicates": ["S1.a = S2.b"]}`.
+   */
+  def joinGraph(df: Dataset[_]): String = {
+    val conf = df.sparkSession.sessionState.conf
+    val graph = JoinGraph.of(df.queryExecution.analyzed, conf.caseSensitiveAnalysis)
+    compact(render(JObject(
+      "streams" -> JArray(graph.streams.map { s =>
+        JObject(
+          "name" -> JString(s.name),
+          "attributes" -> JArray(s.attributes.map(JString(_)).toList),
+          "schemes" -> JArray(s.schemes.map(sc => JArray(sc.map(JString(_)).toList)).toList),
+          "declared" -> JBool(s.declared))
+      }.toList),
+      "predicates" -> JArray(graph.predicates.map(JString(_)).toList))))
+  }
+
   private def toJson(scheme: Scheme): JValue = JArray(scheme.attributes.map { a =>
     val kind = if (a.isRange) "range" else "constant"
     JObject("attr" -> JString(a.name), "kind" -> JString(kind))

@@ -1,0 +1,90 @@
+package punctuated.spark
+
+import scala.collection.mutable
+
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, EqualNullSafe, EqualTo, Expression, ExprId}
+import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.streaming.StreamingRelationV2
+import org.apache.spark.sql.execution.datasources.LogicalRelation
+import org.apache.spark.sql.execution.streaming.runtime.StreamingRelation
+
+/**
+ * The join graph of a streaming query, as the safety analysis needs it (Li, Chen,
+ * Tatemura, Agrawal, Candan, Hsiung 2006, §2): the streams it reads with their attributes
+ * and punctuation schemes, and the equi-join predicates between them, each attribute
+ * traced back to the stream it comes from.
+ *
+ * @param streams    the streams, by short name (table name, or `with_schemes` name)
+ * @param predicates equi-join predicates `"S1.a = S2.b"`
+ */
+final case class JoinGraph(streams: Seq[JoinGraph.Stream], predicates: Seq[String])
+
+object JoinGraph {
+
+  /**
+   * @param schemes the schemes (attribute names) punctuations of this stream may instantiate:
+   *                the declared ones and the unique key
+   */
+  final case class Stream(name: String, attributes: Seq[String], schemes: Seq[Seq[String]],
+      declared: Boolean)
+
+  def of(plan: LogicalPlan, caseSensitive: Boolean): JoinGraph = {
+    val origin = mutable.Map.empty[ExprId, (String, String)]   // exprId -> (stream, attribute)
+    val streams = mutable.LinkedHashMap.empty[String, Stream]
+    val declaredAt = DeclaredStreams.find(plan, caseSensitive).map(d => d.output.map(_.exprId).toSet -> d)
+
+    def register(name: String, output: Seq[Attribute], schemes: Seq[Seq[String]], declared: Boolean): Unit = {
+      val unique = Iterator.from(1).map(i => if (i == 1) name else s"${name}_$i")
+        .find(n => !streams.contains(n) || streams(n).attributes == output.map(_.name) &&
+          output.forall(a => origin.get(a.exprId).exists(_._1 == n))).get
+      streams(unique) = Stream(unique, output.map(_.name), schemes, declared)
+      output.foreach(a => origin(a.exprId) = unique -> a.name)
+    }
+
+    plan.foreachUp { node =>
+      node match {
+        case leaf if leaf.children.isEmpty && leaf.isStreaming =>
+          register(shortName(leaf), leaf.output, Nil, declared = false)
+        case Project(list, _) =>
+          list.foreach {
+            case a @ Alias(child: Attribute, _) => origin.get(child.exprId).foreach(origin(a.exprId) = _)
+            case _ =>
+          }
+        case _ =>
+      }
+      // A declaration (table property or with_schemes metadata) names the stream at this node.
+      declaredAt.find { case (ids, _) => node.output.nonEmpty && node.output.map(_.exprId).toSet == ids }
+        .foreach { case (_, d) =>
+          val decl = d.declaration
+          val previous = node.output.flatMap(a => origin.get(a.exprId)).map(_._1).distinct
+          previous.foreach(streams.remove)
+          val name = decl.table.split('.').last
+          register(name, d.output, decl.instantiableSchemes.map(_.names), declared = true)
+        }
+    }
+
+    val predicates = plan.collect { case j: Join => j.condition.toSeq.flatMap(conjuncts) }.flatten
+      .flatMap {
+        case EqualTo(l: Attribute, r: Attribute) => edge(origin, l, r)
+        case EqualNullSafe(l: Attribute, r: Attribute) => edge(origin, l, r)
+        case _ => None
+      }.distinct
+    JoinGraph(streams.values.toSeq, predicates)
+  }
+
+  private def edge(origin: collection.Map[ExprId, (String, String)], l: Attribute, r: Attribute) =
+    for ((ls, la) <- origin.get(l.exprId); (rs, ra) <- origin.get(r.exprId) if ls != rs)
+      yield s"$ls.$la = $rs.$ra"
+
+  private def conjuncts(e: Expression): Seq[Expression] = e match {
+    case And(a, b) => conjuncts(a) ++ conjuncts(b)
+    case other => Seq(other)
+  }
+
+  private def shortName(leaf: LogicalPlan): String = leaf match {
+    case r: StreamingRelation => r.dataSource.catalogTable.map(_.identifier.table).getOrElse(r.sourceName)
+    case r: LogicalRelation => r.catalogTable.map(_.identifier.table).getOrElse("stream")
+    case r: StreamingRelationV2 => r.identifier.map(_.name).getOrElse(r.sourceName)
+    case other => other.nodeName
+  }
+}
