@@ -3,6 +3,7 @@
 * ``punctuated demo`` -- the main job: a streaming join over SQL-declared tables.
 * ``punctuated run-sql FILE`` -- run a SQL example (statements and streaming queries).
 * ``punctuated jar`` -- print the path of the bundled extension jar.
+* ``punctuated check --sql QUERY`` -- is the streaming join safe? (exit 0 safe, 1 unsafe, 2 error)
 """
 
 from __future__ import annotations
@@ -88,6 +89,42 @@ def cmd_jar(args) -> int:
     return 0
 
 
+def cmd_check(args) -> int:
+    """Safety analysis of one streaming query: 0 safe, 1 unsafe, 2 error."""
+    from punctuated.safety.spark import check_safety, format_report
+    from punctuated.sqlrun import split_statements
+
+    setup = Path(args.setup) if args.setup else None
+    if setup is not None and not setup.is_file():
+        print(f"error: setup file {setup} not found", file=sys.stderr)
+        return 2
+    if args.draw and Path(args.draw).suffix.lower() not in (".png", ".svg"):
+        print(f"error: --draw {args.draw}: use a .png or .svg file name", file=sys.stderr)
+        return 2
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()  # e.g. called from a notebook or a test: reuse it
+    with tempfile.TemporaryDirectory(prefix="punctuated-") as tmp:
+        spark = active or local_session(tmp)
+        try:
+            if setup is not None:
+                for statement in split_statements(setup.read_text()):
+                    spark.sql(statement)
+            report = check_safety(spark, args.sql)
+            print(format_report(report))
+            if args.draw:
+                report.draw(args.draw)
+                print(f"Punctuation graph written to {args.draw}")
+        except Exception as e:  # SQL, analysis or input errors
+            first = (str(e).strip().splitlines() or [""])[0]  # not the whole plan
+            print(f"error: {type(e).__name__}: {first}", file=sys.stderr)
+            return 2
+        finally:
+            if active is None:
+                spark.stop()
+    return 0 if report.safe else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="punctuated", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -98,6 +135,11 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("file")
     run.set_defaults(func=cmd_run_sql)
     sub.add_parser("jar", help="print the bundled jar's path").set_defaults(func=cmd_jar)
+    check = sub.add_parser("check", help="safety analysis of a streaming join (0 safe, 1 unsafe, 2 error)")
+    check.add_argument("--sql", required=True, help="the streaming query, e.g. SELECT ... FROM STREAM(a) ...")
+    check.add_argument("--setup", help="SQL file run first (DDL of the declared tables)")
+    check.add_argument("--draw", help="write the punctuation graph to this .png or .svg file")
+    check.set_defaults(func=cmd_check)
     args = parser.parse_args(argv)
     return args.func(args)
 

@@ -1,0 +1,30 @@
+-- Safety check of a 3-way streaming join (paper 000: Li et al., VLDB 2006).
+-- Run it from the repository root:
+--
+--   .venv/bin/punctuated check --setup sql/safety_check.sql --draw safety.png --sql \
+--     "SELECT * FROM STREAM(people) p JOIN STREAM(auctions) a ON p.pid = a.seller
+--      JOIN STREAM(bids) b ON a.id = b.auction"
+--
+-- It prints NOT SAFE (exit code 1): no stream punctuates people, and auctions never say
+-- "no more auctions of seller s", so people tuples, and the auctions and bids waiting for
+-- a person, are kept forever. The suggested fix is auctions(seller) + people(pid).
+-- The 2-way join alone is SAFE (exit code 0):
+--
+--   .venv/bin/punctuated check --setup sql/safety_check.sql \
+--     --sql "SELECT * FROM STREAM(auctions) a JOIN STREAM(bids) b ON a.id = b.auction"
+--
+-- The statements below only declare the tables; `punctuated check` reads no rows.
+
+-- Auction ids are unique: every auction row implies "no more auctions with this id".
+CREATE TABLE IF NOT EXISTS auctions (id BIGINT, seller BIGINT, category INT, is_punct BOOLEAN)
+USING parquet
+TBLPROPERTIES ('punctuated.unique' = 'id', 'punctuated.marker' = 'is_punct');
+
+-- Bids carry punctuations "no more bids for auction a".
+CREATE TABLE IF NOT EXISTS bids (auction BIGINT, bidder BIGINT, price DOUBLE, is_punct BOOLEAN)
+USING parquet
+TBLPROPERTIES ('punctuated.schemes' = 'auction', 'punctuated.marker' = 'is_punct');
+
+-- People declare no punctuation scheme and no unique key.
+CREATE TABLE IF NOT EXISTS people (pid BIGINT, name STRING)
+USING parquet;

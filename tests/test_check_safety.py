@@ -1,0 +1,224 @@
+"""check_safety and ``punctuated check`` on the real local SparkSession (paper 000)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+import punctuated
+from punctuated.cli import main as cli_main
+from punctuated.safety import analyze_safety
+from punctuated.safety.spark import check_safety, report_from_join_graph
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def tables(spark):
+    """Creates declared tables under unique names; drops them after the test.
+
+    ``tables("auctions", "(cols) USING parquet ...")`` returns the unique name.
+    """
+    created = []
+    suffix = uuid.uuid4().hex[:8]
+
+    def make(role: str, ddl: str) -> str:
+        name = f"cs_{role}_{suffix}"
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+        spark.sql(f"CREATE TABLE {name} {ddl}")
+        created.append(name)
+        return name
+
+    yield make
+    for name in created:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+AUCTIONS = ("(id BIGINT, seller BIGINT, is_punct BOOLEAN) USING parquet "
+            "TBLPROPERTIES ('punctuated.unique' = 'id', 'punctuated.marker' = 'is_punct')")
+BIDS = ("(auction BIGINT, bidder BIGINT, day DATE, is_punct BOOLEAN) USING parquet "
+        "TBLPROPERTIES ('punctuated.schemes' = 'auction; bidder, day<=', 'punctuated.marker' = 'is_punct')")
+PEOPLE = "(pid BIGINT, name STRING) USING parquet"
+
+
+@pytest.fixture
+def auction(tables):
+    return {"a": tables("auctions", AUCTIONS), "b": tables("bids", BIDS), "p": tables("people", PEOPLE)}
+
+
+def test_sql_auction_join_is_safe(spark, auction):
+    a, b = auction["a"], auction["b"]
+    r = check_safety(spark, f"SELECT * FROM STREAM({a}) x JOIN STREAM({b}) y ON x.id = y.auction")
+    assert r.safe and r.unpurgeable == [] and r.undeclared == []
+    assert r.join_graph["predicates"] == [f"{a}.id = {b}.auction"]
+    # the marker column stays in the attribute lists; schemes: unique key, declared ones
+    assert r.join_graph["streams"][a] == ["id", "seller", "is_punct"]
+    assert r.join_graph["schemes"] == {a: [["id"]], b: [["auction"], ["bidder", "day<="]]}
+    assert r.explain().startswith("The query is SAFE")
+    assert r.suggestions == []
+    assert set(r.graph.nodes) >= {a, b}
+    json.dumps(r.to_dict())
+
+
+def test_dataframe_input(spark, auction):
+    a = spark.readStream.table(auction["a"])
+    b = spark.readStream.table(auction["b"])
+    r = check_safety(spark, a.join(b, a.id == b.auction))
+    assert r.safe and r.source is None
+    assert r.stream_joins == 1
+
+
+def test_where_clause_predicate_counts_as_join(spark, auction):
+    a, b = auction["a"], auction["b"]
+    r = check_safety(spark, f"SELECT * FROM STREAM({a}) x, STREAM({b}) y "
+                            f"WHERE x.id = y.auction AND y.bidder > 3")
+    assert r.safe, r.explain()
+    assert r.join_graph["predicates"] == [f"{a}.id = {b}.auction"]
+
+
+def test_three_way_with_undeclared_stream_is_unsafe(spark, auction, tmp_path):
+    a, b, p = auction["a"], auction["b"], auction["p"]
+    r = check_safety(spark, f"SELECT * FROM STREAM({p}) p JOIN STREAM({a}) a ON p.pid = a.seller "
+                            f"JOIN STREAM({b}) b ON a.id = b.auction")
+    assert not r.safe
+    assert p in r.unpurgeable and r.undeclared == [p]
+    assert p in r.explain()
+    assert r.suggestions
+    fix = r.suggestions[0].as_schemes()
+    assert p in fix
+    schemes = {s: list(v) for s, v in r.join_graph["schemes"].items()}
+    for s, extra in fix.items():
+        schemes.setdefault(s, []).extend(extra)
+    fixed = analyze_safety(r.join_graph["streams"], r.join_graph["predicates"], schemes)
+    assert fixed.safe
+    r.draw(tmp_path / "g.svg")
+    assert (tmp_path / "g.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
+
+
+def test_no_stream_join_has_no_join_state(spark, auction):
+    a, b = auction["a"], auction["b"]
+    single = check_safety(spark, f"SELECT * FROM STREAM({b}) WHERE NOT is_punct")
+    assert single.safe and single.stream_joins == 0 and single.suggestions == []
+    union = check_safety(spark, f"SELECT auction FROM STREAM({b}) UNION ALL SELECT id FROM STREAM({a})")
+    assert union.safe and "no stream-stream join" in union.explain()
+    static = check_safety(spark, f"SELECT * FROM STREAM({b}) y JOIN {a} x ON x.id = y.auction")
+    assert static.safe and list(static.join_graph["streams"]) == [b]
+
+
+def test_cross_join_of_streams_is_unsafe(spark, auction):
+    a, b = auction["a"], auction["b"]
+    r = check_safety(spark, f"SELECT * FROM STREAM({b}) y CROSS JOIN STREAM({a}) x")
+    assert not r.safe and r.unpurgeable == sorted([a, b])
+
+
+def test_self_join_names_both_sides(spark, auction):
+    b = auction["b"]
+    r = check_safety(spark, f"SELECT * FROM STREAM({b}) x JOIN STREAM({b}) y ON x.bidder = y.auction")
+    assert set(r.join_graph["streams"]) == {b, f"{b}_2"}
+    assert not r.safe  # x is only purged by y(bidder), which no scheme of bids provides alone
+
+
+def test_non_streaming_query_is_a_value_error(spark, auction):
+    with pytest.raises(ValueError, match=r"not a streaming query.*STREAM\("):
+        check_safety(spark, f"SELECT * FROM {auction['a']}")
+    with pytest.raises(ValueError, match="readStream"):
+        check_safety(spark, spark.table(auction["a"]))
+    with pytest.raises(TypeError):
+        check_safety(spark, 42)
+
+
+def test_with_schemes_on_rate_stream(spark, auction):
+    rate = spark.readStream.format("rate").load().selectExpr(
+        "value AS auction", "timestamp", "false AS closed")
+    ticks = punctuated.with_schemes(rate, schemes=["auction"], marker="closed", name="ticks")
+    b = spark.readStream.table(auction["b"])
+    r = check_safety(spark, ticks.join(b, "auction"))
+    assert r.safe, r.explain()
+    assert r.join_graph["schemes"]["ticks"] == [["auction"]]
+    assert r.undeclared == []
+    # without the declaration the rate stream is undeclared and its bids are never purged
+    plain = check_safety(spark, rate.join(b, "auction"))
+    assert not plain.safe and plain.undeclared == ["rate"]
+    # attributes are traced back to the source: the alias `auction` is the rate column `value`
+    assert str(plain.suggestions[0]) == "rate(value)"
+
+
+def test_report_from_join_graph_without_spark():
+    r = report_from_join_graph({"streams": [
+        {"name": "S1", "attributes": ["a"], "schemes": [["a"]], "declared": True},
+        {"name": "S2", "attributes": ["a"], "schemes": [], "declared": False}],
+        "predicates": ["S1.a = S2.a"]}, stream_joins=1)
+    assert not r.safe and r.unpurgeable == ["S1"] and r.undeclared == ["S2"]
+    with pytest.raises(ValueError, match="reads no stream"):
+        report_from_join_graph({"streams": [], "predicates": []})
+
+
+# ---------------------------------------------------------------------- CLI
+
+def _setup_file(tmp_path, statements):
+    path = tmp_path / "setup.sql"
+    path.write_text(";\n".join(statements) + ";\n")
+    return str(path)
+
+
+def test_cli_safe_and_unsafe(spark, tmp_path, capsys):
+    sfx = uuid.uuid4().hex[:8]
+    a, b, p = f"cli_auctions_{sfx}", f"cli_bids_{sfx}", f"cli_people_{sfx}"
+    setup = _setup_file(tmp_path, [f"CREATE TABLE {a} {AUCTIONS}", f"CREATE TABLE {b} {BIDS}",
+                                   f"CREATE TABLE {p} {PEOPLE}"])
+    try:
+        png = tmp_path / "unsafe.png"
+        rc = cli_main(["check", "--setup", setup, "--draw", str(png), "--sql",
+                       f"SELECT * FROM STREAM({p}) p JOIN STREAM({a}) a ON p.pid = a.seller "
+                       f"JOIN STREAM({b}) b ON a.id = b.auction"])
+        out = capsys.readouterr().out
+        assert rc == 1
+        assert "NOT SAFE" in out and f"Undeclared streams: {p}" in out and "Suggestions" in out
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        svg = tmp_path / "safe.svg"
+        rc = cli_main(["check", "--draw", str(svg), "--sql",
+                       f"SELECT * FROM STREAM({a}) a JOIN STREAM({b}) b ON a.id = b.auction"])
+        assert rc == 0 and "is SAFE" in capsys.readouterr().out
+        assert svg.stat().st_size > 0
+    finally:
+        for t in (a, b, p):
+            spark.sql(f"DROP TABLE IF EXISTS {t}")
+    assert spark.sql("SELECT 1").collect()  # the shared session is still alive
+
+
+def test_cli_errors(spark, tmp_path, capsys):
+    assert cli_main(["check", "--setup", str(tmp_path / "missing.sql"), "--sql", "SELECT 1"]) == 2
+    assert cli_main(["check", "--sql", "SELECT * FROM STREAM(no_such_table_xyz)"]) == 2
+    assert cli_main(["check", "--sql", "SELECT 1"]) == 2
+    assert "not a streaming query" in capsys.readouterr().err
+    assert cli_main(["check", "--draw", "x.pdf", "--sql", "SELECT 1"]) == 2
+
+
+def test_sql_example_file(spark, tmp_path, capsys):
+    """sql/safety_check.sql with the command of its header comment, in a database of its own."""
+    db = f"cs_example_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE DATABASE {db}")
+    spark.sql(f"USE {db}")
+    try:
+        rc = cli_main(["check", "--setup", str(ROOT / "sql" / "safety_check.sql"), "--sql",
+                       "SELECT * FROM STREAM(people) p JOIN STREAM(auctions) a ON p.pid = a.seller "
+                       "JOIN STREAM(bids) b ON a.id = b.auction"])
+        out = capsys.readouterr().out
+        assert rc == 1 and "auctions(seller) + people(pid)" in out
+        rc = cli_main(["check", "--sql",
+                       "SELECT * FROM STREAM(auctions) a JOIN STREAM(bids) b ON a.id = b.auction"])
+        assert rc == 0
+    finally:
+        spark.sql("USE default")
+        spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")
+
+
+def test_docstring_examples():
+    import doctest
+
+    import punctuated.safety.spark as mod
+
+    assert doctest.testmod(mod).failed == 0
