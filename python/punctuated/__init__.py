@@ -23,6 +23,7 @@ __all__ = [
     "analyze_safety",
     "analyze_plan",
     "safe_plans",
+    "check_safety",
 ]
 
 __version__ = "0.1.0"
@@ -50,3 +51,10 @@ def safe_plans(streams, predicates, schemes=None, **options):
     from punctuated.safety import safe_plans as _safe_plans
 
     return _safe_plans(streams, predicates, schemes, **options)
+
+
+def check_safety(spark, query):
+    """Safety of a streaming query's joins. See :func:`punctuated.safety.spark.check_safety`."""
+    from punctuated.safety.spark import check_safety as _check
+
+    return _check(spark, query)

@@ -51,7 +51,9 @@ object DeclaredStreams {
         found += DeclaredStream(resolve(name, props, node.output, caseSensitive), node.output)
       }
     }
-    found.result().distinct
+    val streams = found.result().distinct
+    streams.foreach(s => DeclarationRegistry.register(s.declaration, s.output))
+    streams
   }
 
   private def fromRelation(node: LogicalPlan, caseSensitive: Boolean): Option[DeclaredStream] = {

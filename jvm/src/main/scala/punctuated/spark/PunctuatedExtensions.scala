@@ -2,7 +2,7 @@ package punctuated.spark
 
 import org.apache.spark.sql.SparkSessionExtensions
 
-import punctuated.spark.rules.ValidateDeclarations
+import punctuated.spark.rules._
 
 /**
  * Punctuated's entry point: `spark.sql.extensions=punctuated.spark.PunctuatedExtensions`.
@@ -15,5 +15,22 @@ class PunctuatedExtensions extends (SparkSessionExtensions => Unit) {
     // Reject bad punctuation declarations (table properties or with_schemes metadata) at
     // analysis, naming table, property and offending text.
     extensions.injectCheckRule(ValidateDeclarations)
+
+    // Mark stream-stream equi-joins with a declared input as punctuated joins: the mark keeps
+    // each input's marker column alive through column pruning and carries the declarations
+    // to the physical plan. Runs once, after resolution, before Spark's streaming checks.
+    extensions.injectPostHocResolutionRule(PunctuateStreamingJoins)
+
+    // Per micro-batch: undo the event-time flag that lets punctuated outer joins pass Spark's
+    // start-time check (no watermark is involved in them).
+    extensions.injectOptimizerRule(DropOuterJoinCheckFlag)
+
+    // Per micro-batch: filters between a declared source and a punctuated join let
+    // punctuation rows through (select passes punctuations).
+    extensions.injectOptimizerRule(PassPunctuationsThroughFilters)
+
+    // Per micro-batch: run marked joins with the punctuation-purging symmetric hash join,
+    // keeping the state location Spark's incremental planner assigned.
+    extensions.injectColumnar(PlanPunctuatedJoins)
   }
 }

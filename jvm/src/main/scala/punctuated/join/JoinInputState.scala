@@ -1,0 +1,209 @@
+package punctuated.join
+
+import scala.collection.mutable
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, JoinedRow, Literal, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.util.TypeUtils
+import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOperatorStateInfo
+import org.apache.spark.sql.execution.streaming.state._
+import org.apache.spark.sql.types._
+
+/**
+ * A punctuation of one join input restricted to the join key: "no more rows of this input
+ * whose key has these constants (and a range value <= bound)".
+ *
+ * @param scheme    its key scheme
+ * @param constants the constant key values, as an UnsafeRow over `scheme.constants`
+ * @param bound     the range value (Catalyst internal value), for a scheme with a range
+ */
+final case class KeyPunctuation(scheme: KeyScheme, constants: UnsafeRow, bound: Option[Any])
+
+/**
+ * The state of one input of [[PunctuatedSymmetricHashJoinExec]] in one partition: its
+ * stored rows and its held punctuations, in two Spark state stores (fault tolerant,
+ * versioned with the micro-batch, HDFS-backed or RocksDB).
+ *
+ * {{{
+ *   <input>-rows     key: (join key..., seq BIGINT)   prefix-scannable by the join key
+ *                    value: (input columns..., matched BOOLEAN)
+ *   <input>-puncts   key: (scheme INT, constants BINARY)
+ *                    value: (bound BINARY, closedAtBatch BIGINT)
+ * }}}
+ *
+ * Every access is a point look-up or a prefix scan on one join key: finding a key's rows,
+ * purging a closed key, and asking whether a key is covered by held punctuations (one
+ * look-up per key scheme, cached per task). Only punctuations that do not fix the whole key
+ * (a prefix of it, or a range) purge by one scan of the rows store per micro-batch.
+ *
+ * @param input       "left" or "right": the store-name prefix
+ * @param keySchema   types of the join key
+ * @param inputSchema the input's columns
+ * @param keySchemes  the input's key schemes (for `covers`)
+ */
+class JoinInputState(
+    input: String,
+    stateInfo: StatefulOperatorStateInfo,
+    partitionId: Int,
+    keySchema: StructType,
+    inputSchema: StructType,
+    keySchemes: Seq[KeyScheme],
+    storeConf: StateStoreConf,
+    hadoopConf: org.apache.hadoop.conf.Configuration) {
+
+  import JoinInputState._
+
+  private val keyLength = keySchema.length
+  private val rowKeySchema = keySchema.add(SeqColumn, LongType, nullable = false)
+  val valueSchema: StructType = inputSchema.add(MatchedColumn, BooleanType, nullable = false)
+
+  private val rows = open(rowsStoreName(input), rowKeySchema, valueSchema,
+    PrefixKeyScanStateEncoderSpec(rowKeySchema, keyLength))
+  private val puncts = open(punctsStoreName(input), PunctKeySchema, PunctValueSchema,
+    NoPrefixKeyStateEncoderSpec(PunctKeySchema))
+
+  private def open(name: String, key: StructType, value: StructType, spec: KeyStateEncoderSpec) = {
+    val id = StateStoreProviderId(
+      StateStoreId(stateInfo.checkpointLocation, stateInfo.operatorId, partitionId, name),
+      stateInfo.queryRunId)
+    StateStore.get(id, key, value, spec, stateInfo.storeVersion, None, None,
+      useColumnFamilies = false, storeConf, hadoopConf)
+  }
+
+  // ---- stored rows -------------------------------------------------------------------
+
+  private val rowKeyProj = UnsafeProjection.create(
+    (0 until keyLength).map(i => BoundReference(i, keySchema(i).dataType, nullable = true)) :+
+      BoundReference(keyLength, LongType, nullable = false))
+  private val seqRow = new GenericInternalRow(1)
+  private val joinedKey = new JoinedRow
+
+  /** Converts an input row to the stored layout (`matched` appended). */
+  private val toValue = UnsafeProjection.create(
+    inputSchema.fields.indices.map(i => BoundReference(i, inputSchema(i).dataType, nullable = true)) :+
+      BoundReference(inputSchema.length, BooleanType, nullable = false))
+  private val matchedRow = new GenericInternalRow(1)
+  private val joinedValue = new JoinedRow
+
+  def valueOf(row: InternalRow, matched: Boolean): UnsafeRow = {
+    matchedRow.setBoolean(0, matched)
+    toValue(joinedValue(row, matchedRow))
+  }
+
+  /** Rows stored under this join key, as (store key, value) pairs. */
+  def rowsWithKey(key: UnsafeRow): Iterator[UnsafeRowPair] = rows.prefixScan(key)
+
+  def append(key: UnsafeRow, seq: Long, value: UnsafeRow): Unit = {
+    seqRow.setLong(0, seq)
+    rows.put(rowKeyProj(joinedKey(key, seqRow)), value)
+  }
+
+  def update(storeKey: UnsafeRow, value: UnsafeRow): Unit = rows.put(storeKey, value)
+
+  def remove(storeKey: UnsafeRow): Unit = rows.remove(storeKey)
+
+  /** Every stored row (for purges by punctuations that do not fix the whole key). */
+  def allRows: Iterator[UnsafeRowPair] = rows.iterator()
+
+  // ---- held punctuations -------------------------------------------------------------
+
+  private val punctKey = UnsafeProjection.create(Seq(
+    BoundReference(0, IntegerType, nullable = false), BoundReference(1, BinaryType, nullable = false)))
+  private val punctValue = UnsafeProjection.create(Seq(
+    BoundReference(0, BinaryType, nullable = true), BoundReference(1, LongType, nullable = false)))
+  private val constantsProj: Map[KeyScheme, UnsafeProjection] = keySchemes.map { s =>
+    s -> UnsafeProjection.create(s.constants.toSeq.map(p => BoundReference(p, keySchema(p).dataType, nullable = true)))
+  }.toMap
+  private val rangeOrdering: Map[Int, Ordering[Any]] = keySchemes.flatMap(_.range).distinct
+    .map(p => p -> TypeUtils.getInterpretedOrdering(keySchema(p).dataType)).toMap
+
+  private def storeKey(scheme: KeyScheme, constants: UnsafeRow): UnsafeRow =
+    punctKey(new GenericInternalRow(Array[Any](scheme.id, constants.getBytes)))
+
+  /** The punctuation of `scheme` this key would need to be covered. */
+  def punctuationFor(scheme: KeyScheme, key: InternalRow): KeyPunctuation =
+    KeyPunctuation(scheme, constantsProj(scheme)(key).copy(),
+      scheme.range.map(p => InternalRow.copyValue(key.get(p, keySchema(p).dataType))))
+
+  /** The held punctuation with this scheme and these constants, if any: (bound, closedAt). */
+  def held(scheme: KeyScheme, constants: UnsafeRow): Option[(Option[Any], Long)] =
+    Option(puncts.get(storeKey(scheme, constants))).map { v =>
+      val bound = if (v.isNullAt(0)) None else {
+        val r = new UnsafeRow(1)
+        val bytes = v.getBinary(0)
+        r.pointTo(bytes, bytes.length)
+        Some(r.get(0, keySchema(scheme.range.get).dataType))
+      }
+      (bound, v.getLong(1))
+    }
+
+  /** Does `p` (of this input's schemes) hold at least as much as the held one? */
+  def boundCovers(scheme: KeyScheme, bound: Option[Any], value: Option[Any]): Boolean =
+    (bound, value) match {
+      case (Some(b), Some(v)) => rangeOrdering(scheme.range.get).gteq(b, v)
+      case _ => true
+    }
+
+  def hold(p: KeyPunctuation, closedAtBatch: Long): Unit = {
+    val bound = p.bound.map { v =>
+      UnsafeProjection.create(Array[DataType](keySchema(p.scheme.range.get).dataType))(
+        new GenericInternalRow(Array[Any](v))).getBytes
+    }
+    puncts.put(storeKey(p.scheme, p.constants),
+      punctValue(new GenericInternalRow(Array[Any](bound.orNull, closedAtBatch))).copy())
+  }
+
+  def release(scheme: KeyScheme, constants: UnsafeRow): Unit =
+    puncts.remove(storeKey(scheme, constants))
+
+  /** Held punctuations closed at least `retention` batches before `batchId`, to release. */
+  def expired(batchId: Long, retention: Int): Seq[UnsafeRow] =
+    puncts.iterator().filter { pair =>
+      val closedAt = pair.value.getLong(1)
+      closedAt >= 0 && batchId - closedAt >= retention
+    }.map(_.key.copy()).toSeq
+
+  def releaseStoreKey(key: UnsafeRow): Unit = puncts.remove(key)
+
+  private val coverCache = mutable.HashMap.empty[UnsafeRow, Boolean]
+
+  /**
+   * Is every row of this input with `key` excluded by a held punctuation? Answers from the
+   * state as of the previous batch for keys asked before this batch's punctuations apply.
+   */
+  def covers(key: UnsafeRow): Boolean = keySchemes.nonEmpty && coverCache.getOrElseUpdate(key.copy(),
+    keySchemes.exists(s => coveredBy(s, key)))
+
+  def coveredBy(scheme: KeyScheme, key: InternalRow): Boolean = {
+    val constants = constantsProj(scheme)(key)
+    held(scheme, constants).exists { case (bound, _) =>
+      scheme.range.forall(p => boundCovers(scheme, bound, Some(key.get(p, keySchema(p).dataType))))
+    }
+  }
+
+  /** Forget cached cover answers (once this batch's punctuations have been applied). */
+  def clearCache(): Unit = coverCache.clear()
+
+  // ---- commit ------------------------------------------------------------------------
+
+  def commit(): Unit = { rows.commit(); puncts.commit() }
+
+  def abortIfNeeded(): Unit = Seq(rows, puncts).foreach(s => if (!s.hasCommitted) s.abort())
+
+  def numRows: Long = rows.metrics.numKeys
+  def numPunctuations: Long = puncts.metrics.numKeys
+  def memoryUsedBytes: Long = rows.metrics.memoryUsedBytes + puncts.metrics.memoryUsedBytes
+}
+
+object JoinInputState {
+  val SeqColumn = "_punctuated_seq"
+  val MatchedColumn = "_punctuated_matched"
+  val PunctKeySchema: StructType = new StructType()
+    .add("scheme", IntegerType, nullable = false).add("constants", BinaryType, nullable = false)
+  val PunctValueSchema: StructType = new StructType()
+    .add("bound", BinaryType, nullable = true).add("closedAtBatch", LongType, nullable = false)
+
+  def rowsStoreName(input: String): String = s"$input-punctuated-rows"
+  def punctsStoreName(input: String): String = s"$input-punctuated-puncts"
+  def storeNames: Seq[String] = Seq("left", "right").flatMap(i => Seq(rowsStoreName(i), punctsStoreName(i)))
+}

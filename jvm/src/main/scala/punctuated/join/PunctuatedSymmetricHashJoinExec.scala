@@ -1,0 +1,432 @@
+package punctuated.join
+
+import java.util.concurrent.TimeUnit.NANOSECONDS
+
+import scala.collection.mutable.ArrayBuffer
+
+import org.apache.spark.{SparkException, TaskContext}
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.plans._
+import org.apache.spark.sql.catalyst.plans.physical._
+import org.apache.spark.sql.execution.{BinaryExecNode, SparkPlan}
+import org.apache.spark.sql.execution.streaming.operators.stateful._
+import org.apache.spark.sql.execution.streaming.operators.stateful.join.StreamingSymmetricHashJoinHelper._
+import org.apache.spark.sql.execution.streaming.state._
+import org.apache.spark.sql.types.BooleanType
+
+import punctuated.spark.PunctuatedConf
+
+/**
+ * Punctuation-purging symmetric hash join of two streams (Tucker, Maier, Sheard, Fegaras
+ * 2003, §5 and Table 3; Tucker 2005, purge invariants; Li et al. 2006, §3 and §5.1).
+ *
+ * Like Spark's `StreamingSymmetricHashJoinExec`, each input's rows are stored by join key
+ * and every new row is joined with the other input's stored rows. Unlike it, nothing waits
+ * for a watermark: the inputs' punctuations say when a key is finished, and the operator
+ * forgets exactly the state that can no longer produce a result.
+ *
+ * {{{
+ *        left input (rows + punctuations)        right input (rows + punctuations)
+ *                    |                                      |
+ *          +---------v---------+                  +---------v---------+
+ *          | late? (own held   |                  | late? (own held   |
+ *          | punctuations)     |                  | punctuations)     |
+ *          +---------+---------+                  +---------+---------+
+ *                    |  join with right rows        join with left rows |
+ *                    +------------------+   +---------------------------+
+ *                                       v   v
+ *                                    output rows
+ *          store the row unless the other input already punctuated its key
+ *
+ *   at the end of the batch, for each new punctuation p of one input (explicit marker rows,
+ *   and implied ones of a `punctuated.unique` key):
+ *     purge:   the other input's stored rows whose key p covers can meet no future partner
+ *              (outer joins emit them null-padded if they never matched);
+ *     hold:    p, to keep later rows of the other input with such keys out of the state;
+ *     release: p and the other input's matching punctuation once both inputs have closed
+ *              the key (Li et al. §5.1), after `spark.punctuated.punctuationRetention` batches.
+ * }}}
+ *
+ * Worked example (auctions `unique id`, bids `schemes auction`, inner join on id = auction):
+ * {{{
+ *   batch 0: auction 1 arrives      -> stored; implies "no more auctions with id 1"
+ *            bid (1, 5.0)           -> joined with auction 1; not stored (auctions closed 1)
+ *   batch 1: bid (1, 7.5)           -> joined with auction 1; not stored
+ *            punctuation bids: 1    -> purge auction 1; both inputs closed key 1: release both
+ *   state after batch 1: empty.  Spark's own join would hold auction 1 and both bids forever.
+ * }}}
+ *
+ * Semantics (user contract, "Semantics of punctuations" and "Joins"): a punctuation takes
+ * effect at the end of the batch it arrives in; a data row that matches a punctuation its
+ * own input sent earlier (and that is still held) is late and dropped or fails the query
+ * (`spark.punctuated.lateRows`); a marker row that instantiates no declared scheme is an
+ * invalid punctuation (`spark.punctuated.invalidPunctuations`). Punctuation rows never
+ * appear in the output.
+ *
+ * @param leftKeys   left join-key expressions
+ * @param rightKeys  right join-key expressions
+ * @param joinType   Inner, LeftOuter, RightOuter, FullOuter, LeftSemi or LeftAnti
+ * @param condition  the rest of the join condition (evaluated on joined rows), if any
+ * @param stateInfo  state-store location, set by Spark's incremental planner
+ * @param leftSpec   the left input's declaration, in ordinals of its rows
+ * @param rightSpec  the right input's declaration
+ * @param settings   the `spark.punctuated.*` settings
+ * @param left       left input plan
+ * @param right      right input plan
+ */
+case class PunctuatedSymmetricHashJoinExec(
+    leftKeys: Seq[Expression],
+    rightKeys: Seq[Expression],
+    joinType: JoinType,
+    condition: Option[Expression],
+    stateInfo: Option[StatefulOperatorStateInfo],
+    leftSpec: InputSpec,
+    rightSpec: InputSpec,
+    settings: PunctuatedConf,
+    left: SparkPlan,
+    right: SparkPlan)
+  extends BinaryExecNode with StateStoreWriter {
+
+  require(Seq(Inner, LeftOuter, RightOuter, FullOuter, LeftSemi, LeftAnti).contains(joinType),
+    s"unsupported join type $joinType")
+
+  override def shortName: String = "punctuatedSymmetricHashJoin"
+
+  override val stateStoreNames: Seq[String] = JoinInputState.storeNames
+
+  override def requiredChildDistribution: Seq[Distribution] =
+    StatefulOpClusteredDistribution(leftKeys, getStateInfo.numPartitions) ::
+      StatefulOpClusteredDistribution(rightKeys, getStateInfo.numPartitions) :: Nil
+
+  override def output: Seq[Attribute] = joinType match {
+    case Inner => left.output ++ right.output
+    case LeftOuter => left.output ++ right.output.map(_.withNullability(true))
+    case RightOuter => left.output.map(_.withNullability(true)) ++ right.output
+    case FullOuter => (left.output ++ right.output).map(_.withNullability(true))
+    case LeftSemi | LeftAnti => left.output
+    case other => throw new IllegalArgumentException(s"unsupported join type $other")
+  }
+
+  override def outputPartitioning: Partitioning = joinType match {
+    case Inner => PartitioningCollection(Seq(left.outputPartitioning, right.outputPartitioning))
+    case LeftOuter | LeftSemi | LeftAnti => left.outputPartitioning
+    case RightOuter => right.outputPartitioning
+    case _ => UnknownPartitioning(left.outputPartitioning.numPartitions)
+  }
+
+  override protected def customStatefulOperatorMetrics: Seq[StatefulOperatorCustomMetric] =
+    PunctuatedJoinMetrics.all
+
+  override def validateAndMaybeEvolveStateSchema(
+      hadoopConf: org.apache.hadoop.conf.Configuration,
+      batchId: Long,
+      stateSchemaVersion: Int): List[StateSchemaValidationResult] = Nil
+
+  override def shouldRunAnotherBatch(newInputWatermark: Long): Boolean = false
+
+  protected override def doExecute(): RDD[InternalRow] = {
+    // `stateStoreCoordinator` is package-private in Scala (public in bytecode): the same
+    // coordinator Spark's own stateful operators use to place tasks where their stores live.
+    val manager = session.sessionState.streamingQueryManager
+    val coordinator = manager.getClass.getMethod("stateStoreCoordinator").invoke(manager)
+      .asInstanceOf[StateStoreCoordinatorRef]
+    val storeConf = new StateStoreConf(conf)
+    val hadoopConf = sparkContext.broadcast(new SerializableHadoopConf(session.sessionState.newHadoopConf()))
+    metrics // initialise on the driver
+    left.execute().stateStoreAwareZipPartitions(
+      right.execute(), getStateInfo, stateStoreNames, coordinator) { (partitionId, l, r) =>
+      new PunctuatedJoinTask(this, partitionId, storeConf, hadoopConf.value.value).run(l, r)
+    }
+  }
+
+  override protected def withNewChildrenInternal(newLeft: SparkPlan, newRight: SparkPlan): SparkPlan =
+    copy(left = newLeft, right = newRight)
+
+  // Accessors for the task (metrics are protected in SparkPlan).
+  private[join] def metric(name: String) = longMetric(name)
+  private[join] def reportStoreMetrics(): Unit = setOperatorMetrics(stateStoreNames.size)
+}
+
+/** The custom metrics of the contract ("Metrics"), shown in `lastProgress` and the UI. */
+object PunctuatedJoinMetrics {
+  val PunctuationsReceived = "numPunctuationsReceived"
+  val RowsPurged = "numRowsPurged"
+  val PunctuationsHeld = "numPunctuationsHeld"
+  val LateRowsDropped = "numLateRowsDropped"
+  val InvalidPunctuationsDropped = "numInvalidPunctuationsDropped"
+
+  val all: Seq[StatefulOperatorCustomMetric] = Seq(
+    StatefulOperatorCustomSumMetric(PunctuationsReceived, "number of punctuations received"),
+    StatefulOperatorCustomSumMetric(RowsPurged, "number of rows purged by punctuations"),
+    StatefulOperatorCustomSumMetric(PunctuationsHeld, "number of punctuations held"),
+    StatefulOperatorCustomSumMetric(LateRowsDropped, "number of late rows dropped"),
+    StatefulOperatorCustomSumMetric(InvalidPunctuationsDropped, "number of invalid punctuations dropped"))
+}
+
+/** Runs once after the wrapped iterator is exhausted. */
+private[join] class CompletingIterator[T](it: Iterator[T], onComplete: () => Unit) extends Iterator[T] {
+  private var done = false
+  override def hasNext: Boolean = {
+    val more = it.hasNext
+    if (!more && !done) { done = true; onComplete() }
+    more
+  }
+  override def next(): T = it.next()
+}
+
+/**
+ * One partition of one micro-batch of [[PunctuatedSymmetricHashJoinExec]]: the left input,
+ * then the right one, then this batch's punctuations, then commit.
+ */
+private[join] class PunctuatedJoinTask(
+    exec: PunctuatedSymmetricHashJoinExec,
+    partitionId: Int,
+    storeConf: StateStoreConf,
+    hadoopConf: org.apache.hadoop.conf.Configuration) {
+  import exec._
+  import PunctuatedJoinMetrics._
+
+  private val info = getStateInfo
+  private val batch = info.storeVersion
+  private def keySchema(keys: Seq[Expression]) =
+    org.apache.spark.sql.types.StructType(keys.zipWithIndex.map { case (k, i) =>
+      org.apache.spark.sql.types.StructField(s"k$i", k.dataType, nullable = true) })
+  private val leftInputSchema = org.apache.spark.sql.catalyst.types.DataTypeUtils.fromAttributes(left.output)
+  private val rightInputSchema = org.apache.spark.sql.catalyst.types.DataTypeUtils.fromAttributes(right.output)
+
+  private val leftState = new JoinInputState("left", info, partitionId, keySchema(leftKeys),
+    leftInputSchema, leftSpec.keySchemes, storeConf, hadoopConf)
+  private val rightState = new JoinInputState("right", info, partitionId, keySchema(rightKeys),
+    rightInputSchema, rightSpec.keySchemes, storeConf, hadoopConf)
+  Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit] { _ =>
+    leftState.abortIfNeeded(); rightState.abortIfNeeded()
+  })
+
+  // Rows are handled in the stored layout: input columns then `matched`.
+  private val leftValueAttrs = left.output :+ AttributeReference("_lm", BooleanType)()
+  private val rightValueAttrs = right.output :+ AttributeReference("_rm", BooleanType)()
+  private val leftKeyProj = UnsafeProjection.create(leftKeys, left.output)
+  private val rightKeyProj = UnsafeProjection.create(rightKeys, right.output)
+  private val pairCondition: InternalRow => Boolean = condition match {
+    case Some(c) => Predicate.create(c, leftValueAttrs ++ rightValueAttrs).eval
+    case None => _ => true
+  }
+  private val semi = joinType == LeftSemi || joinType == LeftAnti
+  private val outputProj =
+    if (semi) UnsafeProjection.create(left.output, leftValueAttrs)
+    else UnsafeProjection.create(output, leftValueAttrs ++ rightValueAttrs)
+  private val nullLeft = new GenericInternalRow(leftValueAttrs.size)
+  private val nullRight = new GenericInternalRow(rightValueAttrs.size)
+  private val joined = new JoinedRow
+
+  /** Does this input keep unmatched rows (outer joins, and the left of semi/anti joins)? */
+  private def preserved(isLeft: Boolean) = joinType match {
+    case FullOuter => true
+    case LeftOuter | LeftAnti | LeftSemi => isLeft
+    case RightOuter => !isLeft
+    case _ => false
+  }
+
+  private val newPunctuations = Map(true -> ArrayBuffer.empty[KeyPunctuation], false -> ArrayBuffer.empty[KeyPunctuation])
+  private var seq = 0L
+  private var stored = 0L
+  private var purged = 0L
+
+  def run(leftIter: Iterator[InternalRow], rightIter: Iterator[InternalRow]): Iterator[InternalRow] = {
+    val start = System.nanoTime
+    val out = processInput(leftIter, isLeft = true) ++ processInput(rightIter, isLeft = false) ++
+      Iterator.single(()).flatMap(_ => endOfBatch())
+    val counted = out.map { row => metric("numOutputRows") += 1; row }
+    new CompletingIterator[InternalRow](counted, () => {
+      metric("allUpdatesTimeMs") += NANOSECONDS.toMillis(System.nanoTime - start)
+      metric("commitTimeMs") += timed { leftState.commit(); rightState.commit() }
+      metric("numTotalStateRows") += leftState.numRows + rightState.numRows
+      metric(PunctuationsHeld) += leftState.numPunctuations + rightState.numPunctuations
+      metric("stateMemory") += leftState.memoryUsedBytes + rightState.memoryUsedBytes
+      metric("numUpdatedStateRows") += stored
+      metric("numRemovedStateRows") += purged
+      metric(RowsPurged) += purged
+      reportStoreMetrics()
+    })
+  }
+
+  private def timed(body: => Unit): Long = {
+    val t = System.nanoTime; body; NANOSECONDS.toMillis(System.nanoTime - t)
+  }
+
+  private def emit(l: InternalRow, r: InternalRow): InternalRow =
+    if (semi) outputProj(l) else outputProj(joined(l, r))
+
+  private def processInput(iter: Iterator[InternalRow], isLeft: Boolean): Iterator[InternalRow] = {
+    val spec = if (isLeft) leftSpec else rightSpec
+    val own = if (isLeft) leftState else rightState
+    val other = if (isLeft) rightState else leftState
+    val keyProj = if (isLeft) leftKeyProj else rightKeyProj
+    iter.flatMap { row =>
+      val m = spec.markerOrdinal
+      if (m >= 0 && !row.isNullAt(m) && row.getBoolean(m)) {
+        punctuation(row, spec, keyProj, own, isLeft)
+        Iterator.empty
+      } else {
+        val key = keyProj(row)
+        if (key.anyNull) {
+          // NULL keys never match: emitted at once where unmatched rows are kept
+          val value = own.valueOf(row, matched = false)
+          if (preserved(isLeft) && joinType != LeftSemi) Iterator.single(padded(value, isLeft))
+          else Iterator.empty
+        } else if (own.covers(key)) {
+          late(row, spec)
+          Iterator.empty
+        } else {
+          joinRow(row, key.copy(), spec, own, other, isLeft)
+        }
+      }
+    }
+  }
+
+  private def padded(value: InternalRow, isLeft: Boolean): InternalRow =
+    if (isLeft) emit(value, nullRight) else emit(nullLeft, value)
+
+  private def joinRow(row: InternalRow, key: UnsafeRow, spec: InputSpec, own: JoinInputState,
+      other: JoinInputState, isLeft: Boolean): Iterator[InternalRow] = {
+    val value = own.valueOf(row, matched = false).copy()
+    val results = ArrayBuffer.empty[InternalRow]
+    var matched = false
+    val partners = other.rowsWithKey(key).map(p => (p.key.copy(), p.value.copy())).toArray
+    partners.foreach { case (otherKey, otherValue) =>
+      val pair = if (isLeft) joined(value, otherValue) else joined(otherValue, value)
+      if (pairCondition(pair)) {
+        matched = true
+        joinType match {
+          case LeftSemi | LeftAnti if !isLeft =>
+            // a stored left row met its first partner: semi emits it, anti never will
+            if (joinType == LeftSemi) results += outputProj(otherValue)
+            other.remove(otherKey); purged += 1
+          case LeftSemi | LeftAnti =>
+          case _ =>
+            results += emit(if (isLeft) value else otherValue, if (isLeft) otherValue else value)
+            if (preserved(!isLeft) && !otherValue.getBoolean(otherValue.numFields - 1)) {
+              otherValue.setBoolean(otherValue.numFields - 1, true)
+              other.update(otherKey, otherValue)
+            }
+        }
+      }
+    }
+    if (isLeft && joinType == LeftSemi && matched) {
+      results += outputProj(value)     // emitted once; nothing more to wait for
+    } else if (isLeft && joinType == LeftAnti && matched) {
+      // never emitted
+    } else if (other.covers(key)) {
+      // The other input closed this key: no future partner, so the row is not stored.
+      if (preserved(isLeft) && !matched && joinType != LeftSemi) results += padded(value, isLeft)
+    } else {
+      value.setBoolean(value.numFields - 1, matched)
+      own.append(key, (batch << 32) | seq, value)
+      seq += 1; stored += 1
+    }
+    spec.unique.foreach(u => newPunctuations(isLeft) += own.punctuationFor(u, key))
+    results.iterator
+  }
+
+  private def punctuation(row: InternalRow, spec: InputSpec, keyProj: UnsafeProjection,
+      own: JoinInputState, isLeft: Boolean): Unit = {
+    val set = spec.dataOrdinals.filterNot(row.isNullAt).toSet
+    spec.schemes.find(_._1 == set) match {
+      case Some((_, keyScheme)) =>
+        metric(PunctuationsReceived) += 1
+        keyScheme.foreach(s => newPunctuations(isLeft) += own.punctuationFor(s, keyProj(row)))
+      case None if settings.failOnInvalidPunctuations =>
+        throw new SparkException(
+          s"[PUNCTUATED_INVALID_PUNCTUATION] Punctuation row ${render(row, spec)} of ${spec.name} " +
+            s"instantiates none of its schemes (${spec.schemeNames.mkString("; ")}): a punctuation " +
+            "row sets exactly the attributes of one scheme and leaves the other columns NULL. " +
+            s"Set ${PunctuatedConf.InvalidPunctuations}=drop to drop such rows instead.")
+      case None =>
+        metric(InvalidPunctuationsDropped) += 1
+    }
+  }
+
+  private def late(row: InternalRow, spec: InputSpec): Unit = {
+    if (settings.failOnLateRows) {
+      throw new SparkException(
+        s"[PUNCTUATED_LATE_ROW] Row ${render(row, spec)} of ${spec.name} arrived after ${spec.name} " +
+          "punctuated its key (the stream is not grammatical). " +
+          s"Set ${PunctuatedConf.LateRows}=drop to drop late rows instead.")
+    }
+    metric(LateRowsDropped) += 1
+  }
+
+  private def render(row: InternalRow, spec: InputSpec): String = {
+    val schema = if (spec eq leftSpec) leftInputSchema else rightInputSchema
+    schema.fields.indices.map { i =>
+      val v = if (row.isNullAt(i)) "NULL" else row.get(i, schema(i).dataType)
+      s"${schema(i).name}=$v"
+    }.mkString("(", ", ", ")")
+  }
+
+  /** Applies this batch's punctuations: purge, hold, release (see the class doc). */
+  private def endOfBatch(): Iterator[InternalRow] = {
+    val results = ArrayBuffer.empty[InternalRow]
+    val scans = ArrayBuffer.empty[(KeyPunctuation, Boolean)]
+    for (isLeft <- Seq(true, false); p <- newPunctuations(isLeft)) {
+      val own = if (isLeft) leftState else rightState
+      val other = if (isLeft) rightState else leftState
+      val keyLength = (if (isLeft) leftKeys else rightKeys).length
+      val already = own.held(p.scheme, p.constants)
+      if (!already.exists { case (b, _) => own.boundCovers(p.scheme, b, p.bound) }) {
+        if (p.scheme.isWholeKey(keyLength)) {
+          other.rowsWithKey(p.constants).map(e => (e.key.copy(), e.value.copy())).toArray
+            .foreach { case (k, v) => purge(other, k, v, !isLeft, results) }
+        } else {
+          scans += (p -> isLeft)
+        }
+        val otherHeld = other.held(p.scheme, p.constants)
+        val closed = otherHeld.exists { case (b, _) => other.boundCovers(p.scheme, b, p.bound) }
+        val closesOther = otherHeld.exists { case (b, _) => own.boundCovers(p.scheme, p.bound, b) }
+        val retention = settings.punctuationRetention
+        if (!closed) own.hold(p, -1L)
+        else if (retention > 0) own.hold(p, batch)
+        if (closesOther) {
+          if (retention == 0) other.release(p.scheme, p.constants)
+          else otherHeld.foreach { case (b, _) => other.hold(KeyPunctuation(p.scheme, p.constants, b), batch) }
+        }
+      }
+    }
+    if (scans.nonEmpty) scanPurge(scans.toSeq, results)
+    if (settings.punctuationRetention > 0) {
+      for (state <- Seq(leftState, rightState); k <- state.expired(batch, settings.punctuationRetention)) {
+        state.releaseStoreKey(k)
+      }
+    }
+    results.iterator
+  }
+
+  /** One pass over each input's stored rows for punctuations that do not fix a whole key. */
+  private def scanPurge(scans: Seq[(KeyPunctuation, Boolean)], results: ArrayBuffer[InternalRow]): Unit = {
+    for (isLeftPunct <- Seq(true, false)) {
+      val ps = scans.filter(_._2 == isLeftPunct).map(_._1)
+      if (ps.nonEmpty) {
+        val other = if (isLeftPunct) rightState else leftState
+        val toPurge = other.allRows.filter(e => ps.exists(p => covered(other, p, e.key))).map(e => (e.key.copy(), e.value.copy())).toArray
+        toPurge.foreach { case (k, v) => purge(other, k, v, !isLeftPunct, results) }
+      }
+    }
+  }
+
+  /** Does punctuation `p` (of the input opposite to `state`) cover this stored row's key? */
+  private def covered(state: JoinInputState, p: KeyPunctuation, storeKey: UnsafeRow): Boolean = {
+    val candidate = state.punctuationFor(p.scheme, storeKey)
+    candidate.constants == p.constants &&
+      p.scheme.range.forall(_ => state.boundCovers(p.scheme, p.bound, candidate.bound))
+  }
+
+  private def purge(state: JoinInputState, storeKey: UnsafeRow, value: UnsafeRow, isLeftRow: Boolean,
+      results: ArrayBuffer[InternalRow]): Unit = {
+    state.remove(storeKey)
+    purged += 1
+    val matched = value.getBoolean(value.numFields - 1)
+    if (preserved(isLeftRow) && !matched && joinType != LeftSemi) results += padded(value, isLeftRow)
+  }
+}

@@ -1,0 +1,48 @@
+package punctuated.spark
+
+import java.util.Locale
+
+import org.apache.spark.sql.internal.SQLConf
+
+/**
+ * The `spark.punctuated.*` settings (user contract, "Semantics of punctuations", "Joins"),
+ * read from the session's SQL conf (`spark.conf.set(...)`, `--conf`, `SET k=v`).
+ * A bad value fails with a message naming the setting and its allowed values.
+ */
+final case class PunctuatedConf(
+    lateRows: String,
+    invalidPunctuations: String,
+    emitPunctuations: Boolean,
+    punctuationRetention: Int,
+    safetyMode: String) {
+  def failOnLateRows: Boolean = lateRows == "fail"
+  def failOnInvalidPunctuations: Boolean = invalidPunctuations == "fail"
+}
+
+object PunctuatedConf {
+  val LateRows = "spark.punctuated.lateRows"
+  val InvalidPunctuations = "spark.punctuated.invalidPunctuations"
+  val EmitPunctuations = "spark.punctuated.emitPunctuations"
+  val PunctuationRetention = "spark.punctuated.punctuationRetention"
+  val SafetyMode = "spark.punctuated.safety.mode"
+
+  def apply(conf: SQLConf): PunctuatedConf = PunctuatedConf(
+    lateRows = choice(conf, LateRows, "drop", Seq("drop", "fail")),
+    invalidPunctuations = choice(conf, InvalidPunctuations, "fail", Seq("fail", "drop")),
+    emitPunctuations = choice(conf, EmitPunctuations, "false", Seq("true", "false")) == "true",
+    punctuationRetention = {
+      val text = conf.getConfString(PunctuationRetention, "0").trim
+      text.toIntOption.filter(_ >= 0).getOrElse(throw new IllegalArgumentException(
+        s"$PunctuationRetention must be a number of micro-batches >= 0, not '$text'"))
+    },
+    safetyMode = choice(conf, SafetyMode, "strict", Seq("strict", "warn", "off")))
+
+  private def choice(conf: SQLConf, key: String, default: String, allowed: Seq[String]): String = {
+    val value = conf.getConfString(key, default).trim.toLowerCase(Locale.ROOT)
+    if (!allowed.contains(value)) {
+      throw new IllegalArgumentException(
+        s"$key must be one of ${allowed.mkString(", ")}, not '$value'")
+    }
+    value
+  }
+}

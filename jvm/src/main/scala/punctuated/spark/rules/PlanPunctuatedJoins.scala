@@ -1,0 +1,55 @@
+package punctuated.spark.rules
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.{And, Expression, Literal}
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.execution.{ColumnarRule, SparkPlan}
+import org.apache.spark.sql.execution.streaming.operators.stateful.join.StreamingSymmetricHashJoinExec
+
+import punctuated.join.{KeySchemes, PunctuatedSymmetricHashJoinExec, PunctuationColumns}
+import punctuated.spark.PunctuatedConf
+
+/**
+ * Physical rule (run before columnar transitions, after Spark's incremental planner has given
+ * each stateful operator its state location and `EnsureRequirements` has placed the
+ * shuffles): a `StreamingSymmetricHashJoinExec` whose condition carries the
+ * [[PunctuationColumns]] mark becomes a [[PunctuatedSymmetricHashJoinExec]] with the same
+ * keys, join type, condition (less the mark), state location and children. Every other plan
+ * is returned unchanged.
+ */
+case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
+
+  override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
+    override def apply(plan: SparkPlan): SparkPlan = plan.transformUp {
+      case j: StreamingSymmetricHashJoinExec if j.stateInfo.isDefined &&
+          PunctuationColumns.find(j.condition.full).isDefined =>
+        val mark = PunctuationColumns.find(j.condition.full).get
+        val exec = PunctuatedSymmetricHashJoinExec(
+          leftKeys = j.leftKeys,
+          rightKeys = j.rightKeys,
+          joinType = j.joinType,
+          condition = j.condition.full.flatMap(withoutMark),
+          stateInfo = j.stateInfo,
+          leftSpec = KeySchemes.inputSpec(mark.left, j.leftKeys, j.left.output),
+          rightSpec = KeySchemes.inputSpec(mark.right, j.rightKeys, j.right.output),
+          settings = PunctuatedConf(session.sessionState.conf),
+          left = j.left,
+          right = j.right)
+        exec.copyTagsFrom(j)
+        exec
+    }
+  }
+
+  /** The condition without the mark (None when nothing else is left). */
+  private def withoutMark(condition: Expression): Option[Expression] = {
+    def strip(e: Expression): Option[Expression] = e match {
+      case _: PunctuationColumns => None
+      case And(a, b) => (strip(a), strip(b)) match {
+        case (Some(x), Some(y)) => Some(And(x, y))
+        case (x, y) => x.orElse(y)
+      }
+      case other => Some(other)
+    }
+    strip(condition).filterNot(_ == Literal.TrueLiteral)
+  }
+}

@@ -1,0 +1,80 @@
+package punctuated.spark.rules
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeReference, Expression}
+import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
+import org.apache.spark.sql.catalyst.plans.{FullOuter, LeftOuter, RightOuter}
+import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Join, LogicalPlan}
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.types.MetadataBuilder
+
+import punctuated.join.{InputDeclaration, PunctuationColumns}
+import punctuated.spark.DeclaredStreams
+
+/**
+ * Post-hoc resolution rule: marks each stream-stream equi-join with at least one declared
+ * input as a punctuated join, by adding the [[PunctuationColumns]] conjunct (always TRUE)
+ * to its condition. Joins with no declared input are left exactly as they are.
+ *
+ * Outer joins: Spark refuses a stream-stream outer join unless a join key carries an
+ * event-time watermark. A punctuated outer join needs none (the other input's punctuations
+ * say when a row is unmatched for good), so its join-key references in the condition are
+ * flagged as event-time columns for that check only; [[DropOuterJoinCheckFlag]] removes the
+ * flag again before the plan is optimized, and the join runs on punctuations alone.
+ */
+case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPlan] {
+
+  override def apply(plan: LogicalPlan): LogicalPlan = plan.transformUp {
+    case j @ Join(left, right, joinType, Some(condition), hint)
+        if left.isStreaming && right.isStreaming && PunctuationColumns.find(j.condition).isEmpty &&
+          ExtractEquiJoinKeys.unapply(j).isDefined =>
+      val caseSensitive = session.sessionState.conf.caseSensitiveAnalysis
+      val l = inputDeclaration(left, caseSensitive)
+      val r = inputDeclaration(right, caseSensitive)
+      if (l.isEmpty && r.isEmpty) j
+      else {
+        val refs = referenced(l, left) ++ referenced(r, right)
+        val marked = PunctuationColumns(refs, l, r)
+        val flagged = joinType match {
+          case LeftOuter | RightOuter | FullOuter => PunctuateStreamingJoins.flagKeys(condition)
+          case _ => condition
+        }
+        Join(left, right, joinType, Some(And(flagged, marked)), hint)
+      }
+  }
+
+  /** The declaration of the one declared stream whose columns reach the join input. */
+  private def inputDeclaration(input: LogicalPlan, caseSensitive: Boolean): Option[InputDeclaration] = {
+    val visible = input.output.map(_.exprId).toSet
+    DeclaredStreams.find(input, caseSensitive).map { s =>
+      InputDeclaration(s.declaration,
+        s.output.filter(a => visible.contains(a.exprId)).map(a => a.name -> a.exprId).toMap)
+    }.filter(d => d.columns.nonEmpty) match {
+      case Seq(single) => Some(single)
+      case _ => None   // none, or several streams under one input (not punctuated here)
+    }
+  }
+
+  /** Attributes the marker conjunct must reference to keep the markers (or the input) alive. */
+  private def referenced(decl: Option[InputDeclaration], input: LogicalPlan): Seq[Attribute] = {
+    val markers = decl.flatMap(_.markerId).flatMap(id => input.output.find(_.exprId == id)).toSeq
+    if (markers.nonEmpty) markers else input.output.take(1)
+  }
+}
+
+object PunctuateStreamingJoins {
+  private[rules] val Flag = "punctuated.outerJoinCheck"
+
+  /** Flags join-key references as event-time columns, for Spark's outer-join check only. */
+  def flagKeys(condition: Expression): Expression = condition.transform {
+    case a: AttributeReference if !a.metadata.contains(EventTimeWatermark.delayKey) =>
+      a.withMetadata(new MetadataBuilder().withMetadata(a.metadata)
+        .putLong(EventTimeWatermark.delayKey, 0L).putBoolean(Flag, true).build())
+  }
+
+  def unflagKeys(condition: Expression): Expression = condition.transform {
+    case a: AttributeReference if a.metadata.contains(Flag) =>
+      a.withMetadata(new MetadataBuilder().withMetadata(a.metadata)
+        .remove(EventTimeWatermark.delayKey).remove(Flag).build())
+  }
+}
