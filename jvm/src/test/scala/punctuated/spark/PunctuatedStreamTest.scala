@@ -16,6 +16,28 @@ trait PunctuatedStreamTest extends StreamTest {
 
   private lazy val warehouse = java.nio.file.Files.createTempDirectory("punctuated-warehouse").toFile
 
+  /** Attaches a declaration to a stream the way `punctuated.with_schemes` does. */
+  protected def declare(df: org.apache.spark.sql.DataFrame, name: String,
+      properties: (String, String)*): org.apache.spark.sql.DataFrame = {
+    val metadata = DeclaredStreams.metadataFor(name, properties.toMap)
+    df.select(df.columns.toIndexedSeq.map(c => org.apache.spark.sql.functions.col(c).as(c, metadata)): _*)
+  }
+
+  /** The progress of the (first) punctuated operator of the last batch. */
+  protected def punctuatedProgress(q: org.apache.spark.sql.execution.streaming.runtime.StreamExecution) =
+    q.lastProgress.stateOperators.find(_.operatorName.startsWith("punctuated")).getOrElse(
+      throw new AssertionError(s"no punctuated operator in ${q.lastProgress.json}"))
+
+  /** Asserts the punctuated operator's state after the last batch. */
+  protected def AssertPunctuatedState(rows: Long, punctuations: Long) =
+    AssertOnQuery(s"state: $rows rows, $punctuations punctuations") { q =>
+      val p = punctuatedProgress(q)
+      assert(p.numRowsTotal == rows, s"numRowsTotal ${p.numRowsTotal} != $rows: ${p.json}")
+      assert(p.customMetrics.get("numPunctuationsHeld") == punctuations,
+        s"numPunctuationsHeld ${p.customMetrics.get("numPunctuationsHeld")} != $punctuations: ${p.json}")
+      true
+    }
+
   /** Creates a parquet catalog table and drops it after `body`. */
   protected def withDeclaredTable(name: String, columns: String, properties: Map[String, String])(
       body: => Unit): Unit = {

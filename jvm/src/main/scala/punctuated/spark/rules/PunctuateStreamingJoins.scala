@@ -24,7 +24,7 @@ import punctuated.spark.DeclaredStreams
  */
 case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPlan] {
 
-  override def apply(plan: LogicalPlan): LogicalPlan = plan.transformUp {
+  override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
     case j @ Join(left, right, joinType, Some(condition), hint)
         if left.isStreaming && right.isStreaming && PunctuationColumns.find(j.condition).isEmpty &&
           ExtractEquiJoinKeys.unapply(j).isDefined =>
