@@ -256,8 +256,9 @@ private[join] class PunctuatedJoinTask(
     val t = System.nanoTime; body; NANOSECONDS.toMillis(System.nanoTime - t)
   }
 
+  /** An output row (a copy: results are buffered per input row). */
   private def emit(l: InternalRow, r: InternalRow): InternalRow =
-    if (semi) outputProj(l) else outputProj(joined(l, r))
+    (if (semi) outputProj(l) else outputProj(joined(l, r))).copy()
 
   private def processInput(iter: Iterator[InternalRow], isLeft: Boolean): Iterator[InternalRow] = {
     val spec = if (isLeft) leftSpec else rightSpec
@@ -302,7 +303,7 @@ private[join] class PunctuatedJoinTask(
         joinType match {
           case LeftSemi | LeftAnti if !isLeft =>
             // a stored left row met its first partner: semi emits it, anti never will
-            if (joinType == LeftSemi) results += outputProj(otherValue)
+            if (joinType == LeftSemi) results += outputProj(otherValue).copy()
             other.remove(otherKey); purged += 1
           case LeftSemi | LeftAnti =>
           case _ =>
@@ -315,7 +316,7 @@ private[join] class PunctuatedJoinTask(
       }
     }
     if (isLeft && joinType == LeftSemi && matched) {
-      results += outputProj(value)     // emitted once; nothing more to wait for
+      results += outputProj(value).copy()     // emitted once; nothing more to wait for
     } else if (isLeft && joinType == LeftAnti && matched) {
       // never emitted
     } else if (other.covers(key)) {

@@ -29,6 +29,13 @@ object PunctuatedErrors {
   /** SQLSTATE 42K0I: "SQL config / option or property not found or invalid" class of errors. */
   private val InvalidDeclarationState = "42K0I"
 
+  /** SQLSTATE 0A000: feature not supported (a plan whose state cannot be bounded). */
+  def unsafeQuery(text: String): AnalysisException =
+    new PunctuatedAnalysisException(
+      s"[PUNCTUATED_UNSAFE_QUERY] The query's join state could never be purged " +
+        s"(${PunctuatedConf.SafetyMode}=strict):\n$text",
+      "PUNCTUATED_UNSAFE_QUERY", Map("details" -> text), "0A000")
+
   def invalidDeclaration(e: DeclarationException): AnalysisException = {
     val error: DeclarationError = e.error
     new PunctuatedAnalysisException(

@@ -16,6 +16,10 @@ class PunctuatedExtensions extends (SparkSessionExtensions => Unit) {
     // analysis, naming table, property and offending text.
     extensions.injectCheckRule(ValidateDeclarations)
 
+    // At start(): by spark.punctuated.safety.mode, fail (strict) or warn when some join state
+    // of a query reading declared streams could never be purged.
+    extensions.injectCheckRule(CheckJoinSafety)
+
     // Mark stream-stream equi-joins with a declared input as punctuated joins: the mark keeps
     // each input's marker column alive through column pruning and carries the declarations
     // to the physical plan. Runs once, after resolution, before Spark's streaming checks.

@@ -1,40 +1,273 @@
 package punctuated.join
 
+import org.apache.spark.SparkException
+import org.apache.spark.sql.{AnalysisException, DataFrame, Row}
+import org.apache.spark.sql.execution.streaming.operators.stateful.join.StreamingSymmetricHashJoinExec
 import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
+import org.apache.spark.sql.functions.col
+import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.declaration.Declaration._
 import punctuated.join.JoinTestData._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{PunctuatedConf, PunctuatedStreamTest}
 
-/** The auction join, scripted batch by batch. */
+/**
+ * The auction join (auctions `unique id`, bids `schemes auction`), scripted batch by batch,
+ * on the HDFS-backed state store; [[PunctuatedJoinRocksDBSuite]] runs the same on RocksDB.
+ */
 class PunctuatedJoinSuite extends PunctuatedStreamTest {
   import testImplicits._
 
-  private def auctionJoin(joinType: String = "inner") = {
+  private def auctionJoin(joinType: String = "inner", bidsFilter: DataFrame => DataFrame = identity) = {
     val auctions = MemoryStream[Auction]
     val bids = MemoryStream[Bid]
     val a = declare(auctions.toDF(), "auctions", Unique -> "id", Marker -> "is_punct")
-    val b = declare(bids.toDF(), "bids", Schemes -> "auction", Marker -> "is_punct")
+    val b = bidsFilter(declare(bids.toDF(), "bids", Schemes -> "auction", Marker -> "is_punct"))
     val joined = a.join(b, a("id") === b("auction"), joinType)
-      .select(a("id"), b("bidder"), b("price"))
-    (auctions, bids, joined)
+    val projected = joinType match {
+      case "left_semi" | "left_anti" => joined.select(a("id"), a("seller"))
+      case _ => joined.select(a("id"), b("bidder"), b("price"))
+    }
+    (auctions, bids, projected)
+  }
+
+  private def ExpectPunctuatedPlan = AssertOnQuery("planned with the punctuated join") { q =>
+    q.lastExecution.executedPlan.collect { case p: PunctuatedSymmetricHashJoinExec => p }.size == 1
+  }
+
+  private def AssertMetric(name: String, value: Long) = AssertOnQuery(s"$name == $value") { q =>
+    val got = punctuatedProgress(q).customMetrics.get(name)
+    assert(got == value, s"$name = $got, expected $value")
+    true
   }
 
   test("inner join: results as the batch join, state forgotten when both inputs close a key") {
     val (auctions, bids, joined) = auctionJoin()
-    assert(joined.queryExecution.analyzed.toString.contains("punctuation_columns"))
     testStream(joined)(
       AddData(auctions, auction(1, 10), auction(2, 11)),
       AddData(bids, bid(1, 100, 5.0)),
       CheckNewAnswer((1L, 100L, 5.0)),
+      ExpectPunctuatedPlan,
       AddData(bids, bid(1, 101, 7.5), bid(2, 100, 3.0), closeBids(1)),
       CheckNewAnswer((1L, 101L, 7.5), (2L, 100L, 3.0)),
-      // auction 1: purged (bids closed it), its punctuations released (both inputs closed 1);
-      // auction 2 stored, its unique-key punctuation held; no bid is stored (auctions are unique)
+      // auction 1 purged (bids closed it) and its punctuations released (both inputs closed 1);
+      // auction 2 stored with its unique-key punctuation; no bid stored (auctions are unique)
       AssertPunctuatedState(rows = 1, punctuations = 1),
+      AssertMetric("numPunctuationsReceived", 1),
+      AssertMetric("numRowsPurged", 1),
       AddData(bids, bid(2, 102, 4.0), closeBids(2)),
       CheckNewAnswer((2L, 102L, 4.0)),
-      AssertPunctuatedState(rows = 0, punctuations = 0)
-    )
+      AssertPunctuatedState(rows = 0, punctuations = 0))
   }
+
+  test("bids before their auction are stored, joined when it comes, then purged") {
+    val (auctions, bids, joined) = auctionJoin()
+    testStream(joined)(
+      AddData(bids, bid(3, 100, 1.0), bid(3, 101, 2.0)),
+      CheckNewAnswer(),
+      AssertPunctuatedState(rows = 2, punctuations = 0),
+      AddData(auctions, auction(3, 12)),
+      CheckNewAnswer((3L, 100L, 1.0), (3L, 101L, 2.0)),
+      // the auction's unique key closes 3 on the auctions side: the stored bids go
+      AssertPunctuatedState(rows = 1, punctuations = 1))
+  }
+
+  test("a punctuation takes effect at the end of its batch, never on rows of the same batch") {
+    val (auctions, bids, joined) = auctionJoin()
+    testStream(joined)(
+      AddData(auctions, auction(1, 10)),
+      CheckNewAnswer(),
+      // the punctuation comes before the bid in the same batch: the bid still counts
+      AddData(bids, closeBids(1), bid(1, 100, 5.0)),
+      CheckNewAnswer((1L, 100L, 5.0)),
+      AssertMetric("numLateRowsDropped", 0))
+  }
+
+  test("late rows are dropped and counted, or fail the query") {
+    val (auctions, bids, joined) = auctionJoin()
+    testStream(joined)(
+      AddData(auctions, auction(1, 10), auction(2, 11)),
+      AddData(bids, closeBids(1)),
+      CheckNewAnswer(),
+      AddData(bids, bid(1, 100, 5.0), bid(2, 100, 6.0)),  // bids closed 1 earlier: late
+      CheckNewAnswer((2L, 100L, 6.0)),
+      AssertMetric("numLateRowsDropped", 0))   // auction 1 closed on both sides: released
+    val (auctions2, bids2, joined2) = auctionJoin()
+    testStream(joined2)(
+      AddData(bids2, closeBids(7)),
+      CheckNewAnswer(),
+      AddData(bids2, bid(7, 100, 5.0)),         // still held (auctions never closed 7): late
+      CheckNewAnswer(),
+      AssertMetric("numLateRowsDropped", 1),
+      AssertPunctuatedState(rows = 0, punctuations = 1))
+    withSQLConf(PunctuatedConf.LateRows -> "fail") {
+      val (_, bids3, joined3) = auctionJoin()
+      testStream(joined3)(
+        AddData(bids3, closeBids(7)),
+        CheckNewAnswer(),
+        AddData(bids3, bid(7, 100, 5.0)),
+        ExpectFailure[SparkException] { e =>
+          assert(e.getMessage.contains("PUNCTUATED_LATE_ROW") && e.getMessage.contains("auction=7"),
+            e.getMessage)
+        })
+    }
+  }
+
+  test("invalid punctuations fail the query (default) or are dropped and counted") {
+    val invalid = Bid(Some(1), Some(100), None, is_punct = true)    // two attributes set
+    val (_, bids, joined) = auctionJoin()
+    testStream(joined)(
+      AddData(bids, invalid),
+      ExpectFailure[SparkException] { e =>
+        assert(e.getMessage.contains("PUNCTUATED_INVALID_PUNCTUATION") &&
+          e.getMessage.contains("bids") && e.getMessage.contains("auction"), e.getMessage)
+      })
+    withSQLConf(PunctuatedConf.InvalidPunctuations -> "drop") {
+      val (auctions2, bids2, joined2) = auctionJoin()
+      testStream(joined2)(
+        AddData(auctions2, auction(1, 10)),
+        AddData(bids2, invalid, bid(1, 100, 5.0)),
+        CheckNewAnswer((1L, 100L, 5.0)),
+        AssertMetric("numInvalidPunctuationsDropped", 1))
+    }
+  }
+
+  test("left outer join emits unmatched rows when the other input closes their key, no watermark") {
+    val (auctions, bids, joined) = auctionJoin("left_outer")
+    testStream(joined)(
+      AddData(auctions, auction(1, 10), auction(2, 11)),
+      AddData(bids, bid(1, 100, 5.0)),
+      CheckNewAnswer((1L, 100L, 5.0)),
+      AddData(bids, closeBids(1), closeBids(2)),
+      CheckNewAnswer(Row(2L, null, null)),      // auction 2 never had a bid
+      AssertPunctuatedState(rows = 0, punctuations = 0))
+  }
+
+  test("right and full outer joins") {
+    val (auctions, bids, right) = auctionJoin("right_outer")
+    testStream(right)(
+      AddData(bids, bid(5, 100, 5.0)),
+      CheckNewAnswer(),
+      AddData(auctions, closeAuction(5)),     // no auction 5 will come: the bid is unmatched
+      CheckNewAnswer(Row(null, 100L, 5.0)),
+      AssertPunctuatedState(rows = 0, punctuations = 1))
+    val (auctions2, bids2, full) = auctionJoin("full_outer")
+    testStream(full)(
+      AddData(auctions2, auction(1, 10)),
+      AddData(bids2, bid(2, 100, 5.0)),
+      CheckNewAnswer(),
+      AddData(bids2, closeBids(1)),
+      AddData(auctions2, closeAuction(2)),
+      CheckNewAnswer(Row(1L, null, null), Row(null, 100L, 5.0)))
+  }
+
+  test("left semi join emits each auction once, at its first bid") {
+    val (auctions, bids, semi) = auctionJoin("left_semi")
+    testStream(semi)(
+      AddData(auctions, auction(1, 10), auction(2, 11)),
+      AddData(bids, bid(1, 100, 5.0), bid(1, 101, 6.0)),
+      CheckNewAnswer((1L, 10L)),
+      AddData(bids, bid(1, 102, 7.0), closeBids(2)),
+      CheckNewAnswer(),
+      AssertPunctuatedState(rows = 0, punctuations = 1))
+  }
+
+  test("filters between source and join let punctuations through") {
+    val (auctions, bids, joined) = auctionJoin(bidsFilter = _.where(col("price") > 4.0))
+    testStream(joined)(
+      AddData(auctions, auction(1, 10)),
+      AddData(bids, bid(1, 100, 5.0), bid(1, 101, 3.0)),
+      CheckNewAnswer((1L, 100L, 5.0)),
+      AddData(bids, closeBids(1)),
+      CheckNewAnswer(),
+      AssertPunctuatedState(rows = 0, punctuations = 0))
+  }
+
+  test("stop and restart from the checkpoint in the middle of a key's life: exactly once") {
+    val (auctions, bids, joined) = auctionJoin("left_outer")
+    testStream(joined)(
+      AddData(auctions, auction(1, 10), auction(2, 11)),
+      AddData(bids, bid(1, 100, 5.0)),
+      CheckNewAnswer((1L, 100L, 5.0)),
+      StopStream,
+      StartStream(),
+      AddData(bids, bid(1, 101, 6.0), bid(2, 102, 7.0)),
+      CheckNewAnswer((1L, 101L, 6.0), (2L, 102L, 7.0)),
+      AssertPunctuatedState(rows = 2, punctuations = 2),
+      StopStream,
+      AddData(bids, closeBids(1)),
+      StartStream(),
+      CheckNewAnswer(),
+      AssertPunctuatedState(rows = 1, punctuations = 1),
+      StopStream,
+      StartStream(),
+      AddData(auctions, auction(3, 12)),
+      AddData(bids, bid(1, 103, 9.0), closeBids(3)),   // bid on closed 1: undetectable late row
+      CheckNewAnswer(Row(3L, null, null)),
+      AssertPunctuatedState(rows = 2, punctuations = 1))
+  }
+
+  test("range punctuations purge every key up to their bound") {
+    case class Reading(day: Option[Int], sensor: Option[Long], value: Option[Double], p: Boolean = false)
+    case class Day(day: Option[Int], name: Option[String], p: Boolean = false)
+    val readings = MemoryStream[(Option[Int], Option[Long], Boolean)]
+    val days = MemoryStream[(Option[Int], Option[String], Boolean)]
+    val r = declare(readings.toDF().toDF("day", "sensor", "p"), "readings", Schemes -> "day<=", Marker -> "p")
+    val d = declare(days.toDF().toDF("day", "name", "p"), "days", Schemes -> "day<=", Marker -> "p")
+    val joined = r.join(d, r("day") === d("day")).select(r("day"), r("sensor"), d("name"))
+    testStream(joined)(
+      AddData(readings, (Some(1), Some(7L), false), (Some(2), Some(7L), false), (Some(5), Some(8L), false)),
+      AddData(days, (Some(1), Some("mon"), false)),
+      CheckNewAnswer((1, 7L, "mon")),
+      AssertPunctuatedState(rows = 4, punctuations = 0),
+      AddData(days, (Some(3), None, true)),            // no more days <= 3
+      CheckNewAnswer(),
+      AssertPunctuatedState(rows = 2, punctuations = 1), // readings 1, 2 purged; 5 and day 1 stay
+      AddData(readings, (Some(2), Some(9L), false), (Some(4), None, true)),  // 2: joined with no day? day 2 never came
+      CheckNewAnswer(),
+      AssertPunctuatedState(rows = 1, punctuations = 2))
+  }
+
+  test("an unsafe query fails at start in strict mode, runs in warn and off") {
+    def query() = {
+      val bids = MemoryStream[Bid]
+      val people = MemoryStream[(Long, String)]
+      val b = declare(bids.toDF(), "bids", Schemes -> "auction", Marker -> "is_punct")
+      val p = people.toDF().toDF("pid", "name")
+      (bids, people, b.join(p, b("bidder") === p("pid")).select(b("auction"), p("name")))
+    }
+    val (_, _, joined) = query()
+    val e = intercept[AnalysisException] {
+      joined.writeStream.format("memory").queryName("unsafe").start()
+    }
+    assert(e.getCondition == "PUNCTUATED_UNSAFE_QUERY")
+    assert(e.getMessage.contains("input bids") && e.getMessage.contains("pid") &&
+      e.getMessage.contains("spark.punctuated.safety.mode=warn"), e.getMessage)
+    for (mode <- Seq("warn", "off")) withSQLConf(PunctuatedConf.SafetyMode -> mode) {
+      val (bids, people, joined) = query()
+      testStream(joined)(
+        AddData(bids, bid(1, 100, 5.0)),
+        AddData(people, (100L, "ann")),
+        CheckNewAnswer((1L, "ann")))
+    }
+  }
+
+  test("queries without declarations run Spark's own join") {
+    val l = MemoryStream[(Long, String)]
+    val r = MemoryStream[(Long, String)]
+    val joined = l.toDF().toDF("k", "a").join(r.toDF().toDF("k", "b"), "k")
+    assert(!joined.queryExecution.analyzed.toString.contains("punctuation_columns"))
+    testStream(joined)(
+      AddData(l, (1L, "x")),
+      AddData(r, (1L, "y")),
+      CheckNewAnswer((1L, "x", "y")),
+      AssertOnQuery { q =>
+        q.lastExecution.executedPlan.collect { case j: StreamingSymmetricHashJoinExec => j }.size == 1
+      })
+  }
+}
+
+class PunctuatedJoinRocksDBSuite extends PunctuatedJoinSuite {
+  override protected def sparkConf = super.sparkConf
+    .set(SQLConf.STATE_STORE_PROVIDER_CLASS.key, "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
 }

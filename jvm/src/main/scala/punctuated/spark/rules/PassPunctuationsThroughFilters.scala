@@ -34,8 +34,13 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
           case Some(m) if !isRewritten(condition, m) => Filter(Or(m, condition), newChild)
           case _ => if (newChild eq child) f else f.copy(child = newChild)
         }
-      case p @ Project(_, child) =>
-        val newChild = passThrough(child, markerIds)
+      case p @ Project(list, child) =>
+        // the marker may be renamed by this projection (aliases get new ids)
+        val renamed = list.collect {
+          case a @ org.apache.spark.sql.catalyst.expressions.Alias(c: Attribute, _)
+              if markerIds.contains(a.exprId) => c.exprId
+        }
+        val newChild = passThrough(child, markerIds ++ renamed)
         if (newChild eq child) p else p.copy(child = newChild)
       case s @ SubqueryAlias(_, child) =>
         val newChild = passThrough(child, markerIds)

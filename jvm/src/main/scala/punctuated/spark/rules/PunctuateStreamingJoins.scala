@@ -3,7 +3,7 @@ package punctuated.spark.rules
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeReference, Expression}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
-import org.apache.spark.sql.catalyst.plans.{FullOuter, LeftOuter, RightOuter}
+import org.apache.spark.sql.catalyst.plans.{FullOuter, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Join, LogicalPlan}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.types.MetadataBuilder
@@ -16,7 +16,7 @@ import punctuated.spark.DeclaredStreams
  * input as a punctuated join, by adding the [[PunctuationColumns]] conjunct (always TRUE)
  * to its condition. Joins with no declared input are left exactly as they are.
  *
- * Outer joins: Spark refuses a stream-stream outer join unless a join key carries an
+ * Outer and semi joins: Spark refuses a stream-stream outer (or semi) join unless a join key carries an
  * event-time watermark. A punctuated outer join needs none (the other input's punctuations
  * say when a row is unmatched for good), so its join-key references in the condition are
  * flagged as event-time columns for that check only; [[DropOuterJoinCheckFlag]] removes the
@@ -36,7 +36,7 @@ case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPl
         val refs = referenced(l, left) ++ referenced(r, right)
         val marked = PunctuationColumns(refs, l, r)
         val flagged = joinType match {
-          case LeftOuter | RightOuter | FullOuter => PunctuateStreamingJoins.flagKeys(condition)
+          case LeftOuter | RightOuter | FullOuter | LeftSemi => PunctuateStreamingJoins.flagKeys(condition)
           case _ => condition
         }
         Join(left, right, joinType, Some(And(flagged, marked)), hint)
