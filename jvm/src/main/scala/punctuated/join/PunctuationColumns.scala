@@ -1,7 +1,7 @@
 package punctuated.join
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Expression, ExprId}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, ExprId}
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.types.{BooleanType, DataType}
 
@@ -29,15 +29,30 @@ final case class InputDeclaration(declaration: Declaration, columns: Map[String,
  *    [[punctuated.spark.rules.PlanPunctuatedJoins]] finds it and runs the join with
  *    [[PunctuatedSymmetricHashJoinExec]], which drops this conjunct.
  *
- * @param children the attributes referenced (markers; an attribute of an undeclared input)
- * @param left     the left input's declaration, if any
- * @param right    the right input's declaration, if any
+ * The declared columns are referenced as children (left input's first, then the right's; one
+ * column of an undeclared input stands in for it), so the optimizer keeps them and rewrites
+ * them like any other reference: their ids in any later plan are read from the children.
+ *
+ * @param children    the referenced columns
+ * @param leftInput   the left input's declaration and the declared column names referenced
+ * @param rightInput  the same for the right input
  */
 case class PunctuationColumns(
     children: Seq[Expression],
-    left: Option[InputDeclaration],
-    right: Option[InputDeclaration])
+    leftInput: Option[(Declaration, Seq[String])],
+    rightInput: Option[(Declaration, Seq[String])])
   extends Expression with CodegenFallback {
+
+  private def leftCount = leftInput.map(_._2.size).getOrElse(1)
+
+  private def resolve(input: Option[(Declaration, Seq[String])], refs: Seq[Expression]) =
+    input.map { case (d, names) =>
+      InputDeclaration(d, names.zip(refs).collect { case (n, a: Attribute) => n -> a.exprId }.toMap)
+    }
+
+  /** The left input's declaration, with its columns' ids in this plan. */
+  def left: Option[InputDeclaration] = resolve(leftInput, children.take(leftCount))
+  def right: Option[InputDeclaration] = resolve(rightInput, children.drop(leftCount))
 
   override def dataType: DataType = BooleanType
   override def nullable: Boolean = false

@@ -34,7 +34,9 @@ case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPl
       if (l.isEmpty && r.isEmpty) j
       else {
         val refs = referenced(l, left) ++ referenced(r, right)
-        val marked = PunctuationColumns(refs, l, r)
+        val marked = PunctuationColumns(refs,
+          l.map(d => d.declaration -> d.columns.keys.toSeq.sorted),
+          r.map(d => d.declaration -> d.columns.keys.toSeq.sorted))
         val flagged = joinType match {
           case LeftOuter | RightOuter | FullOuter | LeftSemi => PunctuateStreamingJoins.flagKeys(condition)
           case _ => condition
@@ -55,11 +57,12 @@ case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPl
     }
   }
 
-  /** Attributes the marker conjunct must reference to keep the markers (or the input) alive. */
-  private def referenced(decl: Option[InputDeclaration], input: LogicalPlan): Seq[Attribute] = {
-    val markers = decl.flatMap(_.markerId).flatMap(id => input.output.find(_.exprId == id)).toSeq
-    if (markers.nonEmpty) markers else input.output.take(1)
-  }
+  /** The declared columns of an input, in name order (one stand-in column if undeclared). */
+  private def referenced(decl: Option[InputDeclaration], input: LogicalPlan): Seq[Attribute] =
+    decl match {
+      case Some(d) => d.columns.keys.toSeq.sorted.map(n => input.output.find(_.exprId == d.columns(n)).get)
+      case None => input.output.take(1)
+    }
 }
 
 object PunctuateStreamingJoins {
