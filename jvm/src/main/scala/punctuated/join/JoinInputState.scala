@@ -29,6 +29,9 @@ final case class KeyPunctuation(scheme: KeyScheme, constants: UnsafeRow, bound: 
  *                    value: (input columns..., matched BOOLEAN)
  *   <input>-puncts   key: (scheme INT, constants BINARY)
  *                    value: (bound BINARY, closedAtBatch BIGINT)
+ *   <input>-gpuncts  the same, for punctuations that do not fix the whole key (a prefix of
+ *                    it, or a range): they concern every partition, so every partition holds
+ *                    a copy (only partition 0's copy is counted in the metrics)
  * }}}
  *
  * Every access is a point look-up or a prefix scan on one join key: finding a key's rows,
@@ -59,8 +62,12 @@ class JoinInputState(
 
   private val rows = open(rowsStoreName(input), rowKeySchema, valueSchema,
     PrefixKeyScanStateEncoderSpec(rowKeySchema, keyLength))
-  private val puncts = open(punctsStoreName(input), PunctKeySchema, PunctValueSchema,
+  private val localPuncts = open(punctsStoreName(input), PunctKeySchema, PunctValueSchema,
     NoPrefixKeyStateEncoderSpec(PunctKeySchema))
+  private val globalPuncts = open(globalPunctsStoreName(input), PunctKeySchema, PunctValueSchema,
+    NoPrefixKeyStateEncoderSpec(PunctKeySchema))
+  private def puncts(scheme: KeyScheme) =
+    if (scheme.isWholeKey(keyLength)) localPuncts else globalPuncts
 
   private def open(name: String, key: StructType, value: StructType, spec: KeyStateEncoderSpec) = {
     val id = StateStoreProviderId(
@@ -127,7 +134,7 @@ class JoinInputState(
 
   /** The held punctuation with this scheme and these constants, if any: (bound, closedAt). */
   def held(scheme: KeyScheme, constants: UnsafeRow): Option[(Option[Any], Long)] =
-    Option(puncts.get(storeKey(scheme, constants))).map { v =>
+    Option(puncts(scheme).get(storeKey(scheme, constants))).map { v =>
       val bound = if (v.isNullAt(0)) None else {
         val r = new UnsafeRow(1)
         val bytes = v.getBinary(0)
@@ -149,21 +156,21 @@ class JoinInputState(
       UnsafeProjection.create(Array[DataType](keySchema(p.scheme.range.get).dataType))(
         new GenericInternalRow(Array[Any](v))).getBytes
     }
-    puncts.put(storeKey(p.scheme, p.constants),
+    puncts(p.scheme).put(storeKey(p.scheme, p.constants),
       punctValue(new GenericInternalRow(Array[Any](bound.orNull, closedAtBatch))).copy())
   }
 
   def release(scheme: KeyScheme, constants: UnsafeRow): Unit =
-    puncts.remove(storeKey(scheme, constants))
+    puncts(scheme).remove(storeKey(scheme, constants))
 
-  /** Held punctuations closed at least `retention` batches before `batchId`, to release. */
-  def expired(batchId: Long, retention: Int): Seq[UnsafeRow] =
-    puncts.iterator().filter { pair =>
-      val closedAt = pair.value.getLong(1)
-      closedAt >= 0 && batchId - closedAt >= retention
-    }.map(_.key.copy()).toSeq
-
-  def releaseStoreKey(key: UnsafeRow): Unit = puncts.remove(key)
+  /** Releases held punctuations closed at least `retention` batches before `batchId`. */
+  def releaseExpired(batchId: Long, retention: Int): Unit =
+    for (store <- Seq(localPuncts, globalPuncts)) {
+      store.iterator().filter { pair =>
+        val closedAt = pair.value.getLong(1)
+        closedAt >= 0 && batchId - closedAt >= retention
+      }.map(_.key.copy()).toArray.foreach(store.remove(_))
+    }
 
   private val coverCache = mutable.HashMap.empty[UnsafeRow, Boolean]
 
@@ -186,13 +193,17 @@ class JoinInputState(
 
   // ---- commit ------------------------------------------------------------------------
 
-  def commit(): Unit = { rows.commit(); puncts.commit() }
+  private def stores = Seq(rows, localPuncts, globalPuncts)
 
-  def abortIfNeeded(): Unit = Seq(rows, puncts).foreach(s => if (!s.hasCommitted) s.abort())
+  def commit(): Unit = stores.foreach(_.commit())
+
+  def abortIfNeeded(): Unit = stores.foreach(s => if (!s.hasCommitted) s.abort())
 
   def numRows: Long = rows.metrics.numKeys
-  def numPunctuations: Long = puncts.metrics.numKeys
-  def memoryUsedBytes: Long = rows.metrics.memoryUsedBytes + puncts.metrics.memoryUsedBytes
+  /** Held punctuations of this partition (copies of partition-wide ones counted in partition 0). */
+  def numPunctuations: Long =
+    localPuncts.metrics.numKeys + (if (partitionId == 0) globalPuncts.metrics.numKeys else 0L)
+  def memoryUsedBytes: Long = stores.map(_.metrics.memoryUsedBytes).sum
 }
 
 object JoinInputState {
@@ -205,5 +216,7 @@ object JoinInputState {
 
   def rowsStoreName(input: String): String = s"$input-punctuated-rows"
   def punctsStoreName(input: String): String = s"$input-punctuated-puncts"
-  def storeNames: Seq[String] = Seq("left", "right").flatMap(i => Seq(rowsStoreName(i), punctsStoreName(i)))
+  def globalPunctsStoreName(input: String): String = s"$input-punctuated-gpuncts"
+  def storeNames: Seq[String] = Seq("left", "right").flatMap(i =>
+    Seq(rowsStoreName(i), punctsStoreName(i), globalPunctsStoreName(i)))
 }

@@ -56,6 +56,16 @@ final case class InputSpec(
   val keySchemes: Seq[KeyScheme] = (schemes.flatMap(_._2) ++ unique).distinct
 
   def hasPunctuations: Boolean = markerOrdinal >= 0 || unique.isDefined
+
+  /**
+   * The scheme a punctuation row instantiates: `Some(Some(keyScheme))` for one that purges,
+   * `Some(None)` for a valid one that does not, `None` for an invalid punctuation. A row
+   * instantiates the scheme whose visible attributes are exactly its non-NULL columns.
+   */
+  def schemeOf(row: org.apache.spark.sql.catalyst.InternalRow): Option[Option[KeyScheme]] = {
+    val set = dataOrdinals.filterNot(row.isNullAt).toSet
+    schemes.find(_._1 == set).map(_._2)
+  }
 }
 
 object InputSpec {

@@ -135,9 +135,16 @@ case class PunctuatedSymmetricHashJoinExec(
     val storeConf = new StateStoreConf(conf)
     val hadoopConf = sparkContext.broadcast(new SerializableHadoopConf(session.sessionState.newHadoopConf()))
     metrics // initialise on the driver
-    left.execute().stateStoreAwareZipPartitions(
-      right.execute(), getStateInfo, stateStoreNames, coordinator) { (partitionId, l, r) =>
-      new PunctuatedJoinTask(this, partitionId, storeConf, hadoopConf.value.value).run(l, r)
+    val (leftRdd, rightRdd) = (left.execute(), right.execute())
+    // Punctuations that do not fix a whole join key (a prefix, a range) concern every
+    // partition, but arrive in one: gather them first (one extra pass over this batch's
+    // shuffled punctuation rows, only for inputs declaring such schemes) and give them to all.
+    val global = sparkContext.broadcast(
+      PunctuatedSymmetricHashJoinExec.partitionWide(leftRdd, leftSpec, leftKeys, left.output) ->
+        PunctuatedSymmetricHashJoinExec.partitionWide(rightRdd, rightSpec, rightKeys, right.output))
+    leftRdd.stateStoreAwareZipPartitions(
+      rightRdd, getStateInfo, stateStoreNames, coordinator) { (partitionId, l, r) =>
+      new PunctuatedJoinTask(this, partitionId, storeConf, hadoopConf.value.value, global.value).run(l, r)
     }
   }
 
@@ -147,6 +154,29 @@ case class PunctuatedSymmetricHashJoinExec(
   // Accessors for the task (metrics are protected in SparkPlan).
   private[join] def metric(name: String) = longMetric(name)
   private[join] def reportStoreMetrics(): Unit = setOperatorMetrics(stateStoreNames.size)
+}
+
+object PunctuatedSymmetricHashJoinExec {
+
+  /** Does this input declare schemes whose punctuations concern every partition? */
+  def hasPartitionWide(spec: InputSpec, keys: Seq[Expression]): Boolean =
+    spec.markerOrdinal >= 0 && spec.schemes.flatMap(_._2).exists(!_.isWholeKey(keys.length))
+
+  /**
+   * This batch's punctuation rows of partition-wide schemes (as their join keys and scheme),
+   * collected from the input's RDD (empty, without a job, if the input declares none).
+   */
+  def partitionWide(rdd: RDD[InternalRow], spec: InputSpec, keys: Seq[Expression],
+      output: Seq[Attribute]): Array[(KeyScheme, UnsafeRow)] =
+    if (!hasPartitionWide(spec, keys)) Array.empty
+    else rdd.mapPartitions { iter =>
+      val keyProj = UnsafeProjection.create(keys, output)
+      iter.flatMap { row =>
+        val m = spec.markerOrdinal
+        if (row.isNullAt(m) || !row.getBoolean(m)) None
+        else spec.schemeOf(row).flatten.filterNot(_.isWholeKey(keys.length)).map(_ -> keyProj(row).copy())
+      }
+    }.collect()
 }
 
 /** The custom metrics of the contract ("Metrics"), shown in `lastProgress` and the UI. */
@@ -184,7 +214,8 @@ private[join] class PunctuatedJoinTask(
     exec: PunctuatedSymmetricHashJoinExec,
     partitionId: Int,
     storeConf: StateStoreConf,
-    hadoopConf: org.apache.hadoop.conf.Configuration) {
+    hadoopConf: org.apache.hadoop.conf.Configuration,
+    partitionWide: (Array[(KeyScheme, UnsafeRow)], Array[(KeyScheme, UnsafeRow)])) {
   import exec._
   import PunctuatedJoinMetrics._
 
@@ -229,7 +260,9 @@ private[join] class PunctuatedJoinTask(
     case _ => false
   }
 
-  private val newPunctuations = Map(true -> ArrayBuffer.empty[KeyPunctuation], false -> ArrayBuffer.empty[KeyPunctuation])
+  private val newPunctuations = Map(
+    true -> ArrayBuffer.from(partitionWide._1.map { case (s, k) => leftState.punctuationFor(s, k) }),
+    false -> ArrayBuffer.from(partitionWide._2.map { case (s, k) => rightState.punctuationFor(s, k) }))
   private var seq = 0L
   private var stored = 0L
   private var purged = 0L
@@ -333,11 +366,13 @@ private[join] class PunctuatedJoinTask(
 
   private def punctuation(row: InternalRow, spec: InputSpec, keyProj: UnsafeProjection,
       own: JoinInputState, isLeft: Boolean): Unit = {
-    val set = spec.dataOrdinals.filterNot(row.isNullAt).toSet
-    spec.schemes.find(_._1 == set) match {
-      case Some((_, keyScheme)) =>
+    val keyLength = (if (isLeft) leftKeys else rightKeys).length
+    spec.schemeOf(row) match {
+      case Some(keyScheme) =>
         metric(PunctuationsReceived) += 1
-        keyScheme.foreach(s => newPunctuations(isLeft) += own.punctuationFor(s, keyProj(row)))
+        // partition-wide ones come to every partition from `partitionWide`
+        keyScheme.filter(_.isWholeKey(keyLength))
+          .foreach(s => newPunctuations(isLeft) += own.punctuationFor(s, keyProj(row)))
       case None if settings.failOnInvalidPunctuations =>
         throw new SparkException(
           s"[PUNCTUATED_INVALID_PUNCTUATION] Punctuation row ${render(row, spec)} of ${spec.name} " +
@@ -397,9 +432,7 @@ private[join] class PunctuatedJoinTask(
     }
     if (scans.nonEmpty) scanPurge(scans.toSeq, results)
     if (settings.punctuationRetention > 0) {
-      for (state <- Seq(leftState, rightState); k <- state.expired(batch, settings.punctuationRetention)) {
-        state.releaseStoreKey(k)
-      }
+      Seq(leftState, rightState).foreach(_.releaseExpired(batch, settings.punctuationRetention))
     }
     results.iterator
   }
