@@ -118,11 +118,13 @@ class JoinInputState(
     BoundReference(0, IntegerType, nullable = false), BoundReference(1, BinaryType, nullable = false)))
   private val punctValue = UnsafeProjection.create(Seq(
     BoundReference(0, BinaryType, nullable = true), BoundReference(1, LongType, nullable = false)))
-  private val constantsProj: Map[KeyScheme, UnsafeProjection] = keySchemes.map { s =>
-    s -> UnsafeProjection.create(s.constants.toSeq.map(p => BoundReference(p, keySchema(p).dataType, nullable = true)))
-  }.toMap
-  private val rangeOrdering: Map[Int, Ordering[Any]] = keySchemes.flatMap(_.range).distinct
-    .map(p => p -> TypeUtils.getInterpretedOrdering(keySchema(p).dataType)).toMap
+  // Per key scheme (this input's, or the other input's when purging by its punctuations).
+  private val constantsProjs = mutable.HashMap.empty[KeyScheme, UnsafeProjection]
+  private def constantsProj(s: KeyScheme) = constantsProjs.getOrElseUpdate(s,
+    UnsafeProjection.create(s.constants.toSeq.map(p => BoundReference(p, keySchema(p).dataType, nullable = true))))
+  private val rangeOrderings = mutable.HashMap.empty[Int, Ordering[Any]]
+  private def rangeOrdering(position: Int) = rangeOrderings.getOrElseUpdate(position,
+    TypeUtils.getInterpretedOrdering(keySchema(position).dataType))
 
   private def storeKey(scheme: KeyScheme, constants: UnsafeRow): UnsafeRow =
     punctKey(new GenericInternalRow(Array[Any](scheme.id, constants.getBytes)))
