@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 
-def local_session(warehouse: str, app: str = "punctuated"):
+def local_session(warehouse: str, app: str = "punctuated", driver_memory: str = "2g"):
     """A local SparkSession with the bundled extension, its warehouse under ``warehouse``."""
     from pyspark.sql import SparkSession
 
@@ -24,7 +24,9 @@ def local_session(warehouse: str, app: str = "punctuated"):
         SparkSession.builder.master("local[2]")
         .appName(app)
         .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", driver_memory)
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.warehouse.dir", str(Path(warehouse) / "warehouse"))
         .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={warehouse}")
     )
