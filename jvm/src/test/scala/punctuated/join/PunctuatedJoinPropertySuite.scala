@@ -42,7 +42,7 @@ class PunctuatedJoinPropertySuite extends PunctuatedStreamTest {
       right = Seq(Schemes -> "c, k; c", Marker -> "p"), rightSchemes = Seq(WholeKey, CaseOnly),
       leftUnique = true))
 
-  for (layout <- layouts; joinType <- Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi")) {
+  for (layout <- layouts; joinType <- Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti")) {
     test(s"random interleavings: $joinType, ${layout.name}") {
       val seed = (layout.name + joinType).hashCode
       val rng = new Random(seed)
@@ -53,7 +53,7 @@ class PunctuatedJoinPropertySuite extends PunctuatedStreamTest {
       val left = declare(l.toDF().toDF("c", "k", "v", "p"), "L", layout.left: _*)
       val right = declare(r.toDF().toDF("c", "k", "w", "p"), "R", layout.right: _*)
       val joined = left.join(right, left("c") === right("c") && left("k") === right("k"), joinType)
-      val out = if (joinType == "left_semi") joined.select(left("c"), left("k"), left("v"))
+      val out = if (joinType == "left_semi" || joinType == "left_anti") joined.select(left("c"), left("k"), left("v"))
         else joined.select(left("c"), left("k"), left("v"), right("w"))
 
       // generate batch i from the model's state after batch i - 1, then apply it to the model
@@ -194,6 +194,9 @@ object PunctuatedJoinPropertySuite {
       joinType match {
         case "left_semi" =>
           data(true).filter(d => partners(d, isLeft = true).nonEmpty).map(d => Row(d.c, d.k, v(d))).toSeq
+        case "left_anti" =>   // emitted once the right input has closed the key
+          data(true).filter(d => partners(d, isLeft = true).isEmpty && closed(false, d.c, d.k))
+            .map(d => Row(d.c, d.k, v(d))).toSeq
         case _ =>
           val inner = for (l <- data(true); r <- partners(l, isLeft = true)) yield Row(l.c, l.k, l.v, r.v)
           val leftPadded = if (!Seq("left_outer", "full_outer").contains(joinType)) Nil else

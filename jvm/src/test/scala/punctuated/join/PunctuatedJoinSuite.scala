@@ -172,6 +172,17 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 0, punctuations = 1))
   }
 
+  test("left anti join emits an auction without bids once the bids close it") {
+    val (auctions, bids, anti) = auctionJoin("left_anti")
+    testStream(anti)(
+      AddData(auctions, auction(1, 10), auction(2, 11), auction(3, 12)),
+      AddData(bids, bid(1, 100, 5.0)),
+      CheckNewAnswer(),
+      AddData(bids, closeBids(1), closeBids(2)),
+      CheckNewAnswer((2L, 11L)),
+      AssertPunctuatedState(rows = 1, punctuations = 1))
+  }
+
   test("filters between source and join let punctuations through") {
     val (auctions, bids, joined) = auctionJoin(bidsFilter = _.where(col("price") > 4.0))
     testStream(joined)(

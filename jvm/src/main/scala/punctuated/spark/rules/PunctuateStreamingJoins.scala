@@ -1,10 +1,10 @@
 package punctuated.spark.rules
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeReference, Expression}
+import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeReference, Expression, IsNull}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
-import org.apache.spark.sql.catalyst.plans.{FullOuter, LeftOuter, LeftSemi, RightOuter}
-import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Join, LogicalPlan}
+import org.apache.spark.sql.catalyst.plans.{FullOuter, LeftAnti, LeftOuter, LeftSemi, RightOuter}
+import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Filter, Join, LogicalPlan, Project}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.types.MetadataBuilder
 
@@ -38,11 +38,34 @@ case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPl
           l.map(d => d.declaration -> d.columns.keys.toSeq.sorted),
           r.map(d => d.declaration -> d.columns.keys.toSeq.sorted))
         val flagged = joinType match {
-          case LeftOuter | RightOuter | FullOuter | LeftSemi => PunctuateStreamingJoins.flagKeys(condition)
+          case LeftOuter | RightOuter | FullOuter | LeftSemi | LeftAnti =>
+            PunctuateStreamingJoins.flagKeys(condition)
           case _ => condition
         }
-        Join(left, right, joinType, Some(And(flagged, marked)), hint)
+        joinType match {
+          case LeftAnti => antiAsOuter(j, Some(And(flagged, marked)))
+          case _ => Join(left, right, joinType, Some(And(flagged, marked)), hint)
+        }
       }
+  }
+
+  /**
+   * Spark refuses stream-stream left anti joins outright; a punctuated one runs as the left
+   * outer join it is equivalent to, keeping the rows padded with NULLs (the left rows the
+   * right input's punctuations proved unmatched): `L ANTI R = project_L(filter_{r.k IS NULL}(L LEFT OUTER R))`,
+   * `r.k` a right join-key column (never NULL on a matched row of an equi-join).
+   */
+  private def antiAsOuter(j: Join, condition: Option[Expression]): LogicalPlan = {
+    val witness = j match {
+      case ExtractEquiJoinKeys(_, _, rightKeys, _, _, _, right, _) =>
+        rightKeys.collectFirst { case a: Attribute if right.outputSet.contains(a) => a }
+      case _ => None
+    }
+    witness match {
+      case Some(w) =>
+        Project(j.left.output, Filter(IsNull(w), Join(j.left, j.right, LeftOuter, condition, j.hint)))
+      case None => j   // no plain right key column: left as it is (Spark then refuses it)
+    }
   }
 
   /** The declaration of the one declared stream whose columns reach the join input. */
