@@ -30,7 +30,7 @@ case class CheckJoinSafety(session: SparkSession) extends (LogicalPlan => Unit) 
       if (mode != "off" && DeclaredStreams.find(w.inputQuery, caseSensitive = false).nonEmpty) {
         val problems = JoinSafety.problems(w.inputQuery)
         if (problems.nonEmpty) {
-          val text = problems.mkString("\n")
+          val text = problems.map(_.message).mkString("\n")
           if (mode == "strict") throw PunctuatedErrors.unsafeQuery(text)
           logWarning(s"Punctuated: the query's state will grow without bound.\n$text")
         }
@@ -42,11 +42,14 @@ case class CheckJoinSafety(session: SparkSession) extends (LogicalPlan => Unit) 
 /** Per-join purgeability, one place for the check and its messages. */
 object JoinSafety {
 
-  /** One sentence per unpurgeable join input. */
-  def problems(plan: LogicalPlan): Seq[String] = {
+  /** A join input whose state can never be purged, and the sentence saying how to fix it. */
+  final case class Problem(input: String, message: String)
+
+  /** One problem per unpurgeable join input. */
+  def problems(plan: LogicalPlan): Seq[Problem] = {
     val watermarked = plan.exists(_.isInstanceOf[EventTimeWatermark])
     plan.collect {
-      case j @ ExtractEquiJoinKeys(joinType, leftKeys, rightKeys, _, _, left, right, _)
+      case j @ ExtractEquiJoinKeys(_, leftKeys, rightKeys, _, _, left, right, _)
           if left.isStreaming && right.isStreaming =>
         PunctuationColumns.find(j.asInstanceOf[Join].condition) match {
           case Some(mark) =>
@@ -58,25 +61,22 @@ object JoinSafety {
               val usable = otherDecl.toSeq.flatMap(d => KeySchemes.usable(d, otherKeys))
                 .filter { case (s, _) => otherDecl.exists(d => d.markerId.isDefined || d.declaration.unique.contains(s)) }
               if (usable.nonEmpty) None
-              else {
+              else Some(Problem(stored, {
                 val keyCols = otherKeys.map(_.sql).mkString(", ")
-                Some(s"The state of input $stored of the join ON $on can never be purged: input " +
+                s"The state of input $stored of the join ON $on can never be purged: input " +
                   s"$other has no punctuation scheme on its join key ($keyCols) whose punctuations " +
                   s"reach the join. Fix: declare one on $other, e.g. ALTER TABLE $other SET " +
                   s"TBLPROPERTIES ('punctuated.schemes' = '${otherKeys.map(k => plain(k)).mkString(", ")}', " +
                   "'punctuated.marker' = '<BOOLEAN column>'), or 'punctuated.unique' if that is a key " +
-                  s"of $other; or set ${PunctuatedConf.SafetyMode}=warn to run anyway.")
-              }
+                  s"of $other; or set ${PunctuatedConf.SafetyMode}=warn to run anyway."
+              }))
             }
-            (missing(lName, rName, mark.right, rightKeys) ++
-              (if (joinType == org.apache.spark.sql.catalyst.plans.LeftSemi ||
-                   joinType == org.apache.spark.sql.catalyst.plans.LeftAnti) None
-               else missing(rName, lName, mark.left, leftKeys))).toSeq
+            (missing(lName, rName, mark.right, rightKeys) ++ missing(rName, lName, mark.left, leftKeys)).toSeq
           case None if !watermarked =>
-            Seq(s"The stream-stream join ON ${j.asInstanceOf[Join].condition.map(_.sql).getOrElse("true")} " +
+            Seq(Problem("both inputs", s"The stream-stream join ON ${j.asInstanceOf[Join].condition.map(_.sql).getOrElse("true")} " +
               "reads no declared input: both inputs' state grows without bound. Fix: declare " +
               "punctuation schemes on its inputs (TBLPROPERTIES 'punctuated.schemes' or " +
-              "'punctuated.unique') or use a watermark.")
+              "'punctuated.unique') or use a watermark."))
           case None => Nil
         }
     }.flatten
