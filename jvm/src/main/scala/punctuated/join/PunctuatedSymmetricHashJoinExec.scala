@@ -422,6 +422,12 @@ private[join] class PunctuatedJoinTask(
         val closed = otherHeld.exists { case (b, _) => other.boundCovers(p.scheme, b, p.bound) }
         val closesOther = otherHeld.exists { case (b, _) => own.boundCovers(p.scheme, p.bound, b) }
         val retention = settings.punctuationRetention
+        if (settings.emitPunctuations) {
+          // what both inputs have now closed: no output row can match it any more
+          val finished = if (closed) Some(p) else otherHeld.filter(_ => closesOther)
+            .map { case (b, _) => KeyPunctuation(p.scheme, p.constants, b) }
+          finished.foreach(f => outputPunctuations ++= outputPunctuationRows(f))
+        }
         if (!closed) own.hold(p, -1L)
         else if (retention > 0) own.hold(p, batch)
         if (closesOther) {
@@ -431,10 +437,51 @@ private[join] class PunctuatedJoinTask(
       }
     }
     if (scans.nonEmpty) scanPurge(scans.toSeq, results)
+    results ++= outputPunctuations    // after the rows they cover
     if (settings.punctuationRetention > 0) {
       Seq(leftState, rightState).foreach(_.releaseExpired(batch, settings.punctuationRetention))
     }
     results.iterator
+  }
+
+  private val outputPunctuations = ArrayBuffer.empty[InternalRow]
+  private lazy val outputRowProj = UnsafeProjection.create(output.map(_.dataType).toArray)
+
+  /**
+   * Output punctuations for values both inputs have closed (Tucker et al. 2003, Table 3,
+   * join propagation: an input's punctuation extended with wildcards for the other input's
+   * columns): for each input whose columns are in the output and whose marker is visible, a
+   * row with that marker true, that input's join-key columns set as the punctuation says
+   * (the bound for a range), the other input's marker false, every other column NULL.
+   */
+  private def outputPunctuationRows(p: KeyPunctuation): Seq[InternalRow] = {
+    val sides = if (semi) Seq(true) else Seq(true, false)
+    sides.flatMap { isLeft =>
+      val spec = if (isLeft) leftSpec else rightSpec
+      val keys = if (isLeft) leftKeys else rightKeys
+      val input = if (isLeft) left.output else right.output
+      val offset = if (isLeft) 0 else left.output.size
+      val ordinals = keys.map {
+        case a: Attribute => input.indexWhere(_.exprId == a.exprId)
+        case _ => -1
+      }
+      val positions = p.scheme.constants.toSeq ++ p.scheme.range.toSeq
+      if (spec.markerOrdinal < 0 || positions.exists(ordinals(_) < 0)) None
+      else {
+        val row = new GenericInternalRow(output.size)
+        row.setBoolean(offset + spec.markerOrdinal, true)
+        // the other input's marker, if in the output, says "not my punctuation"
+        if (!semi) {
+          val (otherSpec, otherOffset) = if (isLeft) (rightSpec, left.output.size) else (leftSpec, 0)
+          if (otherSpec.markerOrdinal >= 0) row.setBoolean(otherOffset + otherSpec.markerOrdinal, false)
+        }
+        p.scheme.constants.zipWithIndex.foreach { case (pos, i) =>
+          row.update(offset + ordinals(pos), p.constants.get(i, keys(pos).dataType))
+        }
+        p.scheme.range.foreach(pos => row.update(offset + ordinals(pos), p.bound.orNull))
+        Some(outputRowProj(row).copy())
+      }
+    }
   }
 
   /** One pass over each input's stored rows for punctuations that do not fix a whole key. */

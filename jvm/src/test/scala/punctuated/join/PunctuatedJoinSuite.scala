@@ -183,6 +183,29 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 1, punctuations = 1))
   }
 
+  test("output punctuations, with emitPunctuations=true: keys both inputs have closed") {
+    withSQLConf(PunctuatedConf.EmitPunctuations -> "true") {
+      val auctions = MemoryStream[Auction]
+      val bids = MemoryStream[Bid]
+      val a = declare(auctions.toDF(), "auctions", Unique -> "id", Marker -> "is_punct")
+      val b = declare(bids.toDF(), "bids", Schemes -> "auction", Marker -> "is_punct")
+      val joined = a.join(b, a("id") === b("auction"))
+        .select(a("id"), a("is_punct"), b("auction"), b("bidder"), b("is_punct"))
+      testStream(joined)(
+        AddData(auctions, auction(1, 10), auction(2, 11)),
+        AddData(bids, bid(1, 100, 5.0)),
+        CheckNewAnswer(Row(1L, false, 1L, 100L, false)),
+        AddData(bids, closeBids(1)),
+        // auction 1 closed by both inputs: one punctuation per input, wildcards elsewhere
+        CheckNewAnswer(Row(1L, true, null, null, false), Row(null, false, 1L, null, true)))
+    }
+    val (auctions, bids, joined) = auctionJoin()
+    testStream(joined)(     // the default: no punctuation in the results
+      AddData(auctions, auction(1, 10)),
+      AddData(bids, bid(1, 100, 5.0), closeBids(1)),
+      CheckNewAnswer((1L, 100L, 5.0)))
+  }
+
   test("filters between source and join let punctuations through") {
     val (auctions, bids, joined) = auctionJoin(bidsFilter = _.where(col("price") > 4.0))
     testStream(joined)(
