@@ -422,7 +422,8 @@ private[join] class PunctuatedJoinTask(
         val closed = otherHeld.exists { case (b, _) => other.boundCovers(p.scheme, b, p.bound) }
         val closesOther = otherHeld.exists { case (b, _) => own.boundCovers(p.scheme, p.bound, b) }
         val retention = settings.punctuationRetention
-        if (settings.emitPunctuations) {
+        // (a partition-wide punctuation is seen by every partition: output once, by partition 0)
+        if (settings.emitPunctuations && (p.scheme.isWholeKey(keyLength) || partitionId == 0)) {
           // what both inputs have now closed: no output row can match it any more
           val finished = if (closed) Some(p) else otherHeld.filter(_ => closesOther)
             .map { case (b, _) => KeyPunctuation(p.scheme, p.constants, b) }

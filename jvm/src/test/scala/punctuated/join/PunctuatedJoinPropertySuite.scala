@@ -42,11 +42,17 @@ class PunctuatedJoinPropertySuite extends PunctuatedStreamTest {
       right = Seq(Schemes -> "c, k; c", Marker -> "p"), rightSchemes = Seq(WholeKey, CaseOnly),
       leftUnique = true))
 
-  for (layout <- layouts; joinType <- Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti")) {
-    test(s"random interleavings: $joinType, ${layout.name}") {
-      val seed = (layout.name + joinType).hashCode
+  private val runs = for (layout <- layouts;
+      joinType <- Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti"))
+    yield (layout, joinType, false)
+
+  // with output punctuations (emitPunctuations=true): the markers are selected
+  for ((layout, joinType, emit) <- runs ++ layouts.map(l => (l, "inner", true))) {
+    test(s"random interleavings: $joinType, ${layout.name}${if (emit) ", output punctuations" else ""}") {
+     withSQLConf(punctuated.spark.PunctuatedConf.EmitPunctuations -> emit.toString) {
+      val seed = (layout.name + joinType + emit).hashCode
       val rng = new Random(seed)
-      val model = new Model(joinType, layout)
+      val model = new Model(joinType, layout, emit)
 
       val l = MemoryStream[(Option[Int], Option[Int], Option[Int], Boolean)]
       val r = MemoryStream[(Option[Int], Option[Int], Option[Int], Boolean)]
@@ -54,6 +60,7 @@ class PunctuatedJoinPropertySuite extends PunctuatedStreamTest {
       val right = declare(r.toDF().toDF("c", "k", "w", "p"), "R", layout.right: _*)
       val joined = left.join(right, left("c") === right("c") && left("k") === right("k"), joinType)
       val out = if (joinType == "left_semi" || joinType == "left_anti") joined.select(left("c"), left("k"), left("v"))
+        else if (emit) joined.select(left("c"), left("k"), left("p"), right("c"), right("k"), right("p"))
         else joined.select(left("c"), left("k"), left("v"), right("w"))
 
       // generate batch i from the model's state after batch i - 1, then apply it to the model
@@ -79,6 +86,7 @@ class PunctuatedJoinPropertySuite extends PunctuatedStreamTest {
           })
       }
       testStream(out)(actions: _*)
+     }
     }
   }
 }
@@ -123,7 +131,9 @@ object PunctuatedJoinPropertySuite {
   }
 
   /** The contract's semantics, element by element (no Spark). */
-  class Model(joinType: String, layout: Layout) {
+  class Model(joinType: String, layout: Layout, emit: Boolean = false) {
+    /** Output punctuations so far: what both inputs have closed, once per closing. */
+    private val finished = mutable.ArrayBuffer.empty[Punct]
     private val data = Map(true -> mutable.ArrayBuffer.empty[Data], false -> mutable.ArrayBuffer.empty[Data])
     private val sent = Map(true -> mutable.ArrayBuffer.empty[Punct], false -> mutable.ArrayBuffer.empty[Punct])
     /** Held punctuations by slot (Li et al. §5.1: held until the other input covers them). */
@@ -169,8 +179,11 @@ object PunctuatedJoinPropertySuite {
         val other = held(!isLeft)
         if (!own.get(p.slot).exists(_.bound >= p.bound)) {
           val o = other.get(p.slot)
-          if (!o.exists(_.bound >= p.bound)) own(p.slot) = p
-          if (o.exists(x => p.bound >= x.bound)) other.remove(p.slot)
+          val closed = o.exists(_.bound >= p.bound)
+          val closesOther = o.exists(x => p.bound >= x.bound)
+          if (closed) finished += p else if (closesOther) finished += o.get
+          if (!closed) own(p.slot) = p
+          if (closesOther) other.remove(p.slot)
         }
       }
     }
@@ -192,6 +205,13 @@ object PunctuatedJoinPropertySuite {
     def output: Seq[Row] = {
       def v(d: Data) = d.v
       joinType match {
+        case "inner" if emit =>
+          val pairs = for (l <- data(true); r <- partners(l, isLeft = true)) yield Row(l.c, l.k, false, r.c, r.k, false)
+          val puncts = finished.flatMap { p =>
+            val k = if (p.kind == CaseOnly) null else p.k
+            Seq(Row(p.c, k, true, null, null, false), Row(null, null, false, p.c, k, true))
+          }
+          (pairs ++ puncts).toSeq
         case "left_semi" =>
           data(true).filter(d => partners(d, isLeft = true).nonEmpty).map(d => Row(d.c, d.k, v(d))).toSeq
         case "left_anti" =>   // emitted once the right input has closed the key
