@@ -25,6 +25,10 @@ class PunctuatedExtensions extends (SparkSessionExtensions => Unit) {
     // to the physical plan. Runs once, after resolution, before Spark's streaming checks.
     extensions.injectPostHocResolutionRule(PunctuateStreamingJoins)
 
+    // At start(): punctuation rows no punctuated operator consumes are removed where their
+    // stream enters the plan, so they never reach another operator or the sink.
+    extensions.injectPostHocResolutionRule(DropUnconsumedPunctuations)
+
     // Per micro-batch: undo the event-time flag that lets punctuated outer joins pass Spark's
     // start-time check (no watermark is involved in them).
     extensions.injectOptimizerRule(DropOuterJoinCheckFlag)

@@ -134,6 +134,25 @@ class DeclarationsSuite extends PunctuatedStreamTest {
     assert(e.getMessage.contains("Table bids_stream") && e.getMessage.contains("aution"))
   }
 
+  test("punctuation rows no punctuated operator consumes never reach the results") {
+    withDeclaredTable("bids", bidsColumns, bidsDeclared) {
+      sql("INSERT INTO bids VALUES (1, 100, 5.0, NULL, false), (1, NULL, NULL, NULL, true)")
+      testStream(spark.sql("SELECT auction, bidder FROM STREAM(bids)"))(
+        ProcessAllAvailable(),
+        CheckAnswer((1L, 100L)))
+      testStream(spark.readStream.table("bids").dropDuplicates("auction", "bidder").select("auction"))(
+        ProcessAllAvailable(),
+        CheckAnswer(1L))
+    }
+    val input = MemoryStream[(Long, Option[Long], Boolean)]
+    val raw = input.toDF().toDF("auction", "bidder", "is_punct")
+    val declared = raw.select(raw.columns.map(c => col(c).as(c, DeclaredStreams.metadataFor("s",
+      Map(Declaration.Schemes -> "auction", Declaration.Marker -> "is_punct")))).toIndexedSeq: _*)
+    testStream(declared.select("auction", "bidder"))(
+      AddData(input, (1L, Some(10L), false), (1L, None, true)),
+      CheckAnswer((1L, Some(10L))))
+  }
+
   test("queries without declarations plan as without the extension") {
     val input = MemoryStream[Int]
     val df = input.toDF().groupBy("value").count()
