@@ -26,7 +26,15 @@ object PersonGenerator {
     val name = FirstNames(random.nextInt(FirstNames.length)) + " " +
       LastNames(random.nextInt(LastNames.length))
     val email = nextString(random, 7) + "@" + nextString(random, 5) + ".com"
-    val creditCard = (0 until 4).map(_ => f"${random.nextInt(10000)}%04d").mkString(" ")
+    val creditCard = {
+      val sb = new java.lang.StringBuilder(19)
+      for (i <- 0 until 4) {
+        if (i > 0) sb.append(' ')
+        val group = random.nextInt(10000).toString
+        sb.append("0000", 0, 4 - group.length).append(group)
+      }
+      sb.toString
+    }
     val city = UsCities(random.nextInt(UsCities.length))
     val state = UsStates(random.nextInt(UsStates.length))
     val size = 8 + name.length + email.length + creditCard.length + city.length + state.length

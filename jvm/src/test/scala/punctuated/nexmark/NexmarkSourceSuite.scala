@@ -104,6 +104,20 @@ class NexmarkSourceSuite extends PunctuatedStreamTest {
     assert(auctions.map(_.getAs[Long]("category")).toSet.subsetOf((10L to 14L).toSet))
   }
 
+  test("eventsPerSecond and baseTime set event time; Trigger.AvailableNow reads to the end") {
+    val people = runAll(read("person", "totalEvents" -> "1000", "eventsPerSecond" -> "1000",
+      "baseTime" -> "1700000000000"))
+    assert(people.map(r => millis(r, "dateTime")).sorted ==
+      (0 until 20).map(k => 1700000000000L + k * 50L))
+    val batches = new ConcurrentHashMap[Long, Long]()
+    val q = read("auction", "totalEvents" -> "2500", "eventsPerBatch" -> "1000").writeStream
+      .trigger(Trigger.AvailableNow())
+      .foreachBatch { (b: DataFrame, id: Long) => batches.put(id, b.count()); () }
+      .start()
+    assert(q.awaitTermination(streamingTimeout.toMillis))
+    assert(batches.asScala.toMap == Map(0L -> 60L, 1L -> 60L, 2L -> 30L))
+  }
+
   test("every bid is on an existing auction, within its [dateTime, expires]") {
     val opts = Seq("totalEvents" -> "20000", "eventsPerBatch" -> "3000", "seed" -> "11")
     val auctions = runAll(read("auction", opts: _*)).map { r =>
