@@ -1,0 +1,84 @@
+package punctuated.nexmark
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
+import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.types.UTF8String
+
+/**
+ * Schemas of the three streams (field names and types of the reference model, see
+ * [[Person]], [[Auction]], [[Bid]]) and the rows that carry events and punctuations.
+ *
+ * With punctuations, every table gets the BOOLEAN marker column [[Marker]]; a bid
+ * punctuation row sets `auction` and the marker and leaves every other column NULL (user
+ * contract, `punctuated.marker`), so the bid table's other columns are then nullable.
+ */
+object NexmarkSchemas {
+  val Marker = "is_punct"
+
+  def schema(config: NexmarkConfig): StructType = {
+    val p = config.punctuations
+    val base = config.table match {
+      case NexmarkTableKind.Person => StructType(Seq(
+        StructField("id", LongType, nullable = false),
+        StructField("name", StringType, nullable = false),
+        StructField("emailAddress", StringType, nullable = false),
+        StructField("creditCard", StringType, nullable = false),
+        StructField("city", StringType, nullable = false),
+        StructField("state", StringType, nullable = false),
+        StructField("dateTime", TimestampType, nullable = false),
+        StructField("extra", StringType, nullable = false)))
+      case NexmarkTableKind.Auction => StructType(Seq(
+        StructField("id", LongType, nullable = false),
+        StructField("itemName", StringType, nullable = false),
+        StructField("description", StringType, nullable = false),
+        StructField("initialBid", LongType, nullable = false),
+        StructField("reserve", LongType, nullable = false),
+        StructField("dateTime", TimestampType, nullable = false),
+        StructField("expires", TimestampType, nullable = false),
+        StructField("seller", LongType, nullable = false),
+        StructField("category", LongType, nullable = false),
+        StructField("extra", StringType, nullable = false)))
+      case NexmarkTableKind.Bid => StructType(Seq(
+        StructField("auction", LongType, nullable = false),
+        StructField("bidder", LongType, nullable = p),
+        StructField("price", LongType, nullable = p),
+        StructField("channel", StringType, nullable = p),
+        StructField("url", StringType, nullable = p),
+        StructField("dateTime", TimestampType, nullable = p),
+        StructField("extra", StringType, nullable = p)))
+    }
+    if (p) base.add(StructField(Marker, BooleanType, nullable = false)) else base
+  }
+
+  /**
+   * The punctuation declaration of a table with punctuations (user contract table
+   * properties): bids punctuate `auction`; people and auctions have unique ids.
+   */
+  def declaration(table: NexmarkTableKind): Map[String, String] = table match {
+    case NexmarkTableKind.Bid => Map("punctuated.schemes" -> "auction", "punctuated.marker" -> Marker)
+    case _ => Map("punctuated.unique" -> "id", "punctuated.marker" -> Marker)
+  }
+
+  private def s(v: String): UTF8String = UTF8String.fromString(v)
+  private def micros(ms: Long): Long = ms * 1000L
+
+  private def row(punctuations: Boolean, values: Any*): InternalRow =
+    new GenericInternalRow((if (punctuations) values :+ false else values).toArray)
+
+  def personRow(p: Person, punctuations: Boolean): InternalRow =
+    row(punctuations, p.id, s(p.name), s(p.emailAddress), s(p.creditCard), s(p.city), s(p.state),
+      micros(p.dateTime), s(p.extra))
+
+  def auctionRow(a: Auction, punctuations: Boolean): InternalRow =
+    row(punctuations, a.id, s(a.itemName), s(a.description), a.initialBid, a.reserve,
+      micros(a.dateTime), micros(a.expires), a.seller, a.category, s(a.extra))
+
+  def bidRow(b: Bid, punctuations: Boolean): InternalRow =
+    row(punctuations, b.auction, b.bidder, b.price, s(b.channel), s(b.url), micros(b.dateTime),
+      s(b.extra))
+
+  /** "No more bids for auction `auctionId`". */
+  def bidPunctuationRow(auctionId: Long): InternalRow =
+    new GenericInternalRow(Array[Any](auctionId, null, null, null, null, null, null, true))
+}
