@@ -206,6 +206,19 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       CheckNewAnswer((1L, 100L, 5.0)))
   }
 
+  test("other operators between source and join drop punctuations; the input counts as undeclared") {
+    val (auctions, bids, joined) = auctionJoin(bidsFilter = _.dropDuplicates("auction", "bidder"))
+    val e = intercept[AnalysisException](joined.writeStream.format("memory").queryName("dedup").start())
+    assert(e.getCondition == "PUNCTUATED_UNSAFE_QUERY" && e.getMessage.contains("input auctions"), e.getMessage)
+    withSQLConf(PunctuatedConf.SafetyMode -> "warn") {
+      testStream(joined)(
+        AddData(auctions, auction(1, 10)),
+        AddData(bids, bid(1, 100, 5.0), closeBids(1)),
+        CheckNewAnswer((1L, 100L, 5.0)),        // the punctuation row is no data row
+        AssertPunctuatedState(rows = 1, punctuations = 1))  // nothing purges auction 1
+    }
+  }
+
   test("filters between source and join let punctuations through") {
     val (auctions, bids, joined) = auctionJoin(bidsFilter = _.where(col("price") > 4.0))
     testStream(joined)(

@@ -4,7 +4,7 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeReference, Expression, IsNull}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{FullOuter, LeftAnti, LeftOuter, LeftSemi, RightOuter}
-import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Filter, Join, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Filter, Join, LogicalPlan, Project, SubqueryAlias}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.types.MetadataBuilder
 
@@ -68,15 +68,30 @@ case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPl
     }
   }
 
-  /** The declaration of the one declared stream whose columns reach the join input. */
+  /**
+   * The declaration of the one declared stream whose punctuations reach the join input:
+   * through projections, filters and aliases only (Tucker et al. 2003, Table 3: select and
+   * project pass punctuations). Behind any other operator the stream counts as undeclared
+   * here, and its punctuation rows are removed at the source (DropUnconsumedPunctuations).
+   */
   private def inputDeclaration(input: LogicalPlan, caseSensitive: Boolean): Option[InputDeclaration] = {
     val visible = input.output.map(_.exprId).toSet
-    DeclaredStreams.find(input, caseSensitive).map { s =>
+    DeclaredStreams.find(input, caseSensitive).filter(s => passesThrough(input, s.output.map(_.exprId).toSet)).map { s =>
       InputDeclaration(s.declaration,
         s.output.filter(a => visible.contains(a.exprId)).map(a => a.name -> a.exprId).toMap)
     }.filter(d => d.columns.nonEmpty) match {
       case Seq(single) => Some(single)
       case _ => None   // none, or several streams under one input (not punctuated here)
+    }
+  }
+
+  /** Is the node that introduces these columns reached through pass-through nodes only? */
+  private def passesThrough(node: LogicalPlan, ids: Set[org.apache.spark.sql.catalyst.expressions.ExprId]): Boolean = {
+    def has(p: LogicalPlan) = p.output.exists(a => ids.contains(a.exprId))
+    if (has(node) && !node.children.exists(has)) true
+    else node match {
+      case _: Project | _: Filter | _: SubqueryAlias | _: EventTimeWatermark => passesThrough(node.children.head, ids)
+      case _ => false
     }
   }
 
