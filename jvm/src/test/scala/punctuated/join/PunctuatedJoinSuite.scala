@@ -198,6 +198,11 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
         AddData(bids, closeBids(1)),
         // auction 1 closed by both inputs: one punctuation per input, wildcards elsewhere
         CheckNewAnswer(Row(1L, true, null, null, false), Row(null, false, 1L, null, true)))
+      val (auctions2, bids2, noMarkers) = auctionJoin()
+      testStream(noMarkers)(   // results without a marker column: no punctuation rows
+        AddData(auctions2, auction(1, 10)),
+        AddData(bids2, bid(1, 100, 5.0), closeBids(1)),
+        CheckNewAnswer((1L, 100L, 5.0)))
     }
     val (auctions, bids, joined) = auctionJoin()
     testStream(joined)(     // the default: no punctuation in the results

@@ -20,7 +20,12 @@ import punctuated.spark.PunctuatedConf
 case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
 
   override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
-    override def apply(plan: SparkPlan): SparkPlan = plan.transformUp {
+    override def apply(plan: SparkPlan): SparkPlan = {
+      // Output punctuations only reach a query's results that carry a marker column; without
+      // one they would look like data rows, so they are not produced at all.
+      val resultIds = queryOutput(plan).map(_.exprId).toSet
+      val conf = PunctuatedConf(session.sessionState.conf)
+      plan.transformUp {
       case j: StreamingSymmetricHashJoinExec if j.stateInfo.isDefined &&
           PunctuationColumns.find(j.condition.full).isDefined =>
         val mark = PunctuationColumns.find(j.condition.full).get
@@ -32,13 +37,19 @@ case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
           stateInfo = j.stateInfo,
           leftSpec = KeySchemes.inputSpec(mark.left, j.leftKeys, j.left.output),
           rightSpec = KeySchemes.inputSpec(mark.right, j.rightKeys, j.right.output),
-          settings = PunctuatedConf(session.sessionState.conf),
+          settings = conf.copy(emitPunctuations = conf.emitPunctuations &&
+            (mark.left.toSeq ++ mark.right).flatMap(_.markerId).exists(resultIds.contains)),
           left = j.left,
           right = j.right)
         exec.copyTagsFrom(j)
         exec
+      }
     }
   }
+
+  /** The query's result columns (below the sink's write node, which outputs nothing). */
+  private def queryOutput(plan: SparkPlan): Seq[org.apache.spark.sql.catalyst.expressions.Attribute] =
+    if (plan.output.isEmpty && plan.children.size == 1) queryOutput(plan.children.head) else plan.output
 
   /** The condition without the mark (None when nothing else is left). */
   private def withoutMark(condition: Expression): Option[Expression] = {
