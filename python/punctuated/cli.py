@@ -45,6 +45,21 @@ def _print_rows(rows) -> None:
         print("  " + " | ".join(str(v) for v in row))
 
 
+def _print_state(progress) -> None:
+    """The stateful operators of the last batch: what they hold now."""
+    last = next((p for p in reversed(progress) if p["stateOperators"]), None)
+    if last is None:
+        return
+    print("State after the last batch:")
+    for op in last["stateOperators"]:
+        custom = op.get("customMetrics", {})
+        extra = ""
+        if op["operatorName"].startswith("punctuated"):
+            extra = (f", {custom.get('numPunctuationsHeld', 0)} punctuations held, "
+                     f"{custom.get('numRowsPurged', 0)} rows purged in the batch")
+        print(f"  {op['operatorName']}: {op['numRowsTotal']} rows{extra}")
+
+
 def _describe(df) -> None:
     from punctuated._declare import declarations
 
@@ -66,9 +81,11 @@ def cmd_run_sql(args) -> int:
     with tempfile.TemporaryDirectory(prefix="punctuated-") as tmp:
         spark = local_session(tmp)
         try:
-            rows = run_file(spark, args.file, on_query=lambda s, df: _describe(df))
+            progress: list = []
+            rows = run_file(spark, args.file, on_query=lambda s, df: _describe(df), progress=progress)
             print("Results:")
             _print_rows(rows)
+            _print_state(progress)
         finally:
             spark.stop()
     return 0

@@ -64,8 +64,11 @@ def is_streaming_query(statement: str) -> bool:
     return bool(_QUERY.match(body) and _STREAM.search(body))
 
 
-def run_streaming(spark, df, checkpoint: str | None = None):
-    """Run a streaming DataFrame over all available input; return its rows."""
+def run_streaming(spark, df, checkpoint: str | None = None, progress: list | None = None):
+    """Run a streaming DataFrame over all available input; return its rows.
+
+    ``progress``, if given, receives the query's progress reports (``recentProgress``).
+    """
     name = "punctuated_" + uuid.uuid4().hex[:12]
     writer = df.writeStream.format("memory").queryName(name).outputMode("append")
     if checkpoint:
@@ -73,16 +76,19 @@ def run_streaming(spark, df, checkpoint: str | None = None):
     query = writer.trigger(availableNow=True).start()
     try:
         query.awaitTermination()
+        if progress is not None:
+            progress.extend(query.recentProgress)
         return spark.table(name).collect()
     finally:
         query.stop()
         spark.catalog.dropTempView(name)
 
 
-def run_file(spark, path: str | Path, on_query=None) -> list:
+def run_file(spark, path: str | Path, on_query=None, progress: list | None = None) -> list:
     """Run every statement of a SQL file; return the rows of its last query.
 
-    ``on_query(statement, df)`` is called before each streaming query starts.
+    ``on_query(statement, df)`` is called before each streaming query starts; ``progress``
+    receives the streaming queries' progress reports.
     """
     rows: list = []
     for statement in split_statements(Path(path).read_text()):
@@ -90,7 +96,7 @@ def run_file(spark, path: str | Path, on_query=None) -> list:
         if is_streaming_query(statement):
             if on_query:
                 on_query(statement, df)
-            rows = run_streaming(spark, df)
+            rows = run_streaming(spark, df, progress=progress)
         elif _QUERY.match(_strip_comments(statement)):
             rows = df.collect()
     return rows
