@@ -81,7 +81,8 @@ object JoinGraph {
     case other => Seq(other)
   }
 
-  private def shortName(leaf: LogicalPlan): String = leaf match {
+  /** A stream's short name: its table's name, or its source's. */
+  private[spark] def shortName(leaf: LogicalPlan): String = leaf match {
     case r: StreamingRelation => r.dataSource.catalogTable.map(_.identifier.table).getOrElse(r.sourceName)
     case r: LogicalRelation => r.catalogTable.map(_.identifier.table).getOrElse("stream")
     case r: StreamingRelationV2 => r.identifier.map(_.name).getOrElse(r.sourceName)

@@ -293,7 +293,7 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       joined.writeStream.format("memory").queryName("unsafe").start()
     }
     assert(e.getCondition == "PUNCTUATED_UNSAFE_QUERY")
-    assert(e.getMessage.contains("input bids") && e.getMessage.contains("pid") &&
+    assert(e.getMessage.contains("input bids") && e.getMessage.contains("(right input)") && e.getMessage.contains("pid") &&
       e.getMessage.contains("spark.punctuated.safety.mode=warn"), e.getMessage)
     for (mode <- Seq("warn", "off")) withSQLConf(PunctuatedConf.SafetyMode -> mode) {
       val (bids, people, joined) = query()

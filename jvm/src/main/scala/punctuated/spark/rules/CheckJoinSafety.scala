@@ -89,7 +89,10 @@ object JoinSafety {
 
   private def name(decl: Option[InputDeclaration], input: LogicalPlan, side: String): String =
     decl.map(_.declaration.table.split('.').last).getOrElse {
-      input.collectLeaves().headOption.map(_.simpleStringWithNodeId().takeWhile(_ != ' '))
-        .map(n => s"$side input ($n)").getOrElse(s"$side input")
+      input.collectLeaves().filter(_.isStreaming).map(punctuated.spark.JoinGraph.shortName)
+        .distinct.mkString(", ") match {
+        case "" => s"$side input"
+        case names => s"$names ($side input)"
+      }
     }
 }
