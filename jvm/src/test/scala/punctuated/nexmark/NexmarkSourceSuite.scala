@@ -18,8 +18,12 @@ class NexmarkSourceSuite extends PunctuatedStreamTest {
 
   private var queries = 0
 
+  // The source's own rows, punctuations included: they reach results with emitPunctuations.
+  private def emitting[T](body: => T): T =
+    withSQLConf(punctuated.spark.PunctuatedConf.EmitPunctuations -> "true")(body)
+
   /** Runs a bounded stream to its end into a memory sink; all its rows. */
-  private def runAll(df: DataFrame): Seq[Row] = {
+  private def runAll(df: DataFrame): Seq[Row] = emitting {
     queries += 1
     val name = s"nexmark_$queries"
     val q = df.writeStream.format("memory").queryName(name).start()
@@ -28,7 +32,7 @@ class NexmarkSourceSuite extends PunctuatedStreamTest {
   }
 
   /** Runs a bounded stream to its end; its rows by micro-batch. */
-  private def runBatches(df: DataFrame): Map[Long, Seq[Row]] = {
+  private def runBatches(df: DataFrame): Map[Long, Seq[Row]] = emitting {
     val batches = new ConcurrentHashMap[Long, Seq[Row]]()
     val q = df.writeStream.foreachBatch { (b: DataFrame, id: Long) =>
       batches.put(id, b.collect().toSeq)
@@ -179,7 +183,7 @@ class NexmarkSourceSuite extends PunctuatedStreamTest {
     val expected = runAll(read("bid", opts: _*))
     val checkpoint = java.nio.file.Files.createTempDirectory("nexmark-ckpt").toFile.getCanonicalPath
     var beforeStop = 0L
-    testStream(read("bid", opts: _*))(
+    emitting(testStream(read("bid", opts: _*))(
       StartStream(Trigger.ProcessingTime(100), checkpointLocation = checkpoint),
       AssertOnQuery("a few batches done") { q =>
         eventually(timeout(streamingTimeout)) {
@@ -194,7 +198,7 @@ class NexmarkSourceSuite extends PunctuatedStreamTest {
       },
       StartStream(checkpointLocation = checkpoint),
       ProcessAllAvailable(),
-      CheckAnswerRows(expected, lastOnly = false, isSorted = false))
+      CheckAnswerRows(expected, lastOnly = false, isSorted = false)))
   }
 
   test("streams of one seed agree: a punctuated join of auctions and bids forgets its state") {

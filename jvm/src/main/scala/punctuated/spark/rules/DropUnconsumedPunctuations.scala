@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.streaming.WriteToStream
 
 import punctuated.join.PunctuationColumns
-import punctuated.spark.DeclaredStreams
+import punctuated.spark.{DeclaredStreams, PunctuatedConf}
 
 /**
  * Post-hoc resolution rule, applied to the whole query when it starts (its plan is then
@@ -15,7 +15,9 @@ import punctuated.spark.DeclaredStreams
  * operator consumes are removed right where the stream enters the plan, with
  * `NOT (marker <=> true)`, so that they never reach another operator or the sink as data
  * rows (user contract: "Punctuation rows never appear in a query's results"). A stream is
- * consumed when a punctuated join's mark references its marker column.
+ * consumed when a punctuated join's mark references its marker column. With
+ * `spark.punctuated.emitPunctuations=true`, a stream whose marker column is in the results
+ * keeps its punctuation rows (the contract: results then carry the marker column).
  *
  * It runs at start, not on every DataFrame: DataFrames are analysed piece by piece
  * (`readStream.table("bids")` alone, then the join), and only the whole query says whether
@@ -30,9 +32,13 @@ case class DropUnconsumedPunctuations(session: SparkSession) extends Rule[Logica
         case j: Join => PunctuationColumns.find(j.condition).toSeq
           .flatMap(m => m.left.toSeq ++ m.right).flatMap(_.markerId)
       }.flatten.toSet
+      // with emitPunctuations=true, punctuations reaching the results with their marker stay
+      val emitted: Set[ExprId] =
+        if (PunctuatedConf(session.sessionState.conf).emitPunctuations) query.output.map(_.exprId).toSet
+        else Set.empty
       val markers = DeclaredStreams.find(query, session.sessionState.conf.caseSensitiveAnalysis)
         .flatMap(s => s.declaration.marker.flatMap(m => s.output.find(_.name == m)))
-        .filterNot(m => consumed.contains(m.exprId)).map(_.exprId).toSet
+        .filterNot(m => consumed.contains(m.exprId) || emitted.contains(m.exprId)).map(_.exprId).toSet
       if (markers.isEmpty) w
       else AnalysisHelper.allowInvokingTransformsInAnalyzer {
         // the node that introduces a marker column: a source, or a with_schemes projection
