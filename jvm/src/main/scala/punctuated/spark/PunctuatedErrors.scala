@@ -32,7 +32,7 @@ object PunctuatedErrors {
   /** SQLSTATE 0A000: feature not supported (a plan whose state cannot be bounded). */
   def unsafeQuery(text: String): AnalysisException =
     new PunctuatedAnalysisException(
-      s"[PUNCTUATED_UNSAFE_QUERY] The query's join state could never be purged " +
+      s"[PUNCTUATED_UNSAFE_QUERY] The query's state could never be purged " +
         s"(${PunctuatedConf.SafetyMode}=strict):\n$text",
       "PUNCTUATED_UNSAFE_QUERY", Map("details" -> text), "0A000")
 

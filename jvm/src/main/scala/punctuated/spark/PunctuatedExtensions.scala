@@ -25,20 +25,28 @@ class PunctuatedExtensions extends (SparkSessionExtensions => Unit) {
     // to the physical plan. Runs once, after resolution, before Spark's streaming checks.
     extensions.injectPostHocResolutionRule(PunctuateStreamingJoins)
 
+    // Mark streaming GROUP BYs over input whose punctuations close groups as punctuated
+    // aggregations: append mode without a watermark, each group emitted once closed.
+    extensions.injectPostHocResolutionRule(PunctuateStreamingAggregates)
+
     // At start(): punctuation rows no punctuated operator consumes are removed where their
     // stream enters the plan, so they never reach another operator or the sink.
     extensions.injectPostHocResolutionRule(DropUnconsumedPunctuations)
 
-    // Per micro-batch: undo the event-time flag that lets punctuated outer joins pass Spark's
-    // start-time check (no watermark is involved in them).
+    // Per micro-batch: undo the event-time flags that let punctuated outer joins and
+    // append-mode aggregations pass Spark's start-time checks (no watermark is involved).
     extensions.injectOptimizerRule(DropOuterJoinCheckFlag)
 
-    // Per micro-batch: filters between a declared source and a punctuated join let
+    // Per micro-batch: filters between a declared source and a punctuated join or aggregation let
     // punctuation rows through (select passes punctuations).
     extensions.injectOptimizerRule(PassPunctuationsThroughFilters)
 
     // Per micro-batch: run marked joins with the punctuation-purging symmetric hash join,
     // keeping the state location Spark's incremental planner assigned.
     extensions.injectColumnar(PlanPunctuatedJoins)
+
+    // Per micro-batch: run the state-store step of punctuated aggregations with the
+    // punctuation-closing operator (Spark's aggregation operators do the rest).
+    extensions.injectColumnar(PlanPunctuatedAggregates)
   }
 }

@@ -28,7 +28,7 @@ case class CheckJoinSafety(session: SparkSession) extends (LogicalPlan => Unit) 
     case w: WriteToStream =>
       val mode = PunctuatedConf(session.sessionState.conf).safetyMode
       if (mode != "off" && DeclaredStreams.find(w.inputQuery, caseSensitive = false).nonEmpty) {
-        val problems = JoinSafety.problems(w.inputQuery)
+        val problems = JoinSafety.problems(w.inputQuery) ++ AggregateSafety.problems(w.inputQuery)
         if (problems.nonEmpty) {
           val text = problems.map(_.message).mkString("\n")
           if (mode == "strict") throw PunctuatedErrors.unsafeQuery(text)

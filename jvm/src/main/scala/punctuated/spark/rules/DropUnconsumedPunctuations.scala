@@ -6,6 +6,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{AnalysisHelper, Filter, Join
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.streaming.WriteToStream
 
+import punctuated.aggregate.PunctuationKind
 import punctuated.join.PunctuationColumns
 import punctuated.spark.{DeclaredStreams, PunctuatedConf}
 
@@ -15,7 +16,8 @@ import punctuated.spark.{DeclaredStreams, PunctuatedConf}
  * operator consumes are removed right where the stream enters the plan, with
  * `NOT (marker <=> true)`, so that they never reach another operator or the sink as data
  * rows (user contract: "Punctuation rows never appear in a query's results"). A stream is
- * consumed when a punctuated join's mark references its marker column. With
+ * consumed when a punctuated join's mark or a punctuated aggregation's kind column
+ * references its marker column. With
  * `spark.punctuated.emitPunctuations=true`, a stream whose marker column is in the results
  * keeps its punctuation rows (the contract: results then carry the marker column).
  *
@@ -31,7 +33,9 @@ case class DropUnconsumedPunctuations(session: SparkSession) extends Rule[Logica
       val consumed: Set[ExprId] = query.collect {
         case j: Join => PunctuationColumns.find(j.condition).toSeq
           .flatMap(m => m.left.toSeq ++ m.right).flatMap(_.markerId)
-      }.flatten.toSet
+      }.flatten.toSet ++ query.flatMap(_.expressions).flatMap(_.collect {
+        case k: PunctuationKind => k.references.map(_.exprId)   // a punctuated aggregation's input
+      }).flatten
       // with emitPunctuations=true, punctuations reaching the results with their marker stay
       val emitted: Set[ExprId] =
         if (PunctuatedConf(session.sessionState.conf).emitPunctuations) query.output.map(_.exprId).toSet

@@ -24,6 +24,8 @@ case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
       // Output punctuations only reach a query's results that carry a marker column; without
       // one they would look like data rows, so they are not produced at all.
       val resultIds = queryOutput(plan).map(_.exprId).toSet
+      // ... or to a punctuated aggregation downstream, which reads them
+      val consumed = PlanPunctuatedAggregates.kinds(plan).flatMap(_.references.map(_.exprId)).toSet
       val conf = PunctuatedConf(session.sessionState.conf)
       plan.transformUp {
       case j: StreamingSymmetricHashJoinExec if j.stateInfo.isDefined &&
@@ -37,8 +39,10 @@ case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
           stateInfo = j.stateInfo,
           leftSpec = KeySchemes.inputSpec(mark.left, j.leftKeys, j.left.output),
           rightSpec = KeySchemes.inputSpec(mark.right, j.rightKeys, j.right.output),
-          settings = conf.copy(emitPunctuations = conf.emitPunctuations &&
-            (mark.left.toSeq ++ mark.right).flatMap(_.markerId).exists(resultIds.contains)),
+          settings = conf.copy(emitPunctuations = {
+            val markers = (mark.left.toSeq ++ mark.right).flatMap(_.markerId)
+            (conf.emitPunctuations && markers.exists(resultIds.contains)) || markers.exists(consumed.contains)
+          }),
           left = j.left,
           right = j.right)
         exec.copyTagsFrom(j)

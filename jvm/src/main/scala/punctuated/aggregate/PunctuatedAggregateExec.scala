@@ -1,0 +1,268 @@
+package punctuated.aggregate
+
+import scala.collection.mutable.ArrayBuffer
+
+import org.apache.spark.SparkException
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, Distribution, Partitioning}
+import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
+import org.apache.spark.sql.execution.streaming.operators.stateful._
+import org.apache.spark.sql.execution.streaming.state._
+import org.apache.spark.sql.streaming.OutputMode
+
+import punctuated.join.{PunctuatedJoinMetrics, SerializableHadoopConf}
+import punctuated.spark.PunctuatedConf
+
+/**
+ * The state-store step of a punctuated streaming aggregation: where Spark's
+ * `StateStoreSaveExec` waits for a watermark, this operator closes a group as soon as
+ * punctuations match all its future rows (Tucker et al. 2003, §5.2 and Table 2, group-by:
+ * *pass* the group's final row, *keep* the open groups, *propagate* the punctuation), so an
+ * append-mode aggregation needs no event time at all. Spark's own operators compute the
+ * aggregates around it; only the decision of what leaves the state is ours.
+ *
+ * {{{
+ *   HashAggregate(final) -> explode(final row, punctuations) -> results
+ *     PunctuatedAggregateExec  <- this operator (groups: Spark's aggregation state store;
+ *       HashAggregate(merge)                      punctuations: HeldPunctuations)
+ *         StateStoreRestoreExec                   (Spark's: merges stored groups in)
+ *           HashAggregate(merge) <- Exchange <- HashAggregate(partial, FILTER kind = 0)
+ *
+ *   per input group (merged with its stored state), in this micro-batch:
+ *     late?    its key is matched by a held punctuation: dropped (spark.punctuated.lateRows)
+ *     closed?  it carries a punctuation on its whole key (it arrived in the same group), or
+ *              a partition-wide one (a range, a part of the key; gathered from all
+ *              partitions first) matches it, or its stream's unique key implies one:
+ *              its final row is emitted and its state removed
+ *     else     stored
+ *   then, if partition-wide punctuations arrived: one pass over the stored groups closes
+ *   the ones they match. Punctuations are held for late rows (see HeldPunctuations).
+ * }}}
+ *
+ * Worked example (`punctuated.schemes = 'hour<='`, `SELECT hour, max(temp) ... GROUP BY hour`):
+ * {{{
+ *   batch 0: (9, 20.1), (10, 22.0)       -> groups 9 and 10 stored
+ *   batch 1: (10, 23.5), punctuation 9   -> group 9 closes: (9, 20.1); 10 stays (max 23.5)
+ *   batch 2: (9, 30.0)                   -> late (hour <= 9 is closed): dropped and counted
+ * }}}
+ *
+ * @param keyExpressions the grouping columns (as Spark's `StateStoreSaveExec`)
+ * @param stateInfo      state location, set by Spark's incremental planner
+ * @param outputMode     Append: final rows only; Update: changed rows (closed groups are
+ *                       dropped from state); Complete: every group, none dropped
+ * @param stateFormatVersion Spark's aggregation state format
+ * @param layout         the closing schemes and hidden columns (from the analyzer's rewrite)
+ * @param ordinals       ordinals in the input row of the hidden counts: data rows,
+ *                       punctuation kinds (bits), invalid punctuations, punctuation rows
+ * @param partitionWide  the gathered partition-wide punctuations (see [[gather]])
+ * @param emit           output the punctuations (a downstream operator or the results use them)
+ * @param settings       the `spark.punctuated.*` settings
+ * @param child          Spark's merge step, after its restore step
+ */
+case class PunctuatedAggregateExec(
+    keyExpressions: Seq[Attribute],
+    stateInfo: Option[StatefulOperatorStateInfo],
+    outputMode: Option[OutputMode],
+    stateFormatVersion: Int,
+    layout: AggregateLayout,
+    ordinals: AggregateOrdinals,
+    partitionWide: Option[PartitionWideSource],
+    emit: Boolean,
+    settings: PunctuatedConf,
+    child: SparkPlan)
+  extends UnaryExecNode with StateStoreWriter {
+
+  private[aggregate] val stateManager = StreamingAggregationStateManager.createStateManager(
+    keyExpressions, child.output, stateFormatVersion)
+
+  override def shortName: String = "punctuatedAggregate"
+  override val stateStoreNames: Seq[String] = Seq(StateStoreId.DEFAULT_STORE_NAME, HeldPunctuations.StoreName)
+  override def output: Seq[Attribute] = child.output
+  override def outputPartitioning: Partitioning = child.outputPartitioning
+  override def requiredChildDistribution: Seq[Distribution] =
+    if (keyExpressions.isEmpty) AllTuples :: Nil
+    else StatefulOperatorPartitioning.getCompatibleDistribution(keyExpressions, getStateInfo, conf) :: Nil
+  override protected def customStatefulOperatorMetrics: Seq[StatefulOperatorCustomMetric] =
+    PunctuatedJoinMetrics.all
+  override def validateAndMaybeEvolveStateSchema(
+      hadoopConf: org.apache.hadoop.conf.Configuration,
+      batchId: Long,
+      stateSchemaVersion: Int): List[StateSchemaValidationResult] = Nil
+  override def shouldRunAnotherBatch(newInputWatermark: Long): Boolean = false
+
+  override protected def doExecute(): RDD[InternalRow] = {
+    metrics // initialise on the driver
+    val manager = session.sessionState.streamingQueryManager
+    val coordinator = manager.getClass.getMethod("stateStoreCoordinator").invoke(manager)
+      .asInstanceOf[StateStoreCoordinatorRef]
+    val storeConf = new StateStoreConf(conf)
+    val hadoopConf = sparkContext.broadcast(new SerializableHadoopConf(session.sessionState.newHadoopConf()))
+    val wide = sparkContext.broadcast(partitionWide.map(_.gather(layout, keyExpressions.size)).getOrElse(Array.empty))
+    child.execute().mapPartitionsWithStateStore(
+      getStateInfo,
+      keyExpressions.toStructType,
+      stateManager.getStateValueSchema,
+      NoPrefixKeyStateEncoderSpec(keyExpressions.toStructType),
+      session.sessionState,
+      Some(coordinator)) { (store, iter) =>
+      new PunctuatedAggregateTask(this, store, storeConf, hadoopConf.value.value, wide.value).run(iter)
+    }
+  }
+
+  override protected def withNewChildInternal(newChild: SparkPlan): SparkPlan = copy(child = newChild)
+
+  // Accessors for the task (metrics are protected in SparkPlan).
+  private[aggregate] def metric(name: String) = longMetric(name)
+  private[aggregate] def reportStoreMetrics(store: StateStore): Unit = {
+    setStoreMetrics(store)
+    setOperatorMetrics()
+  }
+}
+
+/** Ordinals of the hidden counts in the operator's input rows. */
+final case class AggregateOrdinals(dataRows: Int, kinds: Int, invalid: Int, received: Int)
+
+/**
+ * Where this micro-batch's partition-wide punctuations are read from: the aggregation's
+ * shuffle (already computed for the batch; reading it again costs no recomputation), whose
+ * rows are partial aggregates with the grouping columns first.
+ */
+final case class PartitionWideSource(shuffle: SparkPlan, kindsOrdinal: Int) {
+  def gather(layout: AggregateLayout, keyLength: Int): Array[(Int, UnsafeRow)] = {
+    val wide = layout.partitionWide(keyLength)
+    if (wide.isEmpty) Array.empty
+    else {
+      val ordinal = kindsOrdinal
+      val output = shuffle.output
+      shuffle.execute().mapPartitions { iter =>
+        val keyProj = UnsafeProjection.create(output.take(keyLength), output)
+        iter.flatMap { row =>
+          val bits = if (row.isNullAt(ordinal)) 0L else row.getLong(ordinal)
+          wide.iterator.filter(k => (bits & (1L << k)) != 0).map(k => k -> keyProj(row).copy())
+        }
+      }.collect()
+    }
+  }
+}
+
+/** One partition's work for one micro-batch (see [[PunctuatedAggregateExec]]). */
+private[aggregate] class PunctuatedAggregateTask(
+    op: PunctuatedAggregateExec,
+    store: StateStore,
+    storeConf: StateStoreConf,
+    hadoopConf: org.apache.hadoop.conf.Configuration,
+    wideKeys: Array[(Int, UnsafeRow)]) {
+
+  import PunctuatedJoinMetrics._
+
+  private val layout = op.layout
+  private val ords = op.ordinals
+  private val keyLength = op.keyExpressions.length
+  private val settings = op.settings
+  private val batch = op.getStateInfo.storeVersion
+  private val held = new HeldPunctuations(op.getStateInfo, org.apache.spark.TaskContext.getPartitionId(),
+    op.keyExpressions.toStructType, storeConf, hadoopConf)
+  private val schemes = layout.closing.zipWithIndex.map { case (s, i) => (i + 1) -> s }
+  schemes.foreach { case (k, s) => held.register(k, s) }
+  private val wholeKeyBits = schemes.collect { case (k, s) if s.isWholeKey(keyLength) => 1L << k }.foldLeft(0L)(_ | _)
+  private val keyProj = UnsafeProjection.create(op.keyExpressions, op.child.output)
+  private val wide: Seq[GroupPunctuation] = wideKeys.toSeq.map { case (k, key) =>
+    held.punctuationFor(k, layout.closing(k - 1), key)
+  }.distinct
+  private val Append = OutputMode.Append()
+  private val Update = OutputMode.Update()
+  private val Complete = OutputMode.Complete()
+  private val mode = op.outputMode.getOrElse(Append)
+
+  def run(iter: Iterator[InternalRow]): Iterator[InternalRow] = {
+    val out = ArrayBuffer.empty[InternalRow]
+    val closedHere = ArrayBuffer.empty[GroupPunctuation]
+    iter.foreach { r => group(r.asInstanceOf[UnsafeRow].copy(), out, closedHere) }
+    if (mode != Complete && wide.nonEmpty) scan(out)
+    if (mode == Complete) stored(out)
+    (closedHere ++ wide).distinct.foreach(p => held.hold(p, batch, settings.punctuationRetention))
+    op.metric(PunctuationsHeld) += held.releaseExpired(batch, settings.punctuationRetention,
+      k => layout.closing(k - 1).constants.isEmpty && layout.closing(k - 1).range.isDefined)
+    held.store.commit()
+    op.stateManager.commit(store)
+    op.reportStoreMetrics(store)
+    op.metric("numOutputRows") += out.size
+    out.iterator
+  }
+
+  /** One input group, merged with its stored state. */
+  private def group(row: UnsafeRow, out: ArrayBuffer[InternalRow], closedHere: ArrayBuffer[GroupPunctuation]): Unit = {
+    val dataRows = row.getLong(ords.dataRows)
+    val bits = if (row.isNullAt(ords.kinds)) 0L else row.getLong(ords.kinds)
+    val invalid = row.getLong(ords.invalid)
+    op.metric(InvalidPunctuationsDropped) += invalid
+    op.metric(PunctuationsReceived) += row.getLong(ords.received) - invalid
+    val key = keyProj(row)
+    schemes.foreach { case (k, s) => if ((bits & (1L << k)) != 0) closedHere += held.punctuationFor(k, s, key) }
+    val emitted = if (op.emit && mode != Complete) bits else 0L
+    if (dataRows == 0) {
+      if (emitted != 0) out += withCounts(row, 0L, emitted)
+    } else if (isLate(key)) {
+      late(key, dataRows)
+      if (emitted != 0) out += withCounts(row, 0L, emitted)
+    } else {
+      val implied = layout.implied.filter(k => layout.closing(k - 1).isWholeKey(keyLength))
+      val closed = mode != Complete && ((bits & wholeKeyBits) != 0 || layout.implied.nonEmpty ||
+        wide.exists(p => held.covers(p, key)))
+      layout.implied.foreach(k => closedHere += held.punctuationFor(k, layout.closing(k - 1), key))
+      val impliedBits = if (op.emit) implied.foldLeft(0L)((b, k) => b | (1L << k)) else 0L
+      if (closed) {
+        if (op.stateManager.get(store, key) != null) op.stateManager.remove(store, key)
+        op.metric(RowsPurged) += 1
+        op.metric("numRemovedStateRows") += 1
+        out += withCounts(row, dataRows, emitted | impliedBits)
+      } else {
+        op.stateManager.put(store, withCounts(row, dataRows, 0L))
+        op.metric("numUpdatedStateRows") += 1
+        if (mode == Update) out += withCounts(row, dataRows, emitted)
+        else if (emitted != 0) out += withCounts(row, 0L, emitted)
+      }
+    }
+  }
+
+  /** One pass over the stored groups for this batch's partition-wide punctuations. */
+  private def scan(out: ArrayBuffer[InternalRow]): Unit = {
+    val closed = op.stateManager.iterator(store).map(p => p.value.copy())
+      .filter(v => wide.exists(p => held.covers(p, keyProj(v)))).toArray
+    closed.foreach { v =>
+      op.stateManager.remove(store, keyProj(v).copy())
+      op.metric(RowsPurged) += 1
+      op.metric("numRemovedStateRows") += 1
+      if (mode == Append) out += v
+    }
+  }
+
+  private def stored(out: ArrayBuffer[InternalRow]): Unit =
+    op.stateManager.values(store).foreach(v => out += v.copy())
+
+  private def isLate(key: UnsafeRow): Boolean =
+    schemes.exists { case (k, s) => held.closes(k, s, key) }
+
+  private def late(key: UnsafeRow, rows: Long): Unit = {
+    if (settings.failOnLateRows) {
+      val shown = op.keyExpressions.zipWithIndex.map { case (a, i) =>
+        s"${a.name}=${if (key.isNullAt(i)) "NULL" else key.get(i, a.dataType)}"
+      }.mkString("(", ", ", ")")
+      throw new SparkException(
+        s"[PUNCTUATED_LATE_ROW] Rows of group $shown of ${layout.streams.mkString(", ")} arrived " +
+          "after a punctuation closed the group (the stream is not grammatical). " +
+          s"Set ${PunctuatedConf.LateRows}=drop to drop late rows instead.")
+    }
+    op.metric(LateRowsDropped) += rows
+  }
+
+  /** The row with its hidden data-row count and punctuation kinds set as given. */
+  private def withCounts(row: UnsafeRow, dataRows: Long, bits: Long): UnsafeRow = {
+    val copy = row.copy()
+    copy.setLong(ords.dataRows, dataRows)
+    if (bits == 0) copy.setNullAt(ords.kinds) else copy.setLong(ords.kinds, bits)
+    copy
+  }
+}

@@ -1,0 +1,215 @@
+package punctuated.aggregate
+
+import scala.collection.mutable.ArrayBuffer
+
+import org.apache.spark.sql.catalyst.expressions._
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, BitOrAgg, Complete, Count}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, EventTimeWatermark, Generate, LogicalPlan, Project}
+import org.apache.spark.sql.types.{IntegerType, MetadataBuilder}
+
+import punctuated.join.KeyScheme
+import punctuated.spark.PunctuatedConf
+
+/**
+ * The analyzer's rewrite of a streaming GROUP BY over punctuated input (Tucker et al. 2003,
+ * §5.2 and Table 2: group-by *passes* a group once punctuations match all its future rows,
+ * *keeps* the rest, *propagates* punctuations on grouping attributes). Spark's own
+ * aggregation machinery computes the aggregates; the rewrite only tells punctuation rows
+ * apart and carries what the physical operator needs:
+ *
+ * {{{
+ *   Aggregate(g, aggs, input)
+ *   ==>
+ *   Project(g, if(out > 0, NULL, agg) ...)                       results (punctuations: NULLs)
+ *     Generate(explode(punctuation_outputs(rows, kinds)) AS out)  final row + punctuations
+ *       Aggregate(g', aggs FILTER (kind = 0),                      Spark's streaming aggregation;
+ *                 count(kind) FILTER (kind = 0)  AS rows,           its state-store save step
+ *                 bit_or(1 << kind) FILTER (kind > 0) AS kinds, ...) is PunctuatedAggregateExec
+ *         Project(input.*, punctuation_kind(...) AS kind, g')
+ *           input (projections on the way keep the punctuations' columns)
+ * }}}
+ *
+ * A punctuation row lands in the group its pattern names (its other grouping columns are
+ * NULL: wildcards), so a punctuation on the whole grouping key meets the group it closes in
+ * the same partition; the data aggregates ignore it (FILTER). `g'` differs from `g` only where
+ * a punctuation on a column equal to a grouping column by a join (`a.id = b.auction`)
+ * closes that grouping column.
+ *
+ * Worked example (bids schemes "auction"; `SELECT auction, sum(price) FROM bids GROUP BY auction`):
+ * {{{
+ *   batch 0: (7, 5.0), (7, 2.0)          -> group 7 stored: rows 2, sum 7.0; nothing emitted
+ *   batch 1: (7, 1.0), punctuation 7     -> group 7 closed: emits (7, 8.0), state dropped
+ * }}}
+ */
+object PunctuatedAggregates {
+
+  val RowsColumn = "__punctuation_rows"
+  val KindsColumn = "__punctuation_kinds"
+  val OutColumn = "__punctuation_out"
+  /** Metadata flag on the grouping column that lets Spark's append-mode check pass. */
+  val CheckFlag = "punctuated.appendCheck"
+
+  /**
+   * The rewrite, or None when the aggregation reads no punctuated stream, or none of their
+   * schemes closes a group (then it is Spark's, and the safety check speaks).
+   */
+  def rewrite(a: Aggregate, conf: PunctuatedConf, caseSensitive: Boolean): Option[LogicalPlan] = {
+    val grouping = a.groupingExpressions.collect { case g: Attribute => g }
+    if (!a.child.isStreaming || grouping.isEmpty || grouping.size != a.groupingExpressions.size ||
+        grouping.size >= 24 || isRewritten(a.child)) return None
+    val found = PunctuationSources.find(a.child, caseSensitive).getOrElse(return None)
+
+    def position(attr: Attribute): Option[Int] =
+      PunctuationSources.equalTo(attr, found.equal).iterator
+        .map(e => grouping.indexWhere(_.exprId == e.exprId)).find(_ >= 0)
+
+    // closing key schemes (kind = index + 1), and each source scheme's kind
+    val closing = ArrayBuffer.empty[(KeyScheme, String)]
+    val substituted = scala.collection.mutable.Set.empty[Int]
+    val kinds: Seq[Seq[Int]] = found.sources.map(_.schemes.map { case (attrs, text) =>
+      val ps = attrs.map { case (at, isRange) => position(at).map(p => (p, isRange, at)) }
+      if (ps.exists(_.isEmpty) || attrs.count(_._2) > 1 || ps.flatten.map(_._1).distinct.size != ps.size) {
+        PunctuationKind.Ignored
+      } else {
+        val ks = KeyScheme(ps.flatten.collect { case (p, false, _) => p }.sorted.toArray,
+          ps.flatten.collectFirst { case (p, true, _) => p })
+        ps.flatten.foreach { case (p, _, at) => if (grouping(p).exprId != at.exprId) substituted += p }
+        closing.indexWhere(_._1 == ks) match {
+          case -1 if closing.size < PunctuationKind.MaxKinds => closing += (ks -> text); closing.size
+          case -1 => PunctuationKind.Ignored
+          case i => i + 1
+        }
+      }
+    })
+    if (closing.isEmpty) return None
+
+    val implied = found.sources.zip(kinds).flatMap { case (s, ks) =>
+      s.unique.toSeq.flatMap(u => s.schemes.indexWhere(_._1.map(_._1) == u) match {
+        case -1 => None
+        case i if ks(i) > 0 && u.forall(x => grouping.exists(_.exprId == x.exprId)) => Some(ks(i))
+        case _ => None
+      })
+    }.distinct
+
+    // the punctuation_kind column
+    val children = ArrayBuffer.empty[Expression]
+    def child(e: Expression): Int = children.indexWhere(_.semanticEquals(e)) match {
+      case -1 => children += e; children.size - 1
+      case i => i
+    }
+    val layouts = found.sources.zip(kinds).map { case (s, ks) =>
+      val marker = child(s.marker)
+      val cols = s.columns.map(c => child(c)).toArray
+      val decode = s.schemes.zip(ks).reverse.map { case ((attrs, _), k) =>
+        attrs.map(x => child(x._1)).toSet -> k
+      }.toMap   // reversed: the first declared scheme wins a tie
+      SourceLayout(s.name, marker, cols, s.columns.map(_.name), decode, s.schemes.map(_._2))
+    }
+    val ids = Seq.fill(4)(NamedExpression.newExprId)
+    val layout = AggregateLayout(closing.map(_._1).toSeq, closing.map(_._2).toSeq, implied,
+      ids(0), ids(1), ids(2), ids(3), found.sources.map(_.name).distinct)
+    val kindAlias = Alias(PunctuationKind(children.toSeq, layouts, layout, conf.failOnInvalidPunctuations),
+      PunctuationKind.ColumnName)()
+    val kind = kindAlias.toAttribute
+
+    // g': the grouping columns, filled from equal columns on punctuation rows; the first one
+    // flagged as an event-time column for Spark's append-mode check only
+    val visible = found.plan.outputSet
+    val groupAliases = grouping.zipWithIndex.map { case (g, i) =>
+      val value: Expression =
+        if (!substituted.contains(i)) g
+        else If(GreaterThan(kind, Literal(0)),
+          Coalesce(PunctuationSources.equalTo(g, found.equal).filter(visible.contains)), g)
+      if (i == 0 || substituted.contains(i)) {
+        val md = new MetadataBuilder().withMetadata(g.metadata)
+        if (i == 0) md.putLong(EventTimeWatermark.delayKey, 0L).putBoolean(CheckFlag, true)
+        Some(Alias(value, g.name)(explicitMetadata = Some(md.build())))
+      } else None
+    }
+    val newGrouping: Seq[Attribute] = grouping.zip(groupAliases).map {
+      case (_, Some(al)) => al.toAttribute
+      case (g, None) => g
+    }
+    val replace: Map[ExprId, Attribute] = grouping.zip(newGrouping).collect {
+      case (g, n) if g.exprId != n.exprId => g.exprId -> n
+    }.toMap
+    val withKind = Project(found.plan.output :+ kindAlias, found.plan)
+    val input = Project(withKind.output ++ groupAliases.flatten, withKind)
+
+    // the aggregation: user aggregates see data rows only; hidden counts for the operator
+    val isData = PunctuationSources.isData(kind)
+    def outside(e: Expression): Expression = e match {
+      case ae: AggregateExpression =>
+        ae.copy(filter = Some(ae.filter.map(f => And(f, isData)).getOrElse(isData)))
+      case at: Attribute if replace.contains(at.exprId) => replace(at.exprId)
+      case other => other.withNewChildren(other.children.map(outside))
+    }
+    val out = AttributeReference(OutColumn, IntegerType, nullable = false)()
+    val isPunctuation = GreaterThan(out, Literal(0))
+    val results = ArrayBuffer.empty[NamedExpression]
+    val top = a.aggregateExpressions.map {
+      case at: Attribute if replace.contains(at.exprId) =>
+        Alias(replace(at.exprId), at.name)(exprId = at.exprId, qualifier = at.qualifier,
+          explicitMetadata = Some(at.metadata))
+      case at: Attribute => results += at; at
+      case al: Alias =>
+        val inner = Alias(outside(al.child), al.name)()
+        results += inner
+        Alias(If(isPunctuation, Literal(null, al.dataType), inner.toAttribute), al.name)(
+          exprId = al.exprId, qualifier = al.qualifier, explicitMetadata = al.explicitMetadata)
+      case other => results += other; other
+    }
+    def hidden(name: String, fn: org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction,
+        filter: Expression, id: ExprId) =
+      Alias(AggregateExpression(fn, Complete, isDistinct = false, Some(filter), id), name)()
+    val tag = PunctuationTag(kind)
+    val rows = hidden(RowsColumn, Count(Seq(tag)), isData, layout.dataRows)
+    val kindBits = hidden(KindsColumn, BitOrAgg(ShiftLeft(Literal(1L), tag)), GreaterThan(kind, Literal(0)), layout.kinds)
+    val invalid = hidden(RowsColumn + "_invalid", Count(Seq(tag)), EqualTo(kind, Literal(PunctuationKind.Invalid)), layout.invalid)
+    val received = hidden(RowsColumn + "_punctuations", Count(Seq(tag)), Not(isData), layout.received)
+    val aggregate = Aggregate(newGrouping,
+      (newGrouping.filterNot(g => results.exists(_.exprId == g.exprId)) ++ results.toSeq) ++
+        Seq(rows, kindBits, invalid, received),
+      input, a.hint)
+    val generate = Generate(Explode(PunctuationOutputs(rows.toAttribute, kindBits.toAttribute,
+        Seq(invalid.toAttribute, received.toAttribute))),
+      unrequiredChildIndex = Nil, outer = false, qualifier = None, generatorOutput = Seq(out), aggregate)
+    val marker = if (!conf.emitPunctuations) Nil
+      else Seq(Alias(isPunctuation, markerName(found))())
+    Some(Project(top ++ marker, generate))
+  }
+
+  /** Is this the input of an already rewritten aggregation? */
+  def isRewritten(plan: LogicalPlan): Boolean = plan match {
+    case Project(_, Project(list, _)) => list.exists(_.exists(_.isInstanceOf[PunctuationKind]))
+    case _ => false
+  }
+
+  private def markerName(found: FoundSources): String =
+    found.sources.flatMap(_.marker.references.headOption).map(_.name).headOption.getOrElse("is_punct")
+
+  /** The layout of the aggregation under this node, if it is a rewritten one. */
+  def layoutOf(plan: LogicalPlan): Option[(Aggregate, AggregateLayout)] = plan match {
+    case a @ Aggregate(_, _, Project(_, Project(list, _)), _) =>
+      list.collectFirst { case Alias(k: PunctuationKind, _) => a -> k.layout }
+    case _ => None
+  }
+
+  /** A rewritten aggregation's output as a punctuated stream (chained aggregations). */
+  def sourceOf(g: Generate): Option[FoundSource] = g.generator match {
+    case Explode(_: PunctuationOutputs) =>
+      layoutOf(g.child).map { case (a, layout) =>
+        val grouping = a.groupingExpressions.collect { case x: Attribute => x }
+        val schemes = layout.closing.zip(layout.closingNames).map { case (ks, text) =>
+          (ks.constants.toSeq.map(p => grouping(p) -> false) ++ ks.range.toSeq.map(p => grouping(p) -> true)) -> text
+        }
+        FoundSource(
+          name = s"aggregation over ${layout.streams.mkString(", ")}",
+          marker = GreaterThan(g.generatorOutput.head, Literal(0)),
+          columns = grouping,
+          schemes = schemes,
+          unique = None)
+      }
+    case _ => None
+  }
+}

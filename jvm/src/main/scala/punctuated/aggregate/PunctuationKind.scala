@@ -1,0 +1,137 @@
+package punctuated.aggregate
+
+import org.apache.spark.SparkException
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Expression, ExprId}
+import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
+import org.apache.spark.sql.types.{DataType, IntegerType}
+
+import punctuated.join.KeyScheme
+import punctuated.spark.PunctuatedConf
+
+/**
+ * One stream whose punctuation rows reach a punctuated aggregation, in positions of the
+ * [[PunctuationKind]]'s children.
+ *
+ * @param name        the stream's name, for messages
+ * @param marker      child index of its marker (a BOOLEAN expression)
+ * @param columns     child indexes of its other visible columns
+ * @param columnNames their names, for messages
+ * @param decode      set of non-NULL columns (child indexes) of a punctuation row → its kind
+ *                    (> 0: it closes groups; [[PunctuationKind.Ignored]]: valid, closes none)
+ * @param schemeNames the stream's schemes as declared, for messages
+ */
+final case class SourceLayout(
+    name: String,
+    marker: Int,
+    columns: Array[Int],
+    columnNames: Seq[String],
+    decode: Map[Set[Int], Int],
+    schemeNames: Seq[String])
+
+/**
+ * What a punctuated aggregation knows at run time, carried from the analyzer's rewrite
+ * ([[punctuated.spark.rules.PunctuateStreamingAggregates]]) to the physical operator.
+ *
+ * @param closing     by kind - 1: the scheme over the grouping-key positions whose
+ *                    punctuations of that kind close groups (Tucker et al. 2003, Table 2,
+ *                    group-by: a punctuation matching every future row of a group)
+ * @param closingNames the same, as text for messages and plans
+ * @param implied     kinds every data group implies at once (a `punctuated.unique` key of a
+ *                    stream read directly, within the grouping columns)
+ * @param dataRows    result id of the hidden `count(kind) FILTER (kind = 0)`: data rows
+ * @param kinds       result id of the hidden `bit_or(1 << kind) FILTER (kind > 0)`
+ * @param invalid     result id of the hidden `count(kind) FILTER (kind = -1)`
+ * @param received    result id of the hidden `count(kind) FILTER (kind <> 0)`
+ * @param streams     names of the streams read, for messages
+ */
+final case class AggregateLayout(
+    closing: Seq[KeyScheme],
+    closingNames: Seq[String],
+    implied: Seq[Int],
+    dataRows: ExprId,
+    kinds: ExprId,
+    invalid: ExprId,
+    received: ExprId,
+    streams: Seq[String]) {
+
+  /** Kinds whose punctuations do not fix every grouping column: they concern every partition. */
+  def partitionWide(groupingColumns: Int): Set[Int] =
+    closing.zipWithIndex.collect { case (s, i) if !s.isWholeKey(groupingColumns) => i + 1 }.toSet
+}
+
+/**
+ * The kind of a row reaching a punctuated aggregation: 0 for a data row; for a punctuation
+ * row (its stream's marker true), the kind of the scheme it instantiates (> 0 when that
+ * scheme closes groups, [[PunctuationKind.Ignored]] when it closes none), or
+ * [[PunctuationKind.Invalid]] when it instantiates no declared scheme (or the query fails,
+ * by `spark.punctuated.invalidPunctuations`).
+ *
+ * {{{
+ *   bids (auction, bidder, price, is_punct), schemes "auction"; GROUP BY auction
+ *     (7, 3, 5.0, false)        -> 0   data
+ *     (7, NULL, NULL, true)     -> 1   "no more bids for auction 7": closes group 7
+ *     (NULL, 3, NULL, true)     -> -1  instantiates no scheme: invalid
+ * }}}
+ *
+ * @param children  the referenced columns and marker expressions
+ * @param sources   the streams whose punctuations reach here
+ * @param layout    what the physical operator needs (not used here)
+ * @param failOnInvalid fail the query on an invalid punctuation (else it is counted)
+ */
+case class PunctuationKind(
+    children: Seq[Expression],
+    sources: Seq[SourceLayout],
+    layout: AggregateLayout,
+    failOnInvalid: Boolean)
+  extends Expression with CodegenFallback {
+
+  import PunctuationKind._
+
+  override def dataType: DataType = IntegerType
+  override def nullable: Boolean = false
+  override def foldable: Boolean = false
+  override def prettyName: String = "punctuation_kind"
+  override def toString: String =
+    s"$prettyName(${sources.map(_.name).mkString(", ")}: ${layout.closingNames.mkString("; ")})"
+
+  override def eval(input: InternalRow): Any = {
+    var i = 0
+    while (i < sources.length) {
+      val s = sources(i)
+      if (children(s.marker).eval(input) == true) {
+        val set = s.columns.filter(c => children(c).eval(input) != null).toSet
+        return s.decode.getOrElse(set, invalid(s, input))
+      }
+      i += 1
+    }
+    Data
+  }
+
+  private def invalid(s: SourceLayout, input: InternalRow): Int = {
+    if (failOnInvalid) {
+      val row = s.columns.zip(s.columnNames).map { case (c, n) =>
+        s"$n=${Option(children(c).eval(input)).getOrElse("NULL")}"
+      }.mkString("(", ", ", ")")
+      throw new SparkException(
+        s"[PUNCTUATED_INVALID_PUNCTUATION] Punctuation row $row of ${s.name} instantiates none " +
+          s"of its schemes (${s.schemeNames.mkString("; ")}): a punctuation row sets exactly the " +
+          "attributes of one scheme and leaves the other columns NULL. " +
+          s"Set ${PunctuatedConf.InvalidPunctuations}=drop to drop such rows instead.")
+    }
+    Invalid
+  }
+
+  override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): Expression =
+    copy(children = newChildren)
+}
+
+object PunctuationKind {
+  val Data = 0
+  val Invalid = -1
+  val Ignored = -2
+  /** Name of the column holding a row's kind, below a punctuated aggregation. */
+  val ColumnName = "__punctuation_kind"
+  /** At most this many closing kinds (they are bits of a BIGINT). */
+  val MaxKinds = 62
+}

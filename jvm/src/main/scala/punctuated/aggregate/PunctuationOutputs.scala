@@ -1,0 +1,55 @@
+package punctuated.aggregate
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Expression, UnaryExpression}
+import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
+import org.apache.spark.sql.catalyst.util.GenericArrayData
+import org.apache.spark.sql.types.{ArrayType, DataType, IntegerType}
+
+/**
+ * The rows one output group of a punctuated aggregation stands for, as kinds: 0 for its
+ * final data row (when it has data rows), then one kind per punctuation it carries (bits of
+ * `kinds`) — exploded above the aggregation, so that a group's final row and the
+ * punctuations closing it (Tucker et al. 2003, Table 2: group-by propagates punctuations on
+ * its grouping attributes) leave as separate rows.
+ *
+ * {{{
+ *   dataRows = 3, kinds = 0b10   ->  [0, 1]    the final row, then a punctuation of kind 1
+ *   dataRows = 0, kinds = 0b10   ->  [1]       a punctuation only
+ * }}}
+ */
+case class PunctuationOutputs(dataRows: Expression, kinds: Expression, counts: Seq[Expression])
+  extends Expression with CodegenFallback {
+
+  // `counts` (the other hidden counts) are read by the physical operator only; referencing
+  // them here keeps the optimizer from pruning them
+  override def children: Seq[Expression] = dataRows +: kinds +: counts
+  override def dataType: DataType = ArrayType(IntegerType, containsNull = false)
+  override def nullable: Boolean = false
+  override def prettyName: String = "punctuation_outputs"
+
+  override def eval(input: InternalRow): Any = {
+    val data = Option(dataRows.eval(input)).map(_.asInstanceOf[Long]).getOrElse(0L)
+    val bits = Option(kinds.eval(input)).map(_.asInstanceOf[Long]).getOrElse(0L)
+    val out = Seq.newBuilder[Any]
+    if (data > 0) out += 0
+    (1 to PunctuationKind.MaxKinds).foreach(k => if ((bits & (1L << k)) != 0) out += k)
+    new GenericArrayData(out.result())
+  }
+
+  override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): Expression =
+    copy(dataRows = newChildren(0), kinds = newChildren(1), counts = newChildren.drop(2))
+}
+
+/**
+ * The value of its child, opaque to the optimizer: the hidden counts of a punctuated
+ * aggregation count `punctuation_tag(kind)`, which no simplification turns into a
+ * user's `count(1)` (they would then be computed once, under the user's name).
+ */
+case class PunctuationTag(child: Expression) extends UnaryExpression with CodegenFallback {
+  override def dataType: DataType = child.dataType
+  override def nullable: Boolean = true
+  override def prettyName: String = "punctuation_tag"
+  override def eval(input: InternalRow): Any = child.eval(input)
+  override protected def withNewChildInternal(newChild: Expression): Expression = copy(child = newChild)
+}

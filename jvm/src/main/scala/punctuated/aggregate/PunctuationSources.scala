@@ -1,0 +1,153 @@
+package punctuated.aggregate
+
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Coalesce, EqualTo, Expression, ExprId, GreaterThan, Literal}
+import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
+import org.apache.spark.sql.catalyst.plans.{LeftAnti, LeftSemi}
+import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Filter, Generate, Join, LogicalPlan, Project, SubqueryAlias}
+
+import punctuated.join.PunctuationColumns
+import punctuated.spark.DeclaredStreams
+
+/**
+ * A stream whose punctuation rows reach an operator, in attributes of the plan.
+ *
+ * @param name        the stream's name, for messages
+ * @param marker      BOOLEAN expression: true on its punctuation rows
+ * @param columns     its columns (other than the marker) the operator sees
+ * @param schemes     its schemes (the declared ones, then the unique key), each as
+ *                    (attribute, is-range) pairs, with their text
+ * @param unique      its unique key, when every data row implies a punctuation on it here
+ *                    (the stream is read directly: no join in between)
+ */
+final case class FoundSource(
+    name: String,
+    marker: Expression,
+    columns: Seq[Attribute],
+    schemes: Seq[(Seq[(Attribute, Boolean)], String)],
+    unique: Option[Seq[Attribute]]) {
+
+  /** Columns the operator must see to read this stream's punctuations. */
+  def needed: Seq[Attribute] =
+    (marker.references.toSeq ++ schemes.flatMap(_._1.map(_._1))).distinct
+}
+
+/**
+ * The punctuated streams under an operator, and its input rewritten so that every
+ * projection on the way passes the columns their punctuations need.
+ *
+ * @param plan    the operator's input, with those columns kept
+ * @param sources the streams
+ * @param equal   pairs of columns equal on every row by an equi-join on the way: a
+ *                punctuation on one is a punctuation on the other (the punctuated join
+ *                emits it only once both inputs closed the value)
+ */
+final case class FoundSources(plan: LogicalPlan, sources: Seq[FoundSource], equal: Seq[(Attribute, Attribute)])
+
+/**
+ * Finds the streams whose punctuations reach an operator: through projections, filters,
+ * aliases and watermarks (Tucker et al. 2003, Table 3: select and project pass
+ * punctuations), punctuated joins (which emit output punctuations, Table 3 join
+ * propagation) and punctuated aggregations (Table 2, group-by propagation). Behind any
+ * other operator a stream's punctuations are lost.
+ */
+object PunctuationSources {
+
+  def find(plan: LogicalPlan, caseSensitive: Boolean): Option[FoundSources] =
+    walk(plan, caseSensitive).map { f =>
+      val visible = f.plan.outputSet
+      val shown = f.sources.filter(_.needed.forall(visible.contains)).map { s =>
+        s.copy(columns = s.columns.filter(visible.contains))
+      }
+      f.copy(sources = shown)
+    }.filter(_.sources.nonEmpty)
+
+  private def walk(node: LogicalPlan, caseSensitive: Boolean): Option[FoundSources] =
+    declaredAt(node, caseSensitive).orElse(node match {
+      case p @ Project(list, child) =>
+        walk(child, caseSensitive).map { f =>
+          // columns this projection renames (and does not pass as they are) get their new names
+          val have = list.map(_.exprId).toSet
+          val renamed: Map[ExprId, Attribute] = list.collect {
+            case al @ Alias(c: Attribute, _) if !have.contains(c.exprId) => c.exprId -> al.toAttribute
+          }.toMap
+          val sources = f.sources.map(renameIn(_, renamed))
+          val extra = sources.flatMap(_.needed).filter(a => !have.contains(a.exprId) &&
+            f.plan.outputSet.contains(a)).distinct
+          FoundSources(Project(list ++ extra, f.plan), sources,
+            f.equal.map { case (a, b) => (renamed.getOrElse(a.exprId, a), renamed.getOrElse(b.exprId, b)) } ++ f.equal)
+        }
+      case f @ Filter(_, child) => walk(child, caseSensitive).map(x => x.copy(plan = f.copy(child = x.plan)))
+      case s @ SubqueryAlias(_, child) => walk(child, caseSensitive).map(x => x.copy(plan = s.copy(child = x.plan)))
+      case w: EventTimeWatermark => walk(w.child, caseSensitive).map(x => x.copy(plan = w.copy(child = x.plan)))
+      case j: Join if PunctuationColumns.find(j.condition).isDefined =>
+        val l = walk(j.left, caseSensitive)
+        val r = if (j.joinType == LeftSemi || j.joinType == LeftAnti) None else walk(j.right, caseSensitive)
+        if (l.isEmpty && r.isEmpty) None
+        else {
+          val equal = j match {
+            case ExtractEquiJoinKeys(_, lk, rk, _, _, _, _, _) =>
+              lk.zip(rk).collect { case (a: Attribute, b: Attribute) => a -> b }
+            case _ => Nil
+          }
+          val sources = (l.toSeq ++ r).flatMap(_.sources).map(_.copy(unique = None))
+          Some(FoundSources(
+            j.copy(left = l.map(_.plan).getOrElse(j.left), right = r.map(_.plan).getOrElse(j.right)),
+            sources, equal ++ (l.toSeq ++ r).flatMap(_.equal)))
+        }
+      case g: Generate => PunctuatedAggregates.sourceOf(g).map(s => FoundSources(g, Seq(s), Nil))
+      case _ => None
+    })
+
+  private def renameIn(s: FoundSource, renamed: Map[ExprId, Attribute]): FoundSource =
+    if (renamed.isEmpty) s
+    else {
+      def r(a: Attribute) = renamed.getOrElse(a.exprId, a)
+      s.copy(
+        marker = s.marker.transform { case a: Attribute => r(a) },
+        columns = s.columns.map(r),
+        schemes = s.schemes.map { case (attrs, text) => attrs.map { case (a, isRange) => (r(a), isRange) } -> text },
+        unique = s.unique.map(_.map(r)))
+    }
+
+  /** The stream declared at this node (a catalog relation or a `with_schemes` projection). */
+  private def declaredAt(node: LogicalPlan, caseSensitive: Boolean): Option[FoundSources] = {
+    val below = node.children.flatMap(_.output).map(_.exprId).toSet
+    DeclaredStreams.find(node, caseSensitive).find { s =>
+      s.output.nonEmpty && s.output.forall(a => node.output.exists(_.exprId == a.exprId)) &&
+        !s.output.exists(a => below.contains(a.exprId))
+    }.map { s =>
+      val d = s.declaration
+      def attr(name: String) = s.output.find(_.name == name)
+      val marker = d.marker.flatMap(attr)
+      val schemes = d.instantiableSchemes.map(sc => sc.attributes.map(a => attr(a.name).map(_ -> a.isRange)) -> sc.toString)
+        .collect { case (attrs, text) if attrs.forall(_.isDefined) => attrs.flatten -> text }
+      val unique = d.unique.map(_.names.flatMap(attr))
+      val source = FoundSource(
+        name = d.table,
+        marker = marker.map(m => Coalesce(Seq(m, Literal(false))): Expression).getOrElse(Literal(false)),
+        columns = s.output.filterNot(a => marker.exists(_.exprId == a.exprId)),
+        schemes = if (marker.isDefined) schemes else schemes.filter(sc => unique.exists(_ == sc._1.map(_._1))),
+        unique = unique)
+      FoundSources(node, Seq(source), Nil)
+    }
+  }
+
+  /** Columns equal to `a` by the joins on the way (including `a`). */
+  def equalTo(a: Attribute, equal: Seq[(Attribute, Attribute)]): Seq[Attribute] = {
+    var found = Seq(a)
+    var changed = true
+    while (changed) {
+      val next = (found ++ equal.collect {
+        case (x, y) if found.exists(_.exprId == x.exprId) => y
+        case (x, y) if found.exists(_.exprId == y.exprId) => x
+      }).distinctBy(_.exprId)
+      changed = next.size != found.size
+      found = next
+    }
+    found
+  }
+
+  /** `kind > 0`: the marker of a punctuated aggregation's output. */
+  def kindMarker(kind: Attribute): Expression = GreaterThan(kind, Literal(0))
+  def isData(kind: Attribute): Expression = EqualTo(kind, Literal(PunctuationKind.Data))
+}

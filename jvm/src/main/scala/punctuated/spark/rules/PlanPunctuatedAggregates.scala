@@ -1,0 +1,99 @@
+package punctuated.spark.rules
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, ExprId, GreaterThan}
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.execution.{ColumnarRule, GenerateExec, ProjectExec, SparkPlan}
+import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
+import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike
+import org.apache.spark.sql.execution.streaming.operators.stateful.StateStoreSaveExec
+import org.apache.spark.sql.catalyst.expressions.Explode
+
+import punctuated.aggregate._
+import punctuated.spark.PunctuatedConf
+
+/**
+ * Physical rule (before columnar transitions, after Spark's incremental planner has given
+ * each stateful operator its state location): the state-store save step of a punctuated
+ * aggregation (its merge step computes the hidden counts of the aggregation's
+ * [[AggregateLayout]]) becomes a [[PunctuatedAggregateExec]] with the same keys, state
+ * location and output mode. Spark's restore step, which reads the same state store, stays.
+ */
+case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule {
+
+  override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
+    override def apply(plan: SparkPlan): SparkPlan = {
+      val layouts = PlanPunctuatedAggregates.kinds(plan).map(_.layout)
+      if (sys.env.contains("PUNCT_DEBUG")) println(s"DEBUG layouts=$layouts\n$plan")
+      if (layouts.isEmpty) plan
+      else {
+        val conf = PunctuatedConf(session.sessionState.conf)
+        val emitting = emittingOperators(plan, conf)
+        plan.transformUp {
+          case s: StateStoreSaveExec if s.stateInfo.isDefined =>
+            (s.child, layouts.find(l => merged(s.child).exists(_.resultId == l.dataRows))) match {
+              case (agg: BaseAggregateExec, Some(layout)) =>
+                def ordinal(id: ExprId, output: Seq[Attribute]) = {
+                  val buffer = agg.aggregateExpressions.find(_.resultId == id).get
+                    .aggregateFunction.inputAggBufferAttributes.head
+                  output.indexWhere(_.exprId == buffer.exprId)
+                }
+                val shuffle = s.child.collectFirst { case e: ShuffleExchangeLike => e: SparkPlan }
+                val exec = PunctuatedAggregateExec(
+                  keyExpressions = s.keyExpressions,
+                  stateInfo = s.stateInfo,
+                  outputMode = s.outputMode,
+                  stateFormatVersion = s.stateFormatVersion,
+                  layout = layout,
+                  ordinals = AggregateOrdinals(ordinal(layout.dataRows, s.child.output),
+                    ordinal(layout.kinds, s.child.output), ordinal(layout.invalid, s.child.output),
+                    ordinal(layout.received, s.child.output)),
+                  partitionWide = shuffle.map(e => PartitionWideSource(e, ordinal(layout.kinds, e.output))),
+                  emit = emitting.contains(layout.dataRows),
+                  settings = conf,
+                  child = s.child)
+                exec.copyTagsFrom(s)
+                exec
+              case _ => s
+            }
+        }
+      }
+    }
+  }
+
+  private def merged(plan: SparkPlan) = plan match {
+    case a: BaseAggregateExec => a.aggregateExpressions
+    case _ => Nil
+  }
+
+  /**
+   * Aggregations (by their data-row count id) whose output punctuations are used: by a
+   * punctuated operator downstream, or by the results (`spark.punctuated.emitPunctuations`
+   * and the marker column selected).
+   */
+  private def emittingOperators(plan: SparkPlan, conf: PunctuatedConf): Set[ExprId] = {
+    val consumed = PlanPunctuatedAggregates.kinds(plan).flatMap(_.references.map(_.exprId)).toSet
+    val results = PlanPunctuatedAggregates.queryOutput(plan).map(_.exprId).toSet
+    val shown = plan.collect { case p: ProjectExec => p.projectList }.flatten.collect {
+      case a @ Alias(GreaterThan(out: Attribute, _), _) if results.contains(a.exprId) => out.exprId
+    }.toSet
+    plan.collect {
+      case g @ GenerateExec(Explode(_: PunctuationOutputs), _, _, _, _)
+          if consumed.contains(g.generatorOutput.head.exprId) ||
+            (conf.emitPunctuations && shown.contains(g.generatorOutput.head.exprId)) =>
+        g.collectFirst { case s: StateStoreSaveExec => s }.toSeq.flatMap(s => merged(s.child))
+          .map(_.resultId)
+    }.flatten.toSet
+  }
+}
+
+object PlanPunctuatedAggregates {
+  /** The punctuated aggregations' kind expressions in a physical plan. */
+  def kinds(plan: SparkPlan): Seq[PunctuationKind] =
+    plan.collect { case p: ProjectExec => p.projectList }.flatten
+      .flatMap(_.collect { case k: PunctuationKind => k })
+
+  /** The query's result columns (below the sink's write node, which outputs nothing). */
+  def queryOutput(plan: SparkPlan): Seq[Attribute] =
+    if (plan.output.isEmpty && plan.children.size == 1) queryOutput(plan.children.head) else plan.output
+}

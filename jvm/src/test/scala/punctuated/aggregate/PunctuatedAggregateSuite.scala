@@ -1,0 +1,213 @@
+package punctuated.aggregate
+
+import org.apache.spark.SparkException
+import org.apache.spark.sql.{AnalysisException, DataFrame}
+import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
+import org.apache.spark.sql.functions.{avg, count, max, sum}
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.streaming.OutputMode
+
+import punctuated.declaration.Declaration._
+import punctuated.join.{Auction, Bid}
+import punctuated.join.JoinTestData._
+import punctuated.spark.{PunctuatedConf, PunctuatedStreamTest}
+
+/** Reading of a sensor: hour punctuated by a range scheme `hour<=`. */
+case class Reading(sensor: Option[Long], hour: Option[Int], temp: Option[Double], is_punct: Boolean = false)
+
+/**
+ * Punctuated GROUP BY in append mode without a watermark, scripted batch by batch, on the
+ * HDFS-backed state store; [[PunctuatedAggregateRocksDBSuite]] runs the same on RocksDB.
+ */
+class PunctuatedAggregateSuite extends PunctuatedStreamTest {
+  import testImplicits._
+
+  private def bidsStream() = {
+    val bids = MemoryStream[Bid]
+    (bids, declare(bids.toDF(), "bids", Schemes -> "auction", Marker -> "is_punct"))
+  }
+
+  private def readings() = {
+    val input = MemoryStream[Reading]
+    (input, declare(input.toDF(), "readings", Schemes -> "hour<=", Marker -> "is_punct"))
+  }
+
+  private def reading(sensor: Long, hour: Int, temp: Double) = Reading(Some(sensor), Some(hour), Some(temp))
+  private def closeHours(upTo: Int) = Reading(None, Some(upTo), None, is_punct = true)
+
+  private def ExpectPunctuatedPlan = AssertOnQuery("planned with the punctuated aggregation") { q =>
+    q.lastExecution.executedPlan.collect { case p: PunctuatedAggregateExec => p }.size == 1
+  }
+
+  private def AssertMetric(name: String, value: Long) = AssertOnQuery(s"$name == $value") { q =>
+    val got = punctuatedProgress(q).customMetrics.get(name)
+    assert(got == value, s"$name = $got, expected $value: ${punctuatedProgress(q).json}")
+    true
+  }
+
+  test("group by a punctuated column: a group's final row comes when its punctuation does") {
+    val (bids, b) = bidsStream()
+    val totals = b.groupBy("auction").agg(count("*").as("n"), sum("price").as("total"), max("price").as("top"))
+    testStream(totals, OutputMode.Append())(
+      AddData(bids, bid(1, 100, 5.0), bid(1, 101, 7.5), bid(2, 100, 3.0)),
+      CheckNewAnswer(),
+      ExpectPunctuatedPlan,
+      AssertPunctuatedState(rows = 2, punctuations = 0),
+      AddData(bids, bid(1, 102, 9.0), closeBids(1)),
+      CheckNewAnswer((1L, 3L, 21.5, 9.0)),
+      AssertPunctuatedState(rows = 1, punctuations = 0),
+      AssertMetric("numPunctuationsReceived", 1),
+      AssertMetric("numRowsPurged", 1),
+      StopStream,
+      StartStream(),
+      AddData(bids, bid(2, 103, 4.0)),
+      CheckNewAnswer(),
+      AddData(bids, closeBids(2), closeBids(3)),
+      CheckNewAnswer((2L, 2L, 7.0, 4.0)),
+      AssertPunctuatedState(rows = 0, punctuations = 0))
+  }
+
+  test("a punctuation in the same batch as the group's first rows closes it at once") {
+    val (bids, b) = bidsStream()
+    val totals = b.groupBy("auction").agg(avg("price").as("mean"))
+    testStream(totals, OutputMode.Append())(
+      AddData(bids, closeBids(4), bid(4, 100, 2.0), bid(4, 101, 4.0)),
+      CheckNewAnswer((4L, 3.0)),
+      AssertPunctuatedState(rows = 0, punctuations = 0))
+  }
+
+  test("range scheme hour<=: one punctuation closes every earlier hour; late rows are dropped") {
+    val (input, r) = readings()
+    val hottest = r.groupBy("hour").agg(max("temp").as("max_temp"))
+    testStream(hottest, OutputMode.Append())(
+      AddData(input, reading(1, 9, 20.1), reading(2, 10, 22.0), reading(1, 11, 18.0)),
+      CheckNewAnswer(),
+      AddData(input, reading(2, 10, 23.5), closeHours(10)),
+      CheckNewAnswer((9, 20.1), (10, 23.5)),
+      AssertPunctuatedState(rows = 1, punctuations = 1),
+      StopStream,
+      StartStream(),
+      AddData(input, reading(3, 9, 30.0), reading(3, 12, 15.0)),
+      CheckNewAnswer(),
+      AssertMetric("numLateRowsDropped", 1),
+      AssertPunctuatedState(rows = 2, punctuations = 1),
+      AddData(input, closeHours(12)),
+      CheckNewAnswer((11, 18.0), (12, 15.0)),
+      AssertPunctuatedState(rows = 0, punctuations = 1))
+  }
+
+  test("late rows fail the query with spark.punctuated.lateRows=fail") {
+    val (input, r) = readings()
+    val hottest = r.groupBy("hour").agg(max("temp"))
+    testStream(hottest, OutputMode.Append())(
+      StartStream(additionalConfs = Map(PunctuatedConf.LateRows -> "fail")),
+      AddData(input, reading(1, 9, 20.1), closeHours(9)),
+      CheckNewAnswer((9, 20.1)),
+      AddData(input, reading(1, 8, 20.1)),
+      ExpectFailure[SparkException](e => assert(e.getMessage.contains("PUNCTUATED_LATE_ROW"), e.getMessage)))
+  }
+
+  test("group by a join's output: each auction's total when the auction closes") {
+    val auctions = MemoryStream[Auction]
+    val (bids, b) = bidsStream()
+    val a = declare(auctions.toDF(), "auctions", Unique -> "id", Marker -> "is_punct")
+    val totals = a.join(b, a("id") === b("auction")).groupBy(a("id")).agg(sum("price").as("total"))
+    testStream(totals, OutputMode.Append())(
+      AddData(auctions, auction(1, 10), auction(2, 11)),
+      AddData(bids, bid(1, 100, 5.0), bid(2, 100, 3.0)),
+      CheckNewAnswer(),
+      AddData(bids, bid(1, 101, 7.5), closeBids(1)),
+      CheckNewAnswer((1L, 12.5)),
+      StopStream,
+      StartStream(),
+      AddData(bids, bid(2, 101, 1.0), closeBids(2)),
+      CheckNewAnswer((2L, 4.0)),
+      AssertOnQuery { q =>
+        q.lastProgress.stateOperators.forall(_.numRowsTotal == 0)
+      })
+  }
+
+  test("chained aggregations: the first one's punctuations close the second one's groups") {
+    val (bids, b) = bidsStream()
+    val perBidder = b.groupBy("auction", "bidder").agg(max("price").as("best"))
+    val perAuction = perBidder.groupBy("auction").agg(count("*").as("bidders"), sum("best").as("sum_best"))
+    testStream(perAuction, OutputMode.Append())(
+      AddData(bids, bid(1, 100, 5.0), bid(1, 100, 6.0), bid(1, 101, 7.5), bid(2, 100, 1.0)),
+      CheckNewAnswer(),
+      AddData(bids, closeBids(1)),
+      CheckNewAnswer((1L, 2L, 13.5)),
+      AddData(bids, closeBids(2)),
+      CheckNewAnswer((2L, 1L, 1.0)),
+      AssertOnQuery(q => q.lastProgress.stateOperators.forall(_.numRowsTotal == 0)))
+  }
+
+  test("a filter between the stream and the aggregation lets punctuations through") {
+    val (bids, b) = bidsStream()
+    val totals = b.filter($"price" > 2.0).groupBy("auction").agg(sum("price").as("total"))
+    testStream(totals, OutputMode.Append())(
+      AddData(bids, bid(1, 100, 5.0), bid(1, 101, 1.0), closeBids(1)),
+      CheckNewAnswer((1L, 5.0)))
+  }
+
+  test("update mode: changed groups each batch, closed groups leave the state") {
+    val (bids, b) = bidsStream()
+    val totals = b.groupBy("auction").agg(sum("price").as("total"))
+    testStream(totals, OutputMode.Update())(
+      AddData(bids, bid(1, 100, 5.0), bid(2, 100, 3.0)),
+      CheckNewAnswer((1L, 5.0), (2L, 3.0)),
+      AddData(bids, bid(1, 101, 1.0), closeBids(1)),
+      CheckNewAnswer((1L, 6.0)),
+      AssertPunctuatedState(rows = 1, punctuations = 0))
+  }
+
+  test("punctuations reach the results with emitPunctuations=true") {
+    withSQLConf(PunctuatedConf.EmitPunctuations -> "true") {
+      val (bids, b) = bidsStream()
+      val totals = b.groupBy("auction").agg(sum("price").as("total"))
+      assert(totals.columns.toSeq == Seq("auction", "total", "is_punct"))
+      testStream(totals, OutputMode.Append())(
+        AddData(bids, bid(1, 100, 5.0), closeBids(1)),
+        CheckNewAnswer((1L, Some(5.0), false), (1L, None, true)))
+    }
+  }
+
+  test("invalid punctuations fail the query, or are counted with invalidPunctuations=drop") {
+    val (bids, b) = bidsStream()
+    val totals = b.groupBy("auction").agg(sum("price"))
+    testStream(totals, OutputMode.Append())(
+      AddData(bids, Bid(None, Some(3L), None, is_punct = true)),
+      ExpectFailure[SparkException](e => assert(e.getMessage.contains("PUNCTUATED_INVALID_PUNCTUATION"), e.getMessage)))
+    val (bids2, b2) = bidsStream()
+    val totals2 = b2.groupBy("auction").agg(sum("price"))
+    testStream(totals2, OutputMode.Append())(
+      StartStream(additionalConfs = Map(PunctuatedConf.InvalidPunctuations -> "drop")),
+      AddData(bids2, Bid(None, Some(3L), None, is_punct = true), bid(1, 1, 1.0), closeBids(1)),
+      CheckNewAnswer((1L, 1.0)),
+      AssertMetric("numInvalidPunctuationsDropped", 1))
+  }
+
+  test("grouping columns no scheme closes: start() fails in strict mode, naming the fix") {
+    val (bids, b) = bidsStream()
+    val perBidder = b.groupBy("bidder").agg(sum("price"))
+    val e = intercept[Exception] {
+      perBidder.writeStream.format("memory").queryName("unsafe_agg").outputMode("update").start()
+    }
+    val text = Option(e.getCause).map(_.getMessage).getOrElse("") + e.getMessage
+    assert(text.contains("PUNCTUATED_UNSAFE_QUERY") && text.contains("GROUP BY bidder") &&
+      text.contains("punctuated.schemes"), text)
+  }
+
+  test("aggregations over undeclared streams are Spark's own") {
+    val input = MemoryStream[Bid]
+    val totals = input.toDF().groupBy("auction").agg(sum("price"))
+    testStream(totals, OutputMode.Update())(
+      AddData(input, bid(1, 100, 5.0)),
+      CheckNewAnswer((1L, 5.0)),
+      AssertOnQuery(q => q.lastExecution.executedPlan.collect { case p: PunctuatedAggregateExec => p }.isEmpty))
+  }
+}
+
+class PunctuatedAggregateRocksDBSuite extends PunctuatedAggregateSuite {
+  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
+    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
+}
