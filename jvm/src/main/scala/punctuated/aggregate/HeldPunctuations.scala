@@ -130,13 +130,14 @@ class HeldPunctuations(
 
   /**
    * Releases punctuations held `retention` micro-batches (not ranges alone) and counts what
-   * stays held: one pass over this small store per micro-batch.
+   * stays held (of kinds every partition holds, only partition 0 counts its copy): one pass
+   * over this small store per micro-batch.
    */
-  def releaseExpired(batch: Long, retention: Int, pureRange: Int => Boolean): Long = {
+  def releaseExpired(batch: Long, retention: Int, pureRange: Int => Boolean, counted: Int => Boolean): Long = {
     var heldCount = 0L
     store.iterator().map(p => (p.key.copy(), p.value.getLong(1))).toArray.foreach { case (k, closedAt) =>
       if (!pureRange(k.getInt(0)) && batch - closedAt >= retention) store.remove(k)
-      else heldCount += 1
+      else if (counted(k.getInt(0))) heldCount += 1
     }
     heldCount
   }

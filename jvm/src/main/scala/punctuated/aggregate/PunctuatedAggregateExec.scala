@@ -162,7 +162,8 @@ private[aggregate] class PunctuatedAggregateTask(
   private val keyLength = op.keyExpressions.length
   private val settings = op.settings
   private val batch = op.getStateInfo.storeVersion
-  private val held = new HeldPunctuations(op.getStateInfo, org.apache.spark.TaskContext.getPartitionId(),
+  private val partitionId = org.apache.spark.TaskContext.getPartitionId()
+  private val held = new HeldPunctuations(op.getStateInfo, partitionId,
     op.keyExpressions.toStructType, storeConf, hadoopConf)
   private val schemes = layout.closing.zipWithIndex.map { case (s, i) => (i + 1) -> s }
   schemes.foreach { case (k, s) => held.register(k, s) }
@@ -184,7 +185,8 @@ private[aggregate] class PunctuatedAggregateTask(
     if (mode == Complete) stored(out)
     (closedHere ++ wide).distinct.foreach(p => held.hold(p, batch, settings.punctuationRetention))
     op.metric(PunctuationsHeld) += held.releaseExpired(batch, settings.punctuationRetention,
-      k => layout.closing(k - 1).constants.isEmpty && layout.closing(k - 1).range.isDefined)
+      k => layout.closing(k - 1).constants.isEmpty && layout.closing(k - 1).range.isDefined,
+      k => partitionId == 0 || layout.closing(k - 1).isWholeKey(keyLength))
     held.store.commit()
     op.stateManager.commit(store)
     op.reportStoreMetrics(store)

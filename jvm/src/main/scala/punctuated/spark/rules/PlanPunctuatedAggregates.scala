@@ -24,12 +24,15 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
   override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
     override def apply(plan: SparkPlan): SparkPlan = {
       val layouts = PlanPunctuatedAggregates.kinds(plan).map(_.layout)
-      if (sys.env.contains("PUNCT_DEBUG")) println(s"DEBUG layouts=$layouts\n$plan")
       if (layouts.isEmpty) plan
       else {
         val conf = PunctuatedConf(session.sessionState.conf)
         val emitting = emittingOperators(plan, conf)
-        plan.transformUp {
+        // the invalid-punctuation policy of this run (the kind column was built at analysis)
+        val policed = plan.transformUp { case p: ProjectExec =>
+          p.transformExpressions { case k: PunctuationKind => k.copy(failOnInvalid = conf.failOnInvalidPunctuations) }
+        }
+        policed.transformUp {
           case s: StateStoreSaveExec if s.stateInfo.isDefined =>
             (s.child, layouts.find(l => merged(s.child).exists(_.resultId == l.dataRows))) match {
               case (agg: BaseAggregateExec, Some(layout)) =>
