@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-COLUMNS = ["step", "auction_rows", "bid_rows", "punctuations", "closed", "live_rows",
+COLUMNS = ["step", "auction_rows", "bid_rows", "punctuations", "closed", "open_auctions",
            "ours_input", "ours_state", "ours_ms", "ours_rows_out",
            "spark_input", "spark_state", "spark_ms", "spark_rows_out"]
 
@@ -56,6 +56,7 @@ def _plot(result, path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     steps = [r["step"] for r in result["steps"]]
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6.5), sharex=True,
@@ -68,8 +69,8 @@ def _plot(result, path: Path) -> None:
             label += " – did not run"
         top.plot([p[0] for p in points], [p[1] for p in points], style, label=label, markersize=4)
         bottom.plot([p[0] for p in points], [p[2] for p in points], style, label=label, markersize=4)
-    top.plot(steps, [r["live_rows"] for r in result["steps"]], ":", color="grey",
-             label="open auctions + their bids so far")
+    top.plot(steps, [r["open_auctions"] for r in result["steps"]], ":", color="grey",
+             label="open auctions")
     c = result["config"]
     top.set_title(f"Auction query state per micro-batch ({c['auctions']} auctions, "
                   f"{c['steps']} steps, seed {c['seed']})")
@@ -78,6 +79,7 @@ def _plot(result, path: Path) -> None:
     top.grid(alpha=0.3)
     bottom.set_ylabel("batch time (ms)")
     bottom.set_xlabel("step (one micro-batch per plan)")
+    bottom.xaxis.set_major_locator(MaxNLocator(integer=True))
     bottom.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -101,15 +103,14 @@ def _markdown(result) -> str:
               f"{_fmt(s['max_ratio'])} |", "",
               f"Our totals equal Spark's batch totals: **{result['check']['ours_match']}**; "
               f"Spark's latest updates equal them: **{result['check']['spark_match']}**.", "",
-              "| step | auction rows | bid rows | punctuations | closed | open rows | "
+              "| step | auction rows | bid rows | punctuations | closed | open auctions | "
               "ours: state | ours: ms | ours: rows out | Spark's: state | Spark's: ms | Spark's: rows out |",
               "|" + "---:|" * 12]
     for r in result["steps"]:
         lines.append("| " + " | ".join(_fmt(r[k]) for k in (
-            "step", "auction_rows", "bid_rows", "punctuations", "closed", "live_rows",
+            "step", "auction_rows", "bid_rows", "punctuations", "closed", "open_auctions",
             "ours_state", "ours_ms", "ours_rows_out", "spark_state", "spark_ms", "spark_rows_out")) + " |")
-    lines += ["", "open rows: open auctions and their bids so far, what a plan must hold at least. "
-              "State rows: `numRowsTotal` summed over the plan's stateful operators. "
+    lines += ["", "open auctions: opened and not yet closed after the step. State rows: `numRowsTotal` summed over the plan's stateful operators. "
               "Batch times depend on the machine."]
     return "\n".join(lines) + "\n"
 
