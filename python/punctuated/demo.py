@@ -176,7 +176,7 @@ def run_demo(spark, out_dir: str | Path = "demo-output", auctions: int = 40, ste
                 rec.update({f"{plan.key}_input": got["input"], f"{plan.key}_state": got["state"],
                             f"{plan.key}_ms": got["ms"], f"{plan.key}_rows_out": len(got["rows"])})
                 if plan.key == "ours" and got["rows"]:
-                    say(f"step {k}: {len(got['rows'])} auction(s) closed")
+                    say(f"step {k}: {len(got['rows'])} auction(s) closed, final totals:")
                     ordered = sorted(got["rows"], key=lambda r: r["auction"])
                     for r in ordered[:show]:
                         say(_closed_line(r))
