@@ -123,9 +123,36 @@ def _open_auctions(stream, closes: dict, step: int) -> int:
     return sum(1 for a in opened if closes.get(a, step + 1) > step)
 
 
+def _num(v) -> str:
+    return str(int(v)) if float(v).is_integer() else f"{v:.2f}"
+
+
 def _closed_line(r) -> str:
     return (f"  auction {r['auction']} (category {r['category']}) closed: {r['bids']} bids, "
-            f"total {r['total']:g}, final price {r['final_price']:g}")
+            f"total {_num(r['total'])}, final price {_num(r['final_price'])}")
+
+
+def _step(spark, plans: list[Plan], k: int, rec: dict, say, show: int) -> None:
+    """Runs every plan still running over step ``k``; records what each did into ``rec``."""
+    for plan in plans:
+        rec.update({f"{plan.key}_{m}": None for m in ("input", "state", "ms", "rows_out")})
+        if plan.error:
+            continue
+        try:
+            got = _run(spark, plan, k)
+        except Exception as e:  # e.g. our plan before the punctuated aggregation exists
+            plan.error = _first_line(e)
+            say(f"{plan.label} plan stopped at step {k}: {plan.error}")
+            continue
+        rec.update({f"{plan.key}_input": got["input"], f"{plan.key}_state": got["state"],
+                    f"{plan.key}_ms": got["ms"], f"{plan.key}_rows_out": len(got["rows"])})
+        if plan.key == "ours" and got["rows"]:
+            say(f"step {k}: {len(got['rows'])} auction(s) closed, final totals:")
+            ordered = sorted(got["rows"], key=lambda r: r["auction"])
+            for r in ordered[:show]:
+                say(_closed_line(r))
+            if len(ordered) > show:
+                say(f"  ... and {len(ordered) - show} more")
 
 
 def run_demo(spark, out_dir: str | Path = "demo-output", auctions: int = 40, steps: int = 12,
@@ -154,45 +181,29 @@ def run_demo(spark, out_dir: str | Path = "demo-output", auctions: int = 40, ste
     spark.conf.set("spark.sql.shuffle.partitions", "1")  # tiny batches: one state store per operator
     try:
         _setup_tables(spark, db, tmp / "data")
-        bar = tqdm(total=steps, desc="auction demo", unit="step", file=sys.stderr, disable=not progress)
-        for k, step in enumerate(stream):
-            _append(spark, f"{db}.auctions", step.auctions)
-            _append(spark, f"{db}.bids", step.bids)
-            rec = {"step": k, "auction_rows": len(step.auctions),
-                   "bid_rows": len(step.bids) - step.punctuations, "punctuations": step.punctuations,
-                   "closed": sum(1 for s in closes.values() if s == k),
-                   "open_auctions": _open_auctions(stream, closes, k)}
-            for plan in plans:
-                if plan.error:
-                    rec.update({f"{plan.key}_{m}": None for m in ("input", "state", "ms", "rows_out")})
-                    continue
-                try:
-                    got = _run(spark, plan, k)
-                except Exception as e:  # e.g. our plan before the punctuated aggregation exists
-                    plan.error = _first_line(e)
-                    say(f"{plan.label} plan stopped at step {k}: {plan.error}")
-                    rec.update({f"{plan.key}_{m}": None for m in ("input", "state", "ms", "rows_out")})
-                    continue
-                rec.update({f"{plan.key}_input": got["input"], f"{plan.key}_state": got["state"],
-                            f"{plan.key}_ms": got["ms"], f"{plan.key}_rows_out": len(got["rows"])})
-                if plan.key == "ours" and got["rows"]:
-                    say(f"step {k}: {len(got['rows'])} auction(s) closed, final totals:")
-                    ordered = sorted(got["rows"], key=lambda r: r["auction"])
-                    for r in ordered[:show]:
-                        say(_closed_line(r))
-                    if len(ordered) > show:
-                        say(f"  ... and {len(ordered) - show} more")
-            records.append(rec)
-            bar.set_postfix_str(f"state ours={rec['ours_state'] if rec['ours_state'] is not None else '-'}"
-                                f" spark={rec['spark_state'] if rec['spark_state'] is not None else '-'}")
-            bar.update()
-        bar.close()
+        with tqdm(total=steps, desc="auction demo", unit="step", file=sys.stderr,
+                  disable=not progress) as bar:
+            for k, step in enumerate(stream):
+                _append(spark, f"{db}.auctions", step.auctions)
+                _append(spark, f"{db}.bids", step.bids)
+                rec = {"step": k, "auction_rows": len(step.auctions),
+                       "bid_rows": len(step.bids) - step.punctuations,
+                       "punctuations": step.punctuations,
+                       "closed": sum(1 for s in closes.values() if s == k),
+                       "open_auctions": _open_auctions(stream, closes, k)}
+                _step(spark, plans, k, rec, say, show)
+                records.append(rec)
+                bar.set_postfix_str(" ".join(
+                    f"state {p.key}={'-' if rec[p.key + '_state'] is None else rec[p.key + '_state']}"
+                    for p in plans))
+                bar.update()
         spark.sql(f"REFRESH TABLE {db}.spark_auctions")
         spark.sql(f"REFRESH TABLE {db}.spark_bids")
         batch = {r["auction"]: (r["category"], r["bids"], r["total"], r["final_price"])
                  for r in spark.sql(BATCH_QUERY.format(db=db)).collect()}
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", partitions)
+        spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")  # its tables point into tmp
         shutil.rmtree(tmp, ignore_errors=True)
     ours, theirs = plans
     result = {
