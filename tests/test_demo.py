@@ -54,6 +54,12 @@ def test_generator_is_deterministic_and_well_formed():
     assert set(auction_stream.totals(stream)) == set(opened)
 
 
+def test_generator_docstring_examples():
+    import doctest
+
+    assert doctest.testmod(auction_stream).failed == 0
+
+
 def test_sql_example_runs_the_demo_query():
     """sql/auction.sql and the demo ask the same question."""
     query = split_statements((REPO / "sql" / "auction.sql").read_text())[-1]
