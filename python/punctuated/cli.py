@@ -1,6 +1,7 @@
 """The ``punctuated`` command line.
 
-* ``punctuated demo`` -- the main job: a streaming join over SQL-declared tables.
+* ``punctuated demo`` -- the main job: the auction query, our plan against Spark's own
+  (state per micro-batch, plot and table under ``demo-output/``).
 * ``punctuated run-sql FILE`` -- run a SQL example (statements and streaming queries).
 * ``punctuated jar`` -- print the path of the bundled extension jar.
 * ``punctuated check --sql QUERY`` -- is the streaming join safe? (exit 0 safe, 1 unsafe, 2 error)
@@ -92,13 +93,21 @@ def cmd_run_sql(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    sql = Path(args.sql)
-    if not sql.is_file():
-        print(f"error: {sql} not found; run the demo from the repository root", file=sys.stderr)
-        return 2
-    print(f"Punctuated demo: {sql} on local Spark with the bundled extension")
-    args.file = sql
-    return cmd_run_sql(args)
+    """The auction demo (:mod:`punctuated.demo`): 0 when our totals passed the check."""
+    from punctuated.demo import run_demo
+
+    print(f"Punctuated demo: {args.auctions} auctions over {args.steps} steps (seed {args.seed}); "
+          "our plan (append mode, declared tables) against Spark's own plan (update mode), "
+          "one micro-batch each per step")
+    with tempfile.TemporaryDirectory(prefix="punctuated-") as tmp:
+        spark = local_session(tmp, app="punctuated-demo")
+        try:
+            result = run_demo(spark, out_dir=args.out, auctions=args.auctions, steps=args.steps,
+                              seed=args.seed, max_bids=args.max_bids, progress=not args.no_progress)
+        finally:
+            spark.stop()
+    check = result["check"]
+    return 0 if check["ours_match"] and check["ours_once_on_close"] else 1
 
 
 def cmd_jar(args) -> int:
@@ -147,8 +156,13 @@ def cmd_check(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="punctuated", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="run the auction demo on local Spark")
-    demo.add_argument("--sql", default="sql/auction_join.sql", help="the SQL example to run")
+    demo = sub.add_parser("demo", help="run the auction demo on local Spark: our plan against Spark's")
+    demo.add_argument("--auctions", type=int, default=40, help="auctions in the stream (default 40)")
+    demo.add_argument("--steps", type=int, default=12, help="steps, one micro-batch each (default 12)")
+    demo.add_argument("--seed", type=int, default=7, help="seed of the generator (default 7)")
+    demo.add_argument("--max-bids", type=int, default=12, help="most bids on one auction (default 12)")
+    demo.add_argument("--out", default="demo-output", help="where state.png/.md/.csv go")
+    demo.add_argument("--no-progress", action="store_true", help="no progress bar")
     demo.set_defaults(func=cmd_demo)
     run = sub.add_parser("run-sql", help="run a SQL file (streaming queries included)")
     run.add_argument("file")
