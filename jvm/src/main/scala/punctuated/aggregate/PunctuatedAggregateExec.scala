@@ -5,7 +5,8 @@ import scala.collection.mutable.ArrayBuffer
 import org.apache.spark.SparkException
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, ExprId, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike
 import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, Distribution, Partitioning}
 import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.execution.streaming.operators.stateful._
@@ -99,7 +100,7 @@ case class PunctuatedAggregateExec(
       .asInstanceOf[StateStoreCoordinatorRef]
     val storeConf = new StateStoreConf(conf)
     val hadoopConf = sparkContext.broadcast(new SerializableHadoopConf(session.sessionState.newHadoopConf()))
-    val wide = sparkContext.broadcast(partitionWide.map(_.gather(layout, keyExpressions.size)).getOrElse(Array.empty))
+    val wide = sparkContext.broadcast(partitionWide.map(_.gather(child, layout, keyExpressions.size)).getOrElse(Array.empty))
     child.execute().mapPartitionsWithStateStore(
       getStateInfo,
       keyExpressions.toStructType,
@@ -127,16 +128,18 @@ final case class AggregateOrdinals(dataRows: Int, kinds: Int, invalid: Int, rece
 /**
  * Where this micro-batch's partition-wide punctuations are read from: the aggregation's
  * shuffle (already computed for the batch; reading it again costs no recomputation), whose
- * rows are partial aggregates with the grouping columns first.
+ * rows are partial aggregates with the grouping columns first and the punctuation kinds
+ * (bits) in the column `kindsBuffer`. The shuffle is looked up in the plan being executed.
  */
-final case class PartitionWideSource(shuffle: SparkPlan, kindsOrdinal: Int) {
-  def gather(layout: AggregateLayout, keyLength: Int): Array[(Int, UnsafeRow)] = {
+final case class PartitionWideSource(kindsBuffer: ExprId) {
+  def gather(plan: SparkPlan, layout: AggregateLayout, keyLength: Int): Array[(Int, UnsafeRow)] = {
     val wide = layout.partitionWide(keyLength)
-    if (wide.isEmpty) Array.empty
+    val shuffle = plan.collectFirst { case e: ShuffleExchangeLike => e: SparkPlan }
+    if (wide.isEmpty || shuffle.isEmpty) Array.empty
     else {
-      val ordinal = kindsOrdinal
-      val output = shuffle.output
-      shuffle.execute().mapPartitions { iter =>
+      val output = shuffle.get.output
+      val ordinal = output.indexWhere(_.exprId == kindsBuffer)
+      shuffle.get.execute().mapPartitions { iter =>
         val keyProj = UnsafeProjection.create(output.take(keyLength), output)
         iter.flatMap { row =>
           val bits = if (row.isNullAt(ordinal)) 0L else row.getLong(ordinal)

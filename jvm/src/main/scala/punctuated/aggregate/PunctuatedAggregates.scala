@@ -59,57 +59,8 @@ object PunctuatedAggregates {
         grouping.size >= 24 || isRewritten(a.child)) return None
     val found = PunctuationSources.find(a.child, caseSensitive).getOrElse(return None)
 
-    def position(attr: Attribute): Option[Int] =
-      PunctuationSources.equalTo(attr, found.equal).iterator
-        .map(e => grouping.indexWhere(_.exprId == e.exprId)).find(_ >= 0)
-
-    // closing key schemes (kind = index + 1), and each source scheme's kind
-    val closing = ArrayBuffer.empty[(KeyScheme, String)]
-    val substituted = scala.collection.mutable.Set.empty[Int]
-    val kinds: Seq[Seq[Int]] = found.sources.map(_.schemes.map { case (attrs, text) =>
-      val ps = attrs.map { case (at, isRange) => position(at).map(p => (p, isRange, at)) }
-      if (ps.exists(_.isEmpty) || attrs.count(_._2) > 1 || ps.flatten.map(_._1).distinct.size != ps.size) {
-        PunctuationKind.Ignored
-      } else {
-        val ks = KeyScheme(ps.flatten.collect { case (p, false, _) => p }.sorted.toArray,
-          ps.flatten.collectFirst { case (p, true, _) => p })
-        ps.flatten.foreach { case (p, _, at) => if (grouping(p).exprId != at.exprId) substituted += p }
-        closing.indexWhere(_._1 == ks) match {
-          case -1 if closing.size < PunctuationKind.MaxKinds => closing += (ks -> text); closing.size
-          case -1 => PunctuationKind.Ignored
-          case i => i + 1
-        }
-      }
-    })
-    if (closing.isEmpty) return None
-
-    val implied = found.sources.zip(kinds).flatMap { case (s, ks) =>
-      s.unique.toSeq.flatMap(u => s.schemes.indexWhere(_._1.map(_._1) == u) match {
-        case -1 => None
-        case i if ks(i) > 0 && u.forall(x => grouping.exists(_.exprId == x.exprId)) => Some(ks(i))
-        case _ => None
-      })
-    }.distinct
-
-    // the punctuation_kind column
-    val children = ArrayBuffer.empty[Expression]
-    def child(e: Expression): Int = children.indexWhere(_.semanticEquals(e)) match {
-      case -1 => children += e; children.size - 1
-      case i => i
-    }
-    val layouts = found.sources.zip(kinds).map { case (s, ks) =>
-      val marker = child(s.marker)
-      val cols = s.columns.map(c => child(c)).toArray
-      val decode = s.schemes.zip(ks).reverse.map { case ((attrs, _), k) =>
-        attrs.map(x => child(x._1)).toSet -> k
-      }.toMap   // reversed: the first declared scheme wins a tie
-      SourceLayout(s.name, marker, cols, s.columns.map(_.name), decode, s.schemes.map(_._2))
-    }
-    val ids = Seq.fill(4)(NamedExpression.newExprId)
-    val layout = AggregateLayout(closing.map(_._1).toSeq, closing.map(_._2).toSeq, implied,
-      ids(0), ids(1), ids(2), ids(3), found.sources.map(_.name).distinct)
-    val kindAlias = Alias(PunctuationKind(children.toSeq, layouts, layout, conf.failOnInvalidPunctuations),
-      PunctuationKind.ColumnName)()
+    val (kindAlias, layout, substituted) =
+      KindColumn(grouping, found, conf, useEqualities = true).getOrElse(return None)
     val kind = kindAlias.toAttribute
 
     // g': the grouping columns, filled from equal columns on punctuation rows; the first one

@@ -3,7 +3,7 @@ package punctuated.aggregate
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Coalesce, EqualTo, Expression, ExprId, GreaterThan, Literal}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{LeftAnti, LeftSemi}
-import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Filter, Generate, Join, LogicalPlan, Project, SubqueryAlias}
+import org.apache.spark.sql.catalyst.plans.logical.{Deduplicate, EventTimeWatermark, Filter, Generate, Join, LogicalPlan, Project, SubqueryAlias}
 
 import punctuated.join.PunctuationColumns
 import punctuated.spark.DeclaredStreams
@@ -95,6 +95,9 @@ object PunctuationSources {
             sources, equal ++ (l.toSeq ++ r).flatMap(_.equal)))
         }
       case g: Generate => PunctuatedAggregates.sourceOf(g).map(s => FoundSources(g, Seq(s), Nil))
+      // a punctuated deduplication passes its input's punctuations (Table 2)
+      case d: Deduplicate if punctuated.dedup.PunctuatedDeduplicates.isRewritten(d.child) =>
+        walk(d.child, caseSensitive).map(x => x.copy(plan = d.copy(child = x.plan)))
       case _ => None
     })
 

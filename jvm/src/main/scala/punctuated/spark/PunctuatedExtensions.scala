@@ -25,6 +25,10 @@ class PunctuatedExtensions extends (SparkSessionExtensions => Unit) {
     // to the physical plan. Runs once, after resolution, before Spark's streaming checks.
     extensions.injectPostHocResolutionRule(PunctuateStreamingJoins)
 
+    // Mark streaming dropDuplicates / DISTINCT / UNION over input whose punctuations close keys
+    // as punctuated deduplications: seen keys are forgotten once punctuated.
+    extensions.injectPostHocResolutionRule(PunctuateStreamingDeduplicates)
+
     // Mark streaming GROUP BYs over input whose punctuations close groups as punctuated
     // aggregations: append mode without a watermark, each group emitted once closed.
     extensions.injectPostHocResolutionRule(PunctuateStreamingAggregates)
@@ -48,5 +52,8 @@ class PunctuatedExtensions extends (SparkSessionExtensions => Unit) {
     // Per micro-batch: run the state-store step of punctuated aggregations with the
     // punctuation-closing operator (Spark's aggregation operators do the rest).
     extensions.injectColumnar(PlanPunctuatedAggregates)
+
+    // Per micro-batch: run punctuated deduplications with the punctuation-purging operator.
+    extensions.injectColumnar(PlanPunctuatedDeduplicates)
   }
 }

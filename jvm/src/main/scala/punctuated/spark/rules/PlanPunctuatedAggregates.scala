@@ -5,7 +5,6 @@ import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, ExprId, Grea
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, GenerateExec, ProjectExec, SparkPlan}
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
-import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike
 import org.apache.spark.sql.execution.streaming.operators.stateful.StateStoreSaveExec
 import org.apache.spark.sql.catalyst.expressions.Explode
 
@@ -41,7 +40,6 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
                     .aggregateFunction.inputAggBufferAttributes.head
                   output.indexWhere(_.exprId == buffer.exprId)
                 }
-                val shuffle = s.child.collectFirst { case e: ShuffleExchangeLike => e: SparkPlan }
                 val exec = PunctuatedAggregateExec(
                   keyExpressions = s.keyExpressions,
                   stateInfo = s.stateInfo,
@@ -51,7 +49,8 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
                   ordinals = AggregateOrdinals(ordinal(layout.dataRows, s.child.output),
                     ordinal(layout.kinds, s.child.output), ordinal(layout.invalid, s.child.output),
                     ordinal(layout.received, s.child.output)),
-                  partitionWide = shuffle.map(e => PartitionWideSource(e, ordinal(layout.kinds, e.output))),
+                  partitionWide = Some(PartitionWideSource(agg.aggregateExpressions
+                    .find(_.resultId == layout.kinds).get.aggregateFunction.inputAggBufferAttributes.head.exprId)),
                   emit = emitting.contains(layout.dataRows),
                   settings = conf,
                   child = s.child)

@@ -1,0 +1,86 @@
+package punctuated.aggregate
+
+import scala.collection.mutable.ArrayBuffer
+
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Expression, NamedExpression}
+
+import punctuated.join.KeyScheme
+import punctuated.spark.PunctuatedConf
+
+/**
+ * The `punctuation_kind` column of a punctuated operator keyed by `keys` (an aggregation's
+ * grouping columns, a deduplication's key): which of its input streams' schemes close a key
+ * (Tucker et al. 2003, Table 2: a punctuation whose pattern is a wildcard outside the key
+ * columns matches every future row of the keys it names), each one a kind.
+ *
+ * {{{
+ *   keys (auction, bidder); bids schemes "auction; bidder, day<="
+ *     "auction"          -> kind 1: KeyScheme(constants [0])   closes (a, *)
+ *     "bidder, day<="    -> ignored (day is not a key column)
+ * }}}
+ */
+object KindColumn {
+
+  /**
+   * The column, the layout and the key positions a punctuation fills through a join
+   * equality (not from its own column), or None when no scheme closes a key.
+   *
+   * @param useEqualities let punctuations on columns equal by a join close key columns
+   */
+  def apply(keys: Seq[Attribute], found: FoundSources, conf: PunctuatedConf,
+      useEqualities: Boolean): Option[(Alias, AggregateLayout, Set[Int])] = {
+    val equal = if (useEqualities) found.equal else Nil
+    def position(attr: Attribute): Option[Int] =
+      PunctuationSources.equalTo(attr, equal).iterator
+        .map(e => keys.indexWhere(_.exprId == e.exprId)).find(_ >= 0)
+
+    // closing key schemes (kind = index + 1), and each source scheme's kind
+    val closing = ArrayBuffer.empty[(KeyScheme, String)]
+    val substituted = scala.collection.mutable.Set.empty[Int]
+    val kinds: Seq[Seq[Int]] = found.sources.map(_.schemes.map { case (attrs, text) =>
+      val ps = attrs.map { case (at, isRange) => position(at).map(p => (p, isRange, at)) }
+      if (ps.exists(_.isEmpty) || attrs.count(_._2) > 1 || ps.flatten.map(_._1).distinct.size != ps.size) {
+        PunctuationKind.Ignored
+      } else {
+        val ks = KeyScheme(ps.flatten.collect { case (p, false, _) => p }.sorted.toArray,
+          ps.flatten.collectFirst { case (p, true, _) => p })
+        ps.flatten.foreach { case (p, _, at) => if (keys(p).exprId != at.exprId) substituted += p }
+        closing.indexWhere(_._1 == ks) match {
+          case -1 if closing.size < PunctuationKind.MaxKinds => closing += (ks -> text); closing.size
+          case -1 => PunctuationKind.Ignored
+          case i => i + 1
+        }
+      }
+    })
+    if (closing.isEmpty) return None
+
+    val implied = found.sources.zip(kinds).flatMap { case (s, ks) =>
+      s.unique.toSeq.flatMap(u => s.schemes.indexWhere(_._1.map(_._1) == u) match {
+        case -1 => None
+        case i if ks(i) > 0 && u.forall(x => keys.exists(_.exprId == x.exprId)) => Some(ks(i))
+        case _ => None
+      })
+    }.distinct
+
+    // the punctuation_kind column
+    val children = ArrayBuffer.empty[Expression]
+    def child(e: Expression): Int = children.indexWhere(_.semanticEquals(e)) match {
+      case -1 => children += e; children.size - 1
+      case i => i
+    }
+    val layouts = found.sources.zip(kinds).map { case (s, ks) =>
+      val marker = child(s.marker)
+      val cols = s.columns.map(c => child(c)).toArray
+      val decode = s.schemes.zip(ks).reverse.map { case ((attrs, _), k) =>
+        attrs.map(x => child(x._1)).toSet -> k
+      }.toMap   // reversed: the first declared scheme wins a tie
+      SourceLayout(s.name, marker, cols, s.columns.map(_.name), decode, s.schemes.map(_._2))
+    }
+    val ids = Seq.fill(4)(NamedExpression.newExprId)
+    val layout = AggregateLayout(closing.map(_._1).toSeq, closing.map(_._2).toSeq, implied,
+      ids(0), ids(1), ids(2), ids(3), found.sources.map(_.name).distinct)
+    val kindAlias = Alias(PunctuationKind(children.toSeq, layouts, layout, conf.failOnInvalidPunctuations),
+      PunctuationKind.ColumnName)()
+    Some((kindAlias, layout, substituted.toSet))
+  }
+}

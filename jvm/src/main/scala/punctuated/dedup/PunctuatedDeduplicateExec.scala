@@ -1,0 +1,209 @@
+package punctuated.dedup
+
+import scala.collection.mutable.ArrayBuffer
+
+import org.apache.spark.SparkException
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, GenericInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.plans.physical.{Distribution, Partitioning}
+import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
+import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike
+import org.apache.spark.sql.execution.streaming.operators.stateful._
+import org.apache.spark.sql.execution.streaming.state._
+import org.apache.spark.sql.types.{IntegerType, StructType}
+
+import punctuated.aggregate.{AggregateLayout, GroupPunctuation, HeldPunctuations, PunctuationKind}
+import punctuated.join.{PunctuatedJoinMetrics, SerializableHadoopConf}
+import punctuated.spark.PunctuatedConf
+
+/**
+ * Punctuation-purging streaming deduplication (Tucker et al. 2003, Table 2, duplicate
+ * elimination): like Spark's `StreamingDeduplicateExec`, the first row of each key is
+ * emitted and the key remembered; unlike it, a key is forgotten as soon as punctuations say
+ * no row with it can come again (*keep* invariant), with no watermark; the punctuations are
+ * passed on (*propagate*).
+ *
+ * {{{
+ *   input rows (data + punctuations, with their kind)
+ *        |
+ *        v
+ *   data row: late (a held punctuation matches it)?  -> dropped (spark.punctuated.lateRows)
+ *             key seen?                               -> dropped (a duplicate)
+ *             else                                    -> emitted, key stored
+ *   punctuation row: noted (and emitted when a downstream operator or the results use it)
+ *   end of batch: keys matched by this batch's punctuations are forgotten — a whole-key one
+ *   by one removal, partition-wide ones (gathered from all partitions) by one pass over
+ *   the seen keys; punctuations are held for late rows (HeldPunctuations)
+ * }}}
+ *
+ * Worked example (`bids` schemes "auction", `dropDuplicates("auction", "bidder")`):
+ * {{{
+ *   batch 0: (1, 100), (1, 100), (1, 101)   -> (1, 100), (1, 101); 2 keys stored
+ *   batch 1: (1, 100), punctuation 1        -> nothing new; keys of auction 1 forgotten: 0 stored
+ * }}}
+ *
+ * @param keyExpressions the deduplication key
+ * @param kindOrdinal    ordinal of the `punctuation_kind` column in the input rows
+ * @param stateInfo      state location, set by Spark's incremental planner
+ * @param layout         the closing schemes (from the analyzer's rewrite)
+ * @param wideKeys       gather partition-wide punctuations from the shuffle below
+ * @param emit           output punctuation rows
+ * @param settings       the `spark.punctuated.*` settings
+ * @param child          the input, distributed by the key
+ */
+case class PunctuatedDeduplicateExec(
+    keyExpressions: Seq[Attribute],
+    kindOrdinal: Int,
+    stateInfo: Option[StatefulOperatorStateInfo],
+    layout: AggregateLayout,
+    wideKeys: Boolean,
+    emit: Boolean,
+    settings: PunctuatedConf,
+    child: SparkPlan)
+  extends UnaryExecNode with StateStoreWriter {
+
+  override def shortName: String = "punctuatedDeduplicate"
+  override val stateStoreNames: Seq[String] = Seq(StateStoreId.DEFAULT_STORE_NAME, HeldPunctuations.StoreName)
+  override def output: Seq[Attribute] = child.output
+  override def outputPartitioning: Partitioning = child.outputPartitioning
+  override def requiredChildDistribution: Seq[Distribution] =
+    StatefulOperatorPartitioning.getCompatibleDistribution(keyExpressions, getStateInfo, conf) :: Nil
+  override protected def customStatefulOperatorMetrics: Seq[StatefulOperatorCustomMetric] =
+    PunctuatedJoinMetrics.all
+  override def validateAndMaybeEvolveStateSchema(
+      hadoopConf: org.apache.hadoop.conf.Configuration,
+      batchId: Long,
+      stateSchemaVersion: Int): List[StateSchemaValidationResult] = Nil
+  override def shouldRunAnotherBatch(newInputWatermark: Long): Boolean = false
+
+  override protected def doExecute(): RDD[InternalRow] = {
+    metrics
+    val manager = session.sessionState.streamingQueryManager
+    val coordinator = manager.getClass.getMethod("stateStoreCoordinator").invoke(manager)
+      .asInstanceOf[StateStoreCoordinatorRef]
+    val storeConf = new StateStoreConf(conf)
+    val hadoopConf = sparkContext.broadcast(new SerializableHadoopConf(session.sessionState.newHadoopConf()))
+    val wide = sparkContext.broadcast(gatherWide())
+    child.execute().mapPartitionsWithStateStore(
+      getStateInfo,
+      keyExpressions.toStructType,
+      PunctuatedDeduplicateExec.ValueSchema,
+      NoPrefixKeyStateEncoderSpec(keyExpressions.toStructType),
+      session.sessionState,
+      Some(coordinator)) { (store, iter) =>
+      new PunctuatedDeduplicateTask(this, store, storeConf, hadoopConf.value.value, wide.value).run(iter)
+    }
+  }
+
+  /** This batch's partition-wide punctuations (kind, key), read again from the shuffle. */
+  private def gatherWide(): Array[(Int, UnsafeRow)] = {
+    val wide = layout.partitionWide(keyExpressions.size)
+    child.collectFirst { case e: ShuffleExchangeLike => e: SparkPlan } match {
+      case Some(shuffle) if wide.nonEmpty && wideKeys =>
+        val (ordinal, keys, output) = (kindOrdinal, keyExpressions, shuffle.output)
+        shuffle.execute().mapPartitions { iter =>
+          val keyProj = UnsafeProjection.create(keys, output)
+          iter.filter(r => wide.contains(r.getInt(ordinal))).map(r => r.getInt(ordinal) -> keyProj(r).copy())
+        }.collect()
+      case _ => Array.empty
+    }
+  }
+
+  override protected def withNewChildInternal(newChild: SparkPlan): SparkPlan = copy(child = newChild)
+
+  private[dedup] def metric(name: String) = longMetric(name)
+  private[dedup] def reportStoreMetrics(store: StateStore): Unit = {
+    setStoreMetrics(store)
+    setOperatorMetrics()
+  }
+}
+
+object PunctuatedDeduplicateExec {
+  val ValueSchema: StructType = new StructType().add("seen", IntegerType, nullable = false)
+}
+
+/** One partition's work for one micro-batch (see [[PunctuatedDeduplicateExec]]). */
+private[dedup] class PunctuatedDeduplicateTask(
+    op: PunctuatedDeduplicateExec,
+    store: StateStore,
+    storeConf: StateStoreConf,
+    hadoopConf: org.apache.hadoop.conf.Configuration,
+    wideKeys: Array[(Int, UnsafeRow)]) {
+
+  import PunctuatedJoinMetrics._
+
+  private val layout = op.layout
+  private val keyLength = op.keyExpressions.length
+  private val batch = op.getStateInfo.storeVersion
+  private val partitionId = org.apache.spark.TaskContext.getPartitionId()
+  private val held = new HeldPunctuations(op.getStateInfo, partitionId, op.keyExpressions.toStructType,
+    storeConf, hadoopConf)
+  private val schemes = layout.closing.zipWithIndex.map { case (s, i) => (i + 1) -> s }
+  schemes.foreach { case (k, s) => held.register(k, s) }
+  private val keyProj = UnsafeProjection.create(op.keyExpressions, op.child.output)
+  private val wide: Seq[GroupPunctuation] =
+    wideKeys.toSeq.map { case (k, key) => held.punctuationFor(k, layout.closing(k - 1), key) }.distinct
+  private val seen = UnsafeProjection.create(PunctuatedDeduplicateExec.ValueSchema)(new GenericInternalRow(Array[Any](1)))
+
+  def run(iter: Iterator[InternalRow]): Iterator[InternalRow] = {
+    val out = ArrayBuffer.empty[InternalRow]
+    val closing = ArrayBuffer.empty[GroupPunctuation]
+    val newKeys = ArrayBuffer.empty[UnsafeRow]
+    iter.foreach { row =>
+      row.getInt(op.kindOrdinal) match {
+        case PunctuationKind.Data =>
+          val key = keyProj(row)
+          if (schemes.exists { case (k, s) => held.closes(k, s, key) }) late(row)
+          else if (store.get(key) == null) {
+            store.put(key.copy(), seen)
+            op.metric("numUpdatedStateRows") += 1
+            if (layout.implied.nonEmpty) newKeys += key.copy()
+            out += row.copy()
+          }
+        case PunctuationKind.Invalid => op.metric(InvalidPunctuationsDropped) += 1
+        case PunctuationKind.Ignored =>
+          op.metric(PunctuationsReceived) += 1
+          if (op.emit) out += row.copy()
+        case k =>
+          op.metric(PunctuationsReceived) += 1
+          val s = layout.closing(k - 1)
+          if (s.isWholeKey(keyLength)) closing += held.punctuationFor(k, s, keyProj(row))
+          if (op.emit) out += row.copy()
+      }
+    }
+    // whole-key punctuations: one removal each; implied ones (a unique key): the new keys
+    closing.foreach(p => forget(p.constants))
+    newKeys.foreach(forget)
+    if (wide.nonEmpty) {
+      store.iterator().map(_.key.copy()).filter(k => wide.exists(p => held.covers(p, k))).toArray.foreach(forget)
+    }
+    (closing ++ wide).distinct.foreach(p => held.hold(p, batch, op.settings.punctuationRetention))
+    op.metric(PunctuationsHeld) += held.releaseExpired(batch, op.settings.punctuationRetention,
+      k => layout.closing(k - 1).constants.isEmpty && layout.closing(k - 1).range.isDefined,
+      k => partitionId == 0 || layout.closing(k - 1).isWholeKey(keyLength))
+    held.store.commit()
+    store.commit()
+    op.reportStoreMetrics(store)
+    op.metric("numOutputRows") += out.size
+    out.iterator
+  }
+
+  /** Forgets a seen key (a whole key's constants are the key itself). */
+  private def forget(key: UnsafeRow): Unit =
+    if (store.get(key) != null) {
+      store.remove(key)
+      op.metric(RowsPurged) += 1
+      op.metric("numRemovedStateRows") += 1
+    }
+
+  private def late(row: InternalRow): Unit = {
+    if (op.settings.failOnLateRows) {
+      throw new SparkException(
+        s"[PUNCTUATED_LATE_ROW] A row of ${layout.streams.mkString(", ")} arrived after a punctuation " +
+          "matching it (the stream is not grammatical). " +
+          s"Set ${PunctuatedConf.LateRows}=drop to drop late rows instead.")
+    }
+    op.metric(LateRowsDropped) += 1
+  }
+}

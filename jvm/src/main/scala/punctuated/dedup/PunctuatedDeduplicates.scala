@@ -1,0 +1,62 @@
+package punctuated.dedup
+
+import org.apache.spark.sql.catalyst.expressions.{Attribute, IsNotNull}
+import org.apache.spark.sql.catalyst.plans.logical.{Deduplicate, Distinct, Filter, LogicalPlan, Project}
+
+import punctuated.aggregate.{AggregateLayout, KindColumn, PunctuationKind, PunctuationSources, PunctuationTag}
+import punctuated.spark.PunctuatedConf
+
+/**
+ * The analyzer's rewrite of a streaming deduplication over punctuated input (Tucker et al.
+ * 2003, Table 2, duplicate elimination: *keep* a seen key until punctuations match all its
+ * future rows, then forget it; *propagate* the punctuations). `dropDuplicates(cols)` is a
+ * `Deduplicate`; `DISTINCT` and `UNION` (distinct) are `Distinct`, which Spark would run as an
+ * aggregation: over punctuated input it becomes the deduplication of all columns, which emits
+ * each row the first time it is seen instead of waiting.
+ *
+ * {{{
+ *   Deduplicate(keys, input)
+ *   ==>
+ *   Project(input.*)
+ *     Filter(punctuation_tag(kind) IS NOT NULL)         -- keeps `kind`
+ *     Deduplicate(keys, Project(input.*, punctuation_kind(...) AS kind))   -- its state step is
+ *                                                                            PunctuatedDeduplicateExec
+ * }}}
+ *
+ * Worked example (bids schemes "auction"; `dropDuplicates("auction", "bidder")`):
+ * {{{
+ *   batch 0: (1, 100), (1, 100), (1, 101)   -> emits (1, 100), (1, 101); keys seen: 2
+ *   batch 1: (1, 100), punctuation 1        -> (1, 100) is a duplicate; auction 1 closed: keys seen: 0
+ * }}}
+ */
+object PunctuatedDeduplicates {
+
+  def rewrite(plan: LogicalPlan, conf: PunctuatedConf, caseSensitive: Boolean): Option[LogicalPlan] = {
+    val (keys, child) = plan match {
+      case Deduplicate(k, c) => (k, c)
+      case Distinct(c) => (c.output, c)
+      case _ => return None
+    }
+    if (!child.isStreaming || keys.isEmpty || keys.size >= 24 || isRewritten(child)) return None
+    val found = PunctuationSources.find(child, caseSensitive).getOrElse(return None)
+    val (kindAlias, _, _) = KindColumn(keys, found, conf, useEqualities = false).getOrElse(return None)
+    val input = Project(found.plan.output :+ kindAlias, found.plan)
+    // an always-true filter on the kind column keeps the optimizer from pruning it
+    val keep = IsNotNull(PunctuationTag(kindAlias.toAttribute))
+    Some(Project(child.output, Filter(keep, Deduplicate(keys, input))))
+  }
+
+  /** Is this the input of an already rewritten deduplication? */
+  def isRewritten(plan: LogicalPlan): Boolean = plan match {
+    case Project(list, _) => list.exists(_.exists(_.isInstanceOf[PunctuationKind]))
+    case _ => false
+  }
+
+  /** The layout of a rewritten deduplication. */
+  def layoutOf(d: Deduplicate): Option[(Attribute, AggregateLayout)] = d.child match {
+    case Project(list, _) => list.collectFirst {
+      case a @ org.apache.spark.sql.catalyst.expressions.Alias(k: PunctuationKind, _) => a.toAttribute -> k.layout
+    }
+    case _ => None
+  }
+}

@@ -1,0 +1,58 @@
+package punctuated.spark.rules
+
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.Alias
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.execution.{ColumnarRule, ProjectExec, SparkPlan}
+import org.apache.spark.sql.execution.streaming.operators.stateful.StreamingDeduplicateExec
+
+import punctuated.aggregate.PunctuationKind
+import punctuated.dedup.PunctuatedDeduplicateExec
+import punctuated.spark.PunctuatedConf
+
+/**
+ * Physical rule (before columnar transitions, after Spark's incremental planner): a
+ * `StreamingDeduplicateExec` whose input carries a `punctuation_kind` column becomes a
+ * [[PunctuatedDeduplicateExec]] with the same key and state location.
+ */
+case class PlanPunctuatedDeduplicates(session: SparkSession) extends ColumnarRule {
+
+  override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
+    override def apply(plan: SparkPlan): SparkPlan = {
+      val conf = PunctuatedConf(session.sessionState.conf)
+      val kinds = plan.collect { case p: ProjectExec => p.projectList }.flatten.collect {
+        case a @ Alias(k: PunctuationKind, _) => a.exprId -> k
+      }.toMap
+      if (kinds.isEmpty) plan
+      else {
+        val results = PlanPunctuatedAggregates.queryOutput(plan).map(_.exprId).toSet
+        plan.transformUp {
+          case d: StreamingDeduplicateExec if d.stateInfo.isDefined &&
+              d.child.output.exists(a => kinds.contains(a.exprId)) =>
+            val kindAttr = d.child.output.find(a => kinds.contains(a.exprId)).get
+            val own = kinds(kindAttr.exprId)
+            // its punctuations are used by a punctuated operator downstream (which reads some
+            // of its output columns), or by the results (emitPunctuations, marker selected)
+            val inside = d.collect { case p: ProjectExec => p.projectList }.flatten
+              .flatMap(_.collect { case k: PunctuationKind => k })
+            val outside = kinds.values.filterNot(k => inside.exists(_ eq k))
+            val outputIds = d.output.map(_.exprId).toSet
+            val markerNames = own.sources.flatMap(s => own.children(s.marker).references).map(_.name).toSet
+            val markers = d.output.filter(a => markerNames.contains(a.name)).map(_.exprId)
+            val exec = PunctuatedDeduplicateExec(
+              keyExpressions = d.keyExpressions,
+              kindOrdinal = d.child.output.indexWhere(_.exprId == kindAttr.exprId),
+              stateInfo = d.stateInfo,
+              layout = own.layout,
+              wideKeys = true,
+              emit = outside.exists(_.references.exists(a => outputIds.contains(a.exprId))) ||
+                (conf.emitPunctuations && markers.exists(results.contains)),
+              settings = conf,
+              child = d.child)
+            exec.copyTagsFrom(d)
+            exec
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,85 @@
+package punctuated.dedup
+
+import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
+import org.apache.spark.sql.functions.count
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.streaming.OutputMode
+
+import punctuated.aggregate.Reading
+import punctuated.declaration.Declaration._
+import punctuated.join.Bid
+import punctuated.join.JoinTestData._
+import punctuated.spark.PunctuatedStreamTest
+
+/**
+ * Punctuated dropDuplicates / DISTINCT, scripted batch by batch, on the HDFS-backed state
+ * store; [[PunctuatedDeduplicateRocksDBSuite]] runs the same on RocksDB.
+ */
+class PunctuatedDeduplicateSuite extends PunctuatedStreamTest {
+  import testImplicits._
+
+  private def bidsStream() = {
+    val bids = MemoryStream[Bid]
+    (bids, declare(bids.toDF(), "bids", Schemes -> "auction", Marker -> "is_punct"))
+  }
+
+  private def ExpectPunctuatedPlan = AssertOnQuery("planned with the punctuated deduplication") { q =>
+    q.lastExecution.executedPlan.collect { case p: PunctuatedDeduplicateExec => p }.size == 1
+  }
+
+  test("dropDuplicates: first rows at once, seen keys forgotten when punctuated") {
+    val (bids, b) = bidsStream()
+    val firsts = b.dropDuplicates("auction", "bidder").select("auction", "bidder")
+    testStream(firsts)(
+      AddData(bids, bid(1, 100, 5.0), bid(1, 100, 6.0), bid(1, 101, 7.5), bid(2, 100, 1.0)),
+      CheckNewAnswer((1L, 100L), (1L, 101L), (2L, 100L)),
+      ExpectPunctuatedPlan,
+      AssertPunctuatedState(rows = 3, punctuations = 0),
+      StopStream,
+      StartStream(),
+      AddData(bids, bid(1, 100, 8.0), bid(2, 102, 1.0), closeBids(1)),
+      CheckNewAnswer((2L, 102L)),
+      // auction 1's two keys forgotten (partition-wide: "auction" is part of the key)
+      AssertPunctuatedState(rows = 2, punctuations = 0),
+      AddData(bids, closeBids(2)),
+      CheckNewAnswer(),
+      AssertPunctuatedState(rows = 0, punctuations = 0))
+  }
+
+  test("DISTINCT in SQL over a declared table: rows at once, keys forgotten when punctuated") {
+    withDeclaredTable("readings", "sensor BIGINT, hour INT, temp DOUBLE, is_punct BOOLEAN",
+      Map(Schemes -> "hour<=", Marker -> "is_punct")) {
+      val input = MemoryStream[Reading]
+      input.toDF().createOrReplaceTempView("readings_in")
+      val distinctHours = declare(input.toDF(), "readings", Schemes -> "hour<=", Marker -> "is_punct")
+        .select("sensor", "hour", "is_punct").distinct().select("sensor", "hour")
+      testStream(distinctHours)(
+        AddData(input, Reading(Some(1), Some(9), Some(1.0)), Reading(Some(1), Some(9), Some(2.0)),
+          Reading(Some(2), Some(10), Some(3.0))),
+        CheckNewAnswer((1L, 9), (2L, 10)),
+        ExpectPunctuatedPlan,
+        AddData(input, Reading(None, Some(9), None, is_punct = true)),
+        CheckNewAnswer(),
+        AssertPunctuatedState(rows = 1, punctuations = 1),
+        // a late reading of hour 9 (held range punctuation): dropped, not a new distinct row
+        AddData(input, Reading(Some(3), Some(9), Some(1.0))),
+        CheckNewAnswer())
+    }
+  }
+
+  test("an aggregation over a deduplication: the deduplication passes punctuations on") {
+    val (bids, b) = bidsStream()
+    val bidders = b.dropDuplicates("auction", "bidder").groupBy("auction").agg(count("*").as("bidders"))
+    testStream(bidders, OutputMode.Append())(
+      AddData(bids, bid(1, 100, 5.0), bid(1, 100, 6.0), bid(1, 101, 7.5)),
+      CheckNewAnswer(),
+      AddData(bids, bid(1, 102, 1.0), closeBids(1)),
+      CheckNewAnswer((1L, 3L)),
+      AssertOnQuery(q => q.lastProgress.stateOperators.forall(_.numRowsTotal == 0)))
+  }
+}
+
+class PunctuatedDeduplicateRocksDBSuite extends PunctuatedDeduplicateSuite {
+  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
+    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
+}
