@@ -55,7 +55,7 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
       case f @ Filter(condition, child) =>
         val newChild = passThrough(child, markerIds, unique)
         markerIn(child) match {
-          case Some(m) if unique.nonEmpty && unique.subsetOf(child.outputSet.map(_.exprId)) =>
+          case Some(m) if unique.nonEmpty && unique.subsetOf(child.output.map(_.exprId).toSet) =>
             uniqueAsPunctuations(condition, m, unique, newChild)
           case Some(m) if !isRewritten(condition, m) => Filter(Or(m, condition), newChild)
           case _ => if (newChild eq child) f else f.copy(child = newChild)
