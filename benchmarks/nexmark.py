@@ -139,7 +139,7 @@ def live_working_set(spark, frames, args):
     if args.query == "q20":
         # open category-10 auctions: created, and not past their expiry (bids may still come)
         rows = (frames["auction"].where("category = 10")
-                .select("id", (F.unix_micros("expires") // 1000).alias("expires")).collect())
+                .select("id", F.floor(F.unix_micros("expires") / 1000).cast("long").alias("expires")).collect())
         created = sorted(auction_event(r["id"]) for r in rows)
         expiries = sorted(r["expires"] for r in rows)
 
