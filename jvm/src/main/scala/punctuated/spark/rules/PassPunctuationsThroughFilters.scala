@@ -87,7 +87,11 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
       else if (unique.contains(a.exprId)) a
       else Alias(If(keep, a, Literal(null, a.dataType)), a.name)(exprId = a.exprId)
     }
-    Project(list, child)
+    // The columns keep their ids (the join and the operators above refer to them), so the
+    // marker goes first: a projection with its child's output in the same order would be
+    // removed as a no-op (RemoveNoopOperators compares ids), dropping the filter with it.
+    val (markerFirst, rest) = list.partition(_.exprId == m.exprId)
+    Project(markerFirst ++ rest, child)
   }
 
   private def isRewritten(condition: Expression, m: Attribute) =
