@@ -3,7 +3,7 @@ package punctuated.aggregate
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Coalesce, EqualTo, Expression, ExprId, GreaterThan, Literal}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{LeftAnti, LeftSemi}
-import org.apache.spark.sql.catalyst.plans.logical.{Deduplicate, EventTimeWatermark, Filter, Generate, Join, LogicalPlan, Project, SubqueryAlias}
+import org.apache.spark.sql.catalyst.plans.logical.{Deduplicate, EventTimeWatermark, Filter, Generate, Join, LogicalPlan, Project, SubqueryAlias, View}
 
 import punctuated.join.PunctuationColumns
 import punctuated.spark.DeclaredStreams
@@ -78,6 +78,7 @@ object PunctuationSources {
         }
       case f @ Filter(_, child) => walk(child, caseSensitive).map(x => x.copy(plan = f.copy(child = x.plan)))
       case s @ SubqueryAlias(_, child) => walk(child, caseSensitive).map(x => x.copy(plan = s.copy(child = x.plan)))
+      case v: View => walk(v.child, caseSensitive).map(x => x.copy(plan = v.copy(child = x.plan)))
       case w: EventTimeWatermark => walk(w.child, caseSensitive).map(x => x.copy(plan = w.copy(child = x.plan)))
       case j: Join if PunctuationColumns.find(j.condition).isDefined =>
         val l = walk(j.left, caseSensitive)

@@ -165,6 +165,35 @@ class JoinInputState(
   def release(scheme: KeyScheme, constants: UnsafeRow): Unit =
     puncts(scheme).remove(storeKey(scheme, constants))
 
+  /**
+   * This input's held whole-key punctuations, as (scheme, constants, store key): for
+   * releasing those a range punctuation of the other input has closed too.
+   */
+  def heldWholeKey: Iterator[(KeyScheme, UnsafeRow, UnsafeRow)] = {
+    val byId = keySchemes.map(s => s.id -> s).toMap
+    localPuncts.iterator().flatMap { pair =>
+      byId.get(pair.key.getInt(0)).map { scheme =>
+        val bytes = pair.key.getBinary(1)
+        val constants = new UnsafeRow(scheme.constants.length)
+        constants.pointTo(bytes, bytes.length)
+        (scheme, constants, pair.key.copy())
+      }
+    }
+  }
+
+  /** Releases the held punctuation under this store key (from [[heldWholeKey]]). */
+  def releaseHeld(storeKey: UnsafeRow): Unit = localPuncts.remove(storeKey)
+
+  /** Marks the held punctuation under this store key closed at `batch` (for retention). */
+  def closeHeld(storeKey: UnsafeRow, batch: Long): Unit = {
+    val v = localPuncts.get(storeKey)
+    if (v != null && v.getLong(1) < 0) {
+      val copy = v.copy()
+      copy.setLong(1, batch)
+      localPuncts.put(storeKey, copy)
+    }
+  }
+
   /** Releases held punctuations closed at least `retention` batches before `batchId`. */
   def releaseExpired(batchId: Long, retention: Int): Unit =
     for (store <- Seq(localPuncts, globalPuncts)) {

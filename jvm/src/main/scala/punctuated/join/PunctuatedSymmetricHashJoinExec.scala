@@ -406,7 +406,7 @@ private[join] class PunctuatedJoinTask(
   private def endOfBatch(): Iterator[InternalRow] = {
     val results = ArrayBuffer.empty[InternalRow]
     val scans = ArrayBuffer.empty[(KeyPunctuation, Boolean)]
-    for (isLeft <- Seq(true, false); p <- newPunctuations(isLeft)) {
+    for (isLeft <- Seq(true, false); p <- strongest(newPunctuations(isLeft), isLeft)) {
       val own = if (isLeft) leftState else rightState
       val other = if (isLeft) rightState else leftState
       val keyLength = (if (isLeft) leftKeys else rightKeys).length
@@ -437,7 +437,10 @@ private[join] class PunctuatedJoinTask(
         }
       }
     }
-    if (scans.nonEmpty) scanPurge(scans.toSeq, results)
+    if (scans.nonEmpty) {
+      scanPurge(scans.toSeq, results)
+      releaseClosedByRanges(scans.toSeq)
+    }
     results ++= outputPunctuations    // after the rows they cover
     if (settings.punctuationRetention > 0) {
       Seq(leftState, rightState).foreach(_.releaseExpired(batch, settings.punctuationRetention))
@@ -483,6 +486,56 @@ private[join] class PunctuatedJoinTask(
         Some(outputRowProj(row).copy())
       }
     }
+  }
+
+  /**
+   * Of this batch's range punctuations with the same scheme and constants only the one with
+   * the largest bound matters (it covers the others): one purge pass and one held entry.
+   */
+  private def strongest(ps: ArrayBuffer[KeyPunctuation], isLeft: Boolean): Seq[KeyPunctuation] = {
+    val own = if (isLeft) leftState else rightState
+    val (ranges, others) = ps.partition(_.scheme.range.isDefined)
+    others.toSeq ++ ranges.groupBy(p => (p.scheme, p.constants)).values.map { group =>
+      group.reduce((a, b) => if (own.boundCovers(a.scheme, a.bound, b.bound)) a else b)
+    }
+  }
+
+  /**
+   * Li et al. 2006, §5.1 for ranges: a held whole-key punctuation of one input ("no more rows
+   * with key k") is released once the other input's range punctuation covers k too ("no more
+   * rows with key <= b", b >= k): both inputs have then closed k.
+   */
+  private def releaseClosedByRanges(scans: Seq[(KeyPunctuation, Boolean)]): Unit = {
+    for (isLeftPunct <- Seq(true, false)) {
+      val ps = scans.collect { case (p, l) if l == isLeftPunct && p.scheme.range.isDefined => p }
+      if (ps.nonEmpty) {
+        val other = if (isLeftPunct) rightState else leftState
+        val keys = if (isLeftPunct) rightKeys else leftKeys
+        val closed = other.heldWholeKey.filter { case (scheme, constants, _) =>
+          ps.exists(p => closesHeld(p, scheme, constants, keys))
+        }.map(_._3).toArray
+        closed.foreach { k =>
+          if (settings.punctuationRetention == 0) other.releaseHeld(k) else other.closeHeld(k, batch)
+        }
+      }
+    }
+  }
+
+  /** Does range punctuation `p` cover every key of the held whole-key punctuation? */
+  private def closesHeld(p: KeyPunctuation, scheme: KeyScheme, constants: UnsafeRow,
+      keys: Seq[Expression]): Boolean = {
+    val r = p.scheme.range.get
+    def valueAt(pos: Int): Any = {
+      val i = scheme.constants.indexOf(pos)
+      if (i < 0 || constants.isNullAt(i)) null else constants.get(i, keys(pos).dataType)
+    }
+    val rangeValue = valueAt(r)
+    rangeValue != null && p.bound.isDefined &&
+      p.scheme.constants.zipWithIndex.forall { case (pos, i) =>
+        val v = valueAt(pos)
+        v != null && !p.constants.isNullAt(i) && v == p.constants.get(i, keys(pos).dataType)
+      } &&
+      leftState.boundCovers(p.scheme, p.bound, Some(rangeValue))
   }
 
   /** One pass over each input's stored rows for punctuations that do not fix a whole key. */

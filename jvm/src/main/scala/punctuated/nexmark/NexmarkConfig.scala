@@ -21,6 +21,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
  * @param baseTime        event time of event 0, ms since the epoch
  * @param punctuations    add the `is_punct` marker column and the bid stream's punctuations
  * @param declare         with punctuations: the table declares its schemes itself
+ * @param sellerPunctuations with punctuations: the auction stream also says "no more auctions
+ *                        with seller <= p" once person `p` can be no seller any more
+ *                        (scheme `seller<=`, see [[NexmarkSchemas.sellerPunctuationRow]])
  */
 final case class NexmarkConfig(
     table: NexmarkTableKind,
@@ -31,7 +34,8 @@ final case class NexmarkConfig(
     numPartitions: Int = 2,
     baseTime: Long = 0L,
     punctuations: Boolean = false,
-    declare: Boolean = true) {
+    declare: Boolean = true,
+    sellerPunctuations: Boolean = false) {
 
   require(eventsPerSecond > 0, s"nexmark: eventsPerSecond must be > 0, got $eventsPerSecond")
   require(totalEvents.forall(_ >= 0), s"nexmark: totalEvents must be >= 0, got ${totalEvents.get}")
@@ -48,6 +52,10 @@ final case class NexmarkConfig(
   val avgAuctionByteSize: Int = 500
   val avgBidByteSize: Int = 100
 
+  /** Does the auction stream punctuate `seller<=`? */
+  def punctuatesSellers: Boolean =
+    punctuations && sellerPunctuations && table == NexmarkTableKind.Auction
+
   /** Last event number + 1 (`Long.MaxValue` when unbounded). */
   def endEvent: Long = totalEvents.getOrElse(Long.MaxValue)
 }
@@ -62,6 +70,7 @@ object NexmarkConfig {
   val BaseTime = "baseTime"
   val Punctuations = "punctuations"
   val Declare = "declare"
+  val SellerPunctuations = "sellerPunctuations"
 
   def apply(options: CaseInsensitiveStringMap): NexmarkConfig = {
     def long(key: String): Option[Long] = Option(options.get(key)).map { v =>
@@ -90,6 +99,7 @@ object NexmarkConfig {
       numPartitions = long(NumPartitions).map(_.toInt).getOrElse(d.numPartitions),
       baseTime = long(BaseTime).getOrElse(d.baseTime),
       punctuations = bool(Punctuations).getOrElse(d.punctuations),
-      declare = bool(Declare).getOrElse(d.declare))
+      declare = bool(Declare).getOrElse(d.declare),
+      sellerPunctuations = bool(SellerPunctuations).getOrElse(d.sellerPunctuations))
   }
 }

@@ -72,7 +72,8 @@ final class NexmarkPartitionReader(partition: NexmarkInputPartition)
     if (punctuating && kind == NexmarkTableKind.Auction) {
       schedule(EventSequence.lastBase0AuctionId(e))
     }
-    if (kind != table) null
+    if (config.punctuatesSellers && kind == NexmarkTableKind.Person) sellerPunctuation(e)
+    else if (kind != table) null
     else {
       val random = EventSequence.random(config.seed, e)
       val p = config.punctuations
@@ -87,7 +88,24 @@ final class NexmarkPartitionReader(partition: NexmarkInputPartition)
     }
   }
 
+  /**
+   * At every [[NexmarkPartitionReader.SellerPunctuationEvery]]-th person: "no more auctions
+   * with seller <= s", where s is the newest person no auction from this event on can name
+   * (sellers are among the last `numActivePeople` people or not created yet), or null.
+   */
+  private def sellerPunctuation(e: Long): InternalRow = {
+    val k = EventSequence.lastBase0PersonId(e)
+    val closed = k + 1 - config.numActivePeople - 1  // base0 ids <= this are no seller any more
+    if (closed < 0 || k % NexmarkPartitionReader.SellerPunctuationEvery != 0) null
+    else NexmarkSchemas.sellerPunctuationRow(closed + EventSequence.FirstPersonId)
+  }
+
   override def get(): InternalRow = current
 
   override def close(): Unit = ()
+}
+
+object NexmarkPartitionReader {
+  /** The auction stream punctuates `seller<=` at every this-many-th new person. */
+  val SellerPunctuationEvery = 10L
 }

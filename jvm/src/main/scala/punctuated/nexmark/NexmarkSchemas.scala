@@ -28,17 +28,17 @@ object NexmarkSchemas {
         StructField("state", StringType, nullable = false),
         StructField("dateTime", TimestampType, nullable = false),
         StructField("extra", StringType, nullable = false)))
-      case NexmarkTableKind.Auction => StructType(Seq(
-        StructField("id", LongType, nullable = false),
-        StructField("itemName", StringType, nullable = false),
-        StructField("description", StringType, nullable = false),
-        StructField("initialBid", LongType, nullable = false),
-        StructField("reserve", LongType, nullable = false),
-        StructField("dateTime", TimestampType, nullable = false),
-        StructField("expires", TimestampType, nullable = false),
+      case NexmarkTableKind.Auction => val q = config.punctuatesSellers; StructType(Seq(
+        StructField("id", LongType, nullable = q),
+        StructField("itemName", StringType, nullable = q),
+        StructField("description", StringType, nullable = q),
+        StructField("initialBid", LongType, nullable = q),
+        StructField("reserve", LongType, nullable = q),
+        StructField("dateTime", TimestampType, nullable = q),
+        StructField("expires", TimestampType, nullable = q),
         StructField("seller", LongType, nullable = false),
-        StructField("category", LongType, nullable = false),
-        StructField("extra", StringType, nullable = false)))
+        StructField("category", LongType, nullable = q),
+        StructField("extra", StringType, nullable = q)))
       case NexmarkTableKind.Bid => StructType(Seq(
         StructField("auction", LongType, nullable = false),
         StructField("bidder", LongType, nullable = p),
@@ -60,6 +60,11 @@ object NexmarkSchemas {
     case _ => Map("punctuated.unique" -> "id", "punctuated.marker" -> Marker)
   }
 
+  /** The declaration of the configured table (auctions may also punctuate `seller<=`). */
+  def declaration(config: NexmarkConfig): Map[String, String] =
+    if (config.punctuatesSellers) declaration(config.table) + ("punctuated.schemes" -> "seller<=")
+    else declaration(config.table)
+
   private def s(v: String): UTF8String = UTF8String.fromString(v)
   private def micros(ms: Long): Long = ms * 1000L
 
@@ -77,6 +82,13 @@ object NexmarkSchemas {
   def bidRow(b: Bid, punctuations: Boolean): InternalRow =
     row(punctuations, b.auction, b.bidder, b.price, s(b.channel), s(b.url), micros(b.dateTime),
       s(b.extra))
+
+  /**
+   * "No more auctions with seller <= `sellerId`": `seller` and the marker set, every other
+   * column NULL.
+   */
+  def sellerPunctuationRow(sellerId: Long): InternalRow =
+    new GenericInternalRow(Array[Any](null, null, null, null, null, null, null, sellerId, null, null, true))
 
   /** "No more bids for auction `auctionId`". */
   def bidPunctuationRow(auctionId: Long): InternalRow =

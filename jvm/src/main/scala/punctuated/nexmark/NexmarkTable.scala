@@ -26,7 +26,7 @@ final class NexmarkTable(val config: NexmarkConfig) extends Table with SupportsR
     util.EnumSet.of(TableCapability.MICRO_BATCH_READ)
 
   override def properties(): util.Map[String, String] =
-    (if (config.punctuations && config.declare) NexmarkSchemas.declaration(config.table)
+    (if (config.punctuations && config.declare) NexmarkSchemas.declaration(config)
      else Map.empty[String, String]).asJava
 
   override def newScanBuilder(options: CaseInsensitiveStringMap): ScanBuilder = () => new Scan {

@@ -1,20 +1,29 @@
 package punctuated.spark.rules
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Expression, Or}
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Coalesce, ExprId, Expression, If, Literal, NamedExpression, Not, Or}
+import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, Project, SubqueryAlias}
 import org.apache.spark.sql.catalyst.rules.Rule
 
 import punctuated.aggregate.PunctuationKind
-import punctuated.join.PunctuationColumns
+import punctuated.join.{InputDeclaration, PunctuationColumns}
 
 /**
  * Optimizer rule: a filter between a punctuated stream and the punctuated operator that
- * reads its punctuations (a join, an aggregation) lets the punctuation rows through
- * (Tucker et al. 2003, Table 3, select: punctuations pass), by rewriting `cond` to
+ * reads its punctuations (a join, an aggregation, a deduplication) lets the punctuation rows
+ * through (Tucker et al. 2003, Table 3, select: punctuations pass), by rewriting `cond` to
  * `marker OR cond`. Data rows (marker false or NULL) are filtered exactly as before. Only
  * the chain of Filters, Projects and aliases directly under the operator is rewritten;
  * punctuations do not cross any other operator.
+ *
+ * A join input with a `punctuated.unique` key that is part of the join key and a marker
+ * column: a data row the filter drops still says "no more rows with this key" (the filtered
+ * stream is a subset of the stream). Dropping it would lose that punctuation, and the other
+ * input's rows with that key would wait forever for a partner that was filtered away (e.g.
+ * bids on auctions of another category). So the filter becomes a projection that turns each
+ * dropped data row into the punctuation row of its unique key: marker true, the key columns
+ * kept, every other column NULL.
  */
 case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[LogicalPlan] {
 
@@ -23,38 +32,78 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
       val mark = PunctuationColumns.find(cond).get
       val markerIds = (mark.left.toSeq ++ mark.right).flatMap(_.markerId).toSet
       def markers(p: LogicalPlan): Seq[Expression] = p.output.filter(a => markerIds.contains(a.exprId))
-      val newLeft = passThrough(left, markers)
-      val newRight = passThrough(right, markers)
+      val (leftKeys, rightKeys) = j match {
+        case ExtractEquiJoinKeys(_, lk, rk, _, _, _, _, _) => (keyIds(lk), keyIds(rk))
+        case _ => (Set.empty[ExprId], Set.empty[ExprId])
+      }
+      val newLeft = passThrough(left, markers, uniqueInKey(mark.left, leftKeys))
+      val newRight = passThrough(right, markers, uniqueInKey(mark.right, rightKeys))
       if ((newLeft eq left) && (newRight eq right)) j else j.copy(left = newLeft, right = newRight)
     case p @ Project(list, child) if list.exists(_.exists(_.isInstanceOf[PunctuationKind])) =>
       val kinds = list.flatMap(_.collect { case k: PunctuationKind => k })
       val all = kinds.flatMap(k => k.sources.map(s => k.children(s.marker)))
       def markers(node: LogicalPlan): Seq[Expression] = all.filter(_.references.subsetOf(node.outputSet))
-      val newChild = passThrough(child, markers)
+      val newChild = passThrough(child, markers, Set.empty)
       if (newChild eq child) p else p.copy(child = newChild)
   }
 
-  private def passThrough(plan: LogicalPlan, markers: LogicalPlan => Seq[Expression]): LogicalPlan =
+  private def keyIds(keys: Seq[Expression]): Set[ExprId] = keys.collect { case a: Attribute => a.exprId }.toSet
+
+  /** The unique key's column ids at the join input, if all of them are join keys. */
+  private def uniqueInKey(decl: Option[InputDeclaration], keys: Set[ExprId]): Set[ExprId] =
+    decl.flatMap { d =>
+      d.declaration.unique.flatMap { u =>
+        val ids = u.names.map(d.columns.get)
+        if (ids.nonEmpty && ids.forall(_.exists(keys.contains))) Some(ids.flatten.toSet) else None
+      }
+    }.getOrElse(Set.empty)
+
+  private def passThrough(plan: LogicalPlan, markers: LogicalPlan => Seq[Expression],
+      unique: Set[ExprId]): LogicalPlan =
     plan match {
       case f @ Filter(condition, child) =>
-        val newChild = passThrough(child, markers)
-        markers(child).reduceOption(Or) match {
-          case Some(m) if !isRewritten(condition, m) => Filter(Or(m, condition), newChild)
-          case _ => if (newChild eq child) f else f.copy(child = newChild)
+        val newChild = passThrough(child, markers, unique)
+        val visible = markers(child)
+        visible.collectFirst { case m: Attribute => m } match {
+          case Some(m) if unique.nonEmpty && unique.subsetOf(child.output.map(_.exprId).toSet) =>
+            uniqueAsPunctuations(condition, m, unique, newChild)
+          case _ => visible.reduceOption(Or) match {
+            case Some(m) if !isRewritten(condition, m) => Filter(Or(m, condition), newChild)
+            case _ => if (newChild eq child) f else f.copy(child = newChild)
+          }
         }
       case p @ Project(list, child) =>
-        // a marker column may be renamed by this projection (aliases get new ids)
+        // a marker or key column may be renamed by this projection (aliases get new ids)
         val renamed = list.collect { case a @ Alias(c: Attribute, _) => a.exprId -> c }.toMap
         def below(node: LogicalPlan): Seq[Expression] =
           markers(p).map(_.transform { case a: Attribute if renamed.contains(a.exprId) => renamed(a.exprId) }) ++
             markers(node)
-        val newChild = passThrough(child, n => below(n).filter(_.references.subsetOf(n.outputSet)).distinct)
+        val renamedUnique = unique.flatMap(id => renamed.get(id).map(_.exprId))
+        val newChild = passThrough(child, n => below(n).filter(_.references.subsetOf(n.outputSet)).distinct,
+          unique ++ renamedUnique)
         if (newChild eq child) p else p.copy(child = newChild)
       case s @ SubqueryAlias(_, child) =>
-        val newChild = passThrough(child, markers)
+        val newChild = passThrough(child, markers, unique)
         if (newChild eq child) s else s.copy(child = newChild)
       case other => other
     }
+
+  /** `Filter(cond)` as a projection: rows it drops become their unique key's punctuation. */
+  private def uniqueAsPunctuations(condition: Expression, m: Attribute, unique: Set[ExprId],
+      child: LogicalPlan): LogicalPlan = {
+    val isPunct = Coalesce(Seq(m, Literal(false)))
+    val keep = Or(isPunct, Coalesce(Seq(condition, Literal(false))))
+    val list: Seq[NamedExpression] = child.output.map { a =>
+      if (a.exprId == m.exprId) Alias(Or(isPunct, Not(keep)), a.name)(exprId = a.exprId)
+      else if (unique.contains(a.exprId)) a
+      else Alias(If(keep, a, Literal(null, a.dataType)), a.name)(exprId = a.exprId)
+    }
+    // The columns keep their ids (the join and the operators above refer to them), so the
+    // marker goes first: a projection with its child's output in the same order would be
+    // removed as a no-op (RemoveNoopOperators compares ids), dropping the filter with it.
+    val (markerFirst, rest) = list.partition(_.exprId == m.exprId)
+    Project(markerFirst ++ rest, child)
+  }
 
   private def isRewritten(condition: Expression, m: Expression) = condition match {
     case Or(a, _) => a.semanticEquals(m)

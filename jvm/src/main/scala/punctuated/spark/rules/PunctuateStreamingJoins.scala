@@ -4,7 +4,7 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeReference, Expression, IsNull}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{FullOuter, LeftAnti, LeftOuter, LeftSemi, RightOuter}
-import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Filter, Join, LogicalPlan, Project, SubqueryAlias}
+import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Filter, Join, LogicalPlan, Project, SubqueryAlias, View}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.types.MetadataBuilder
 
@@ -70,7 +70,7 @@ case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPl
 
   /**
    * The declaration of the one declared stream whose punctuations reach the join input:
-   * through projections, filters and aliases only (Tucker et al. 2003, Table 3: select and
+   * through projections, filters, aliases and views only (Tucker et al. 2003, Table 3: select and
    * project pass punctuations). Behind any other operator the stream counts as undeclared
    * here, and its punctuation rows are removed at the source (DropUnconsumedPunctuations).
    */
@@ -90,7 +90,7 @@ case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPl
     def has(p: LogicalPlan) = p.output.exists(a => ids.contains(a.exprId))
     if (has(node) && !node.children.exists(has)) true
     else node match {
-      case _: Project | _: Filter | _: SubqueryAlias | _: EventTimeWatermark => passesThrough(node.children.head, ids)
+      case _: Project | _: Filter | _: SubqueryAlias | _: View | _: EventTimeWatermark => passesThrough(node.children.head, ids)
       case _ => false
     }
   }

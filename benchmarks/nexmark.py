@@ -1,0 +1,391 @@
+"""NEXMark benchmark: one query, the same generated events, three engines, one run.
+
+Engines (all in one SparkSession, one after the other, over the `nexmark` source's
+deterministic events):
+
+* ``native``: Spark's own plan (no declarations, no watermarks): ``sql/nexmark/<q>.sql``.
+* ``watermark``: Spark's plan with the best watermark + time-range rewrite Spark allows
+  (``sql/nexmark/<q>_watermark.sql``, dateTime watermarks with no delay, the constant bounds
+  the generator implies); its results are compared with the batch answer like any other.
+* ``punctuated``: our plan: the same SQL as ``native`` over streams that carry and declare
+  punctuations (bids close auctions; for q3 the auction stream's ``seller<=`` punctuations).
+
+Per micro-batch it records input rows, state rows (``numRowsTotal`` of the stateful
+operators; held punctuations separately), batch time and the live working set the
+generator implies; it checks each engine's results (row count and an order-independent
+checksum) against a batch computation of the same query over the same events. It writes
+``<name>.json`` (one object per engine), ``<name>.csv`` (per batch), ``<name>.png`` (state
+rows and throughput over the events) and ``<name>.md`` (table of ratios). Run::
+
+    .venv/bin/python -m benchmarks.nexmark --query q20 --events 2000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import csv
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SQL = ROOT / "sql" / "nexmark"
+RESULTS = Path(__file__).resolve().parent / "results"
+
+ENGINES = ("native", "watermark", "punctuated")
+QUERIES = {
+    # query: tables it reads, whether our plan runs it in this branch
+    "q3": (("auction", "person"), True),
+    "q4": (("auction", "bid"), False),
+    "q9": (("auction", "bid"), False),
+    "q20": (("auction", "bid"), True),
+}
+NEEDS_AGGREGATION = ("our plan needs the punctuation-aware aggregation operator, which is not "
+                     "in this branch: no numbers")
+# Published Flink 1.13 figures (nexmark/nexmark README, 8 cores): events/s per core.
+FLINK_PER_CORE = {"q3": 152_000, "q4": 34_000, "q20": 19_000}
+CHECKSUM_MOD = 1_000_000_007
+
+# Generator constants (docs/nexmark.md; NexmarkConfig / EventSequence).
+EVENTS_PER_EPOCH, NUM_ACTIVE_PEOPLE, PERSON_ID_LEAD, IN_FLIGHT_AUCTIONS = 50, 1000, 10, 100
+FIRST_ID = 1000
+
+
+def bounds(eps: int, events: int) -> dict:
+    """The constant time bounds the generator implies, in ms, for the watermark rewrites."""
+    in_flight_events = IN_FLIGHT_AUCTIONS * EVENTS_PER_EPOCH // 3
+    ms = lambda n: -(-n * 1000 // eps)  # ceil: time of n events
+    return {
+        # longest auction: 1 + nextLong(2 * horizon), horizon <= time of in-flight events + 1 ms
+        "max_auction_ms": 2 * (ms(in_flight_events) + 1),
+        # a seller is one of the last 1000 people (created up to 1000 epochs earlier) ...
+        "person_lag_ms": ms(NUM_ACTIVE_PEOPLE * EVENTS_PER_EPOCH) + 1,
+        # ... or one of the next 10 not created yet
+        "person_lead_ms": ms((PERSON_ID_LEAD + 1) * EVENTS_PER_EPOCH) + 1,
+        "run_ms": ms(events) + 1000,
+    }
+
+
+def query_sql(query: str, engine: str, eps: int, events: int) -> str:
+    name = f"{query}_watermark.sql" if engine == "watermark" else f"{query}.sql"
+    text = (SQL / name).read_text()
+    body = "\n".join(l for l in text.splitlines() if not l.lstrip().startswith("--"))
+    return body.format(**bounds(eps, events))
+
+
+def read_stream(spark, table: str, args, engine: str):
+    reader = spark.readStream.format("nexmark").option("table", table)
+    options = {"totalEvents": args.events, "eventsPerBatch": args.events_per_batch,
+               "eventsPerSecond": args.events_per_second, "numPartitions": args.partitions,
+               "seed": args.seed}
+    if engine == "punctuated":
+        options["punctuations"] = "true"
+        if table == "auction" and args.query == "q3":
+            options["sellerPunctuations"] = "true"
+    for k, v in options.items():
+        reader = reader.option(k, str(v))
+    df = reader.load()
+    if engine == "watermark":
+        df = df.withWatermark("dateTime", "0 seconds")
+    return df
+
+
+def checksum(df):
+    """(rows, order-independent checksum) of a DataFrame."""
+    from pyspark.sql import functions as F
+
+    h = F.pmod(F.xxhash64(*[F.col(f"`{c}`") for c in df.columns]), F.lit(CHECKSUM_MOD))
+    row = df.agg(F.count(F.lit(1)).alias("n"), F.sum(h).alias("h")).collect()[0]
+    return row["n"], (row["h"] or 0) % CHECKSUM_MOD
+
+
+def materialize(spark, tables, args, tmp: Path) -> dict:
+    """The events of each table, written once to parquet (the batch computation's input)."""
+    frames = {}
+    for t in tables:
+        path = tmp / "events" / t
+        q = (read_stream(spark, t, args, "native").writeStream.format("parquet")
+             .option("path", str(path)).option("checkpointLocation", str(tmp / "ckpt-events" / t))
+             .trigger(availableNow=True).start())
+        q.awaitTermination()
+        frames[t] = spark.read.parquet(str(path))
+    return frames
+
+
+def batch_answer(spark, frames, args):
+    for t, df in frames.items():
+        df.createOrReplaceTempView(t)
+    return checksum(spark.sql(query_sql(args.query, "native", args.events_per_second, args.events)))
+
+
+def live_working_set(spark, frames, args):
+    """Per event count E: the rows the generator implies a join must keep after E events."""
+    from pyspark.sql import functions as F
+
+    eps = args.events_per_second
+
+    def ts_ms(n):  # event time of event n (baseTime 0)
+        return (n // eps) * 1000 + (n % eps) * 1000 // eps
+
+    def auction_event(auction_id):
+        b = auction_id - FIRST_ID
+        return (b // 3) * EVENTS_PER_EPOCH + 1 + b % 3
+
+    if args.query == "q20":
+        # open category-10 auctions: created, and not past their expiry (bids may still come)
+        rows = (frames["auction"].where("category = 10")
+                .select("id", F.floor(F.unix_micros("expires") / 1000).cast("long").alias("expires")).collect())
+        created = sorted(auction_event(r["id"]) for r in rows)
+        expiries = sorted(r["expires"] for r in rows)
+
+        def live(e):
+            return bisect.bisect_left(created, e) - bisect.bisect_left(expiries, ts_ms(e - 1))
+        return live
+    if args.query == "q3":
+        people = sorted(r["id"] for r in frames["person"].where("state IN ('OR', 'ID', 'CA')")
+                        .select("id").collect())
+        waiting = [(auction_event(r["id"]), r["seller"])
+                   for r in frames["auction"].where("category = 10").select("id", "seller").collect()]
+
+        def live(e):
+            last = (e - 1) // EVENTS_PER_EPOCH + FIRST_ID  # newest person created before e
+            oldest = last + 1 - NUM_ACTIVE_PEOPLE          # oldest a future auction may name
+            persons = bisect.bisect_right(people, last) - bisect.bisect_left(people, oldest)
+            # category-10 auctions already here whose seller is not created yet
+            early = sum(1 for (n, s) in waiting if n < e and s > last)
+            return persons + early
+        return live
+    return lambda e: None
+
+
+def run_engine(spark, engine: str, args, tmp: Path, bar):
+    """Runs one engine over all events; returns (per-batch rows, result, seconds, error)."""
+    from pyspark.sql import functions as F
+
+    tables, _ = QUERIES[args.query]
+    for t in tables:
+        read_stream(spark, t, args, engine).createOrReplaceTempView(t)
+    totals = {"rows": 0, "checksum": 0}
+
+    def sink(df, batch_id):
+        n, h = checksum(df)
+        totals["rows"] += n
+        totals["checksum"] = (totals["checksum"] + h) % CHECKSUM_MOD
+
+    try:
+        df = spark.sql(query_sql(args.query, engine, args.events_per_second, args.events))
+        mode = "update" if (engine == "native" and args.query in ("q4", "q9")) else "append"
+        query = (df.writeStream.foreachBatch(sink).outputMode(mode)
+                 .option("checkpointLocation", str(tmp / f"ckpt-{engine}"))
+                 .trigger(availableNow=True).start())
+    except Exception as e:  # Spark refuses the plan (e.g. aggregations after a join)
+        return [], None, 0.0, (str(e).strip().splitlines() or [type(e).__name__])[0]
+    started = time.time()
+    done = 0
+    try:
+        while query.isActive:
+            query.awaitTermination(0.5)
+            p = query.lastProgress
+            if p and p["sources"]:
+                reached = max(int(s["endOffset"]) for s in p["sources"] if s.get("endOffset"))
+                bar.update(max(0, reached - done))
+                done = max(done, reached)
+        query.awaitTermination()
+    except Exception as e:
+        return [], None, time.time() - started, (str(e).strip().splitlines() or [type(e).__name__])[0]
+    elapsed = time.time() - started
+    bar.update(max(0, args.events - done))
+    per_batch = []
+    for p in query.recentProgress:
+        if p["numInputRows"] == 0 and not p["stateOperators"]:
+            continue
+        ops = p["stateOperators"]
+        per_batch.append({
+            "engine": engine, "batch": p["batchId"],
+            "events": max((int(s["endOffset"]) for s in p["sources"] if s.get("endOffset")), default=0),
+            "input_rows": p["numInputRows"],
+            "state_rows": sum(op["numRowsTotal"] for op in ops),
+            "punctuations_held": sum(op.get("customMetrics", {}).get("numPunctuationsHeld", 0) for op in ops),
+            "batch_ms": p["durationMs"].get("triggerExecution", 0)})
+    if len(query.recentProgress) >= int(spark.conf.get("spark.sql.streaming.numRecentProgressUpdates")):
+        print(f"warning: {engine}: only the last progress reports are kept", file=sys.stderr)
+    return per_batch, totals, elapsed, None
+
+
+def plot(path: Path, rows, query: str, events: int) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
+    engines = list(dict.fromkeys(r["engine"] for r in rows))
+    for engine in engines:
+        rs = [r for r in rows if r["engine"] == engine]
+        xs = [r["events"] / 1e6 for r in rs]
+        ax1.plot(xs, [max(1, r["state_rows"]) for r in rs], marker=".", label=engine)
+        prev, tput = 0, []
+        for r in rs:
+            tput.append((r["events"] - prev) / max(r["batch_ms"], 1) * 1000)
+            prev = r["events"]
+        ax2.plot(xs, tput, marker=".", label=engine)
+    live = [r for r in rows if r["engine"] == engines[0] and r.get("live_working_set") is not None]
+    if live:
+        ax1.plot([r["events"] / 1e6 for r in live], [max(1, r["live_working_set"]) for r in live],
+                 "k--", label="live working set")
+    ax1.set_yscale("log")
+    ax1.set_ylabel("state rows (log)")
+    ax1.set_title(f"NEXMark {query}: {events:,} events")
+    ax1.legend()
+    ax2.set_ylabel("events/s per batch")
+    ax2.set_xlabel("events (millions)")
+    ax2.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--query", choices=sorted(QUERIES), required=True)
+    ap.add_argument("--events", type=int, default=2_000_000, help="events of the global sequence")
+    ap.add_argument("--engines", default=",".join(ENGINES),
+                    help=f"comma-separated, of {', '.join(ENGINES)}")
+    ap.add_argument("--out", default=str(RESULTS), help="directory for the JSON, CSV, PNG, Markdown")
+    ap.add_argument("--name", help="file name stem (default nexmark_<query>_<events>)")
+    ap.add_argument("--events-per-batch", type=int, default=100_000)
+    ap.add_argument("--events-per-second", type=int, default=10_000, help="event-time rate")
+    ap.add_argument("--partitions", type=int, default=2, help="source and shuffle partitions")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--driver-memory", default="6g")
+    args = ap.parse_args(argv)
+    engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+    unknown = [e for e in engines if e not in ENGINES]
+    if unknown:
+        ap.error(f"unknown engines {unknown}; choose from {', '.join(ENGINES)}")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    name = args.name or f"nexmark_{args.query}_{args.events}"
+    command = "python -m benchmarks.nexmark " + " ".join(argv if argv is not None else sys.argv[1:])
+
+    from tqdm import tqdm
+    from punctuated.cli import local_session
+
+    tables, ours_supported = QUERIES[args.query]
+    tmp = Path(tempfile.mkdtemp(prefix="punctuated-nexmark-"))
+    spark = local_session(str(tmp), app="punctuated-nexmark", driver_memory=args.driver_memory)
+    spark.conf.set("spark.sql.shuffle.partitions", str(args.partitions))
+    spark.conf.set("spark.sql.streaming.numRecentProgressUpdates", "100000")
+    results, per_batch_rows = {}, []
+    try:
+        print(f"[nexmark {args.query}] batch answer over {args.events:,} events", file=sys.stderr)
+        frames = materialize(spark, tables, args, tmp)
+        expected = batch_answer(spark, frames, args)
+        live = live_working_set(spark, frames, args)
+        for engine in engines:
+            if engine == "punctuated" and not ours_supported:
+                results[engine] = ([], None, 0.0, NEEDS_AGGREGATION)
+                continue
+            with tqdm(total=args.events, desc=f"{args.query} {engine}", unit="ev", unit_scale=True,
+                      file=sys.stderr, mininterval=1.0) as bar:
+                results[engine] = run_engine(spark, engine, args, tmp, bar)
+    finally:
+        spark.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    cores = os.cpu_count() or 1
+    summaries = []
+    for engine in engines:
+        per_batch, totals, elapsed, error = results[engine]
+        for r in per_batch:
+            r["live_working_set"] = live(r["events"])
+            per_batch_rows.append(r)
+        s = {"engine": engine, "query": args.query, "events": args.events, "command": command}
+        if error is not None:
+            s.update({"events_per_second": None, "max_state_rows": None, "final_state_rows": None,
+                      "results_match": None, "error": error})
+            summaries.append(s)
+            continue
+        ratios = [r["state_rows"] / r["live_working_set"] for r in per_batch if r["live_working_set"]]
+        eps = args.events / elapsed
+        s.update({
+            "events_per_second": round(eps),
+            "max_state_rows": max((r["state_rows"] for r in per_batch), default=0),
+            "final_state_rows": per_batch[-1]["state_rows"] if per_batch else 0,
+            "results_match": (totals["rows"], totals["checksum"]) == expected,
+            "seconds": round(elapsed, 2),
+            "batches": len(per_batch),
+            "events_per_second_per_core": round(eps / cores),
+            "max_punctuations_held": max((r["punctuations_held"] for r in per_batch), default=0),
+            "final_punctuations_held": per_batch[-1]["punctuations_held"] if per_batch else 0,
+            "max_state_over_live_working_set": round(max(ratios), 3) if ratios else None,
+            "result_rows": totals["rows"], "expected_rows": expected[0],
+            # an engine's rows are the batch rows or fewer (a time bound only removes results)
+            "missing_rows": expected[0] - totals["rows"],
+        })
+        summaries.append(s)
+
+    (out / f"{name}.json").write_text(json.dumps(summaries, indent=2) + "\n")
+    if per_batch_rows:
+        with open(out / f"{name}.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(per_batch_rows[0].keys()))
+            w.writeheader()
+            w.writerows(per_batch_rows)
+        plot(out / f"{name}.png", per_batch_rows, args.query, args.events)
+    else:
+        (out / f"{name}.csv").write_text("engine,batch,events,input_rows,state_rows,punctuations_held,"
+                                         "batch_ms,live_working_set\n")
+    md = markdown(summaries, args, command, name, expected, cores)
+    (out / f"{name}.md").write_text(md)
+    print(md)
+    return 0
+
+
+def markdown(summaries, args, command, name, expected, cores) -> str:
+    by = {s["engine"]: s for s in summaries}
+    lines = [f"# NEXMark {args.query}: {args.events:,} events, {', '.join(by)}", "",
+             f"Command: `{command}`", "",
+             f"Batch answer: {expected[0]:,} rows. Machine: {cores} cores (local[{args.partitions}]), "
+             f"{args.events_per_batch:,} events per micro-batch, {args.events_per_second:,} events/s event time.",
+             "",
+             "| engine | events/s | events/s per core | max state rows | final state rows | "
+             "max state / live working set | final punctuations held | result rows | results match batch |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for s in summaries:
+        if s.get("error"):
+            lines.append(f"| {s['engine']} | – | – | – | – | – | – | – | not run: {s['error']} |")
+            continue
+        match = "yes" if s["results_match"] else f"**no** ({s['missing_rows']:,} rows missing)"
+        lines.append(
+            f"| {s['engine']} | {s['events_per_second']:,} | {s['events_per_second_per_core']:,} | "
+            f"{s['max_state_rows']:,} | {s['final_state_rows']:,} | {s['max_state_over_live_working_set']} | "
+            f"{s['final_punctuations_held']:,} | {s['result_rows']:,} | {match} |")
+    lines += ["", "Ratios (same run, same machine):", ""]
+
+    def ratio(a, b, key, digits=3):
+        if a in by and b in by and by[a].get(key) is not None and by[b].get(key):
+            return round(by[a][key] / by[b][key], digits)
+        return None
+
+    for a, b in (("punctuated", "native"), ("punctuated", "watermark"), ("watermark", "native")):
+        t = ratio(a, b, "events_per_second")
+        st = ratio(a, b, "final_state_rows", 5)
+        if t is not None:
+            lines.append(f"- throughput {a} / {b}: **{t}**; final state {a} / {b}: **{st}**")
+    flink = FLINK_PER_CORE.get(args.query)
+    if flink:
+        lines += ["", f"Context, not a like-for-like comparison: Flink 1.13 on 8 cores reported "
+                      f"{flink:,} events/s per core for {args.query} (nexmark/nexmark); the table's "
+                      f"per-core figure divides by the {cores} cores of this machine."]
+    lines += ["", f"Per-batch figures: `{name}.csv`; plot: `{name}.png`.", ""]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    if __package__ in (None, ""):
+        sys.path.insert(0, str(ROOT))
+    sys.exit(main())
