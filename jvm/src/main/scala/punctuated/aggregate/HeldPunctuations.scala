@@ -124,6 +124,24 @@ class HeldPunctuations(
     }
   }
 
+  /** Releases the punctuation of `kind` with these constants (a union's, once its key closed). */
+  def release(kind: Int, constants: UnsafeRow): Unit = {
+    store.remove(storeKey(kind, constants))
+    cache((kind, constants.getBytes.toSeq)) = None
+  }
+
+  /**
+   * Under a UNION: releases the punctuations on one value (no range) once every branch holds
+   * one with the same scheme and constants — the key they name is closed for good then.
+   * Ranges stay, as their highest bound.
+   */
+  def releaseCombined(arrived: Seq[GroupPunctuation], layout: AggregateLayout): Unit =
+    arrived.filter(_.scheme.range.isEmpty).distinct.foreach { p =>
+      val same = layout.closing.zipWithIndex.collect { case (s, i) if s == p.scheme => i + 1 }
+      val everyBranch = layout.kindsByBranch.forall(_.exists(k => same.contains(k) && held(k, p.constants).isDefined))
+      if (everyBranch) same.foreach(k => release(k, p.constants))
+    }
+
   /** Registers the range column type of each kind (needed to read held bounds). */
   def register(kind: Int, scheme: KeyScheme): Unit =
     scheme.range.foreach(r => rangeTypes(kind) = keySchema(r).dataType)

@@ -35,9 +35,9 @@ object KindColumn {
         .map(e => keys.indexWhere(_.exprId == e.exprId)).find(_ >= 0)
 
     // closing key schemes (kind = index + 1), and each source scheme's kind
-    val closing = ArrayBuffer.empty[(KeyScheme, String)]
+    val closing = ArrayBuffer.empty[(KeyScheme, String, Int)]
     val substituted = scala.collection.mutable.Set.empty[Int]
-    val kinds: Seq[Seq[Int]] = found.sources.map(_.schemes.map { case (attrs, text) =>
+    val kinds: Seq[Seq[Int]] = found.sources.map(source => source.schemes.map { case (attrs, text) =>
       val ps = attrs.map { case (at, isRange) => position(at).map(p => (p, isRange, at)) }
       if (ps.exists(_.isEmpty) || attrs.count(_._2) > 1 || ps.flatten.map(_._1).distinct.size != ps.size) {
         PunctuationKind.Ignored
@@ -45,8 +45,9 @@ object KindColumn {
         val ks = KeyScheme(ps.flatten.collect { case (p, false, _) => p }.sorted.toArray,
           ps.flatten.collectFirst { case (p, true, _) => p })
         ps.flatten.foreach { case (p, _, at) => if (keys(p).exprId != at.exprId) substituted += p }
-        closing.indexWhere(_._1 == ks) match {
-          case -1 if closing.size < PunctuationKind.MaxKinds => closing += (ks -> text); closing.size
+        // under a union, each branch's schemes are kinds of their own (setCombine)
+        closing.indexWhere(c => c._1 == ks && c._3 == source.branch) match {
+          case -1 if closing.size < PunctuationKind.MaxKinds => closing += ((ks, text, source.branch)); closing.size
           case -1 => PunctuationKind.Ignored
           case i => i + 1
         }
@@ -77,7 +78,7 @@ object KindColumn {
       SourceLayout(s.name, marker, cols, s.columns.map(_.name), decode, s.schemes.map(_._2))
     }
     val ids = Seq.fill(4)(NamedExpression.newExprId)
-    val layout = AggregateLayout(closing.map(_._1).toSeq, closing.map(_._2).toSeq, implied,
+    val layout = AggregateLayout(closing.map(_._1).toSeq, closing.map(_._2).toSeq, closing.map(_._3).toSeq, implied,
       ids(0), ids(1), ids(2), ids(3), found.sources.map(_.name).distinct)
     val kindAlias = Alias(PunctuationKind(children.toSeq, layouts, layout, conf.failOnInvalidPunctuations),
       PunctuationKind.ColumnName)()

@@ -180,7 +180,10 @@ private[aggregate] class PunctuatedAggregateTask(
   private val Complete = OutputMode.Complete()
   private val mode = op.outputMode.getOrElse(Append)
 
-  def run(iter: Iterator[InternalRow]): Iterator[InternalRow] = {
+  def run(iter: Iterator[InternalRow]): Iterator[InternalRow] =
+    if (layout.isUnion) runUnion(iter) else runSingle(iter)
+
+  private def runSingle(iter: Iterator[InternalRow]): Iterator[InternalRow] = {
     val out = ArrayBuffer.empty[InternalRow]
     val closedHere = ArrayBuffer.empty[GroupPunctuation]
     iter.foreach { r => group(r.asInstanceOf[UnsafeRow].copy(), out, closedHere) }
@@ -189,6 +192,67 @@ private[aggregate] class PunctuatedAggregateTask(
     (closedHere ++ wide).distinct.foreach(p => held.hold(p, batch, settings.punctuationRetention))
     op.metric(PunctuationsHeld) += held.releaseExpired(batch, settings.punctuationRetention,
       k => layout.closing(k - 1).constants.isEmpty && layout.closing(k - 1).range.isDefined,
+      k => partitionId == 0 || layout.closing(k - 1).isWholeKey(keyLength))
+    held.store.commit()
+    op.stateManager.commit(store)
+    op.reportStoreMetrics(store)
+    op.metric("numOutputRows") += out.size
+    out.iterator
+  }
+
+  /**
+   * Under a UNION (setCombine, Tucker et al. 2003, Table 3): a group closes only when every
+   * branch's punctuations cover it, so each branch's are held until then — ranges alone as
+   * their highest bound, whole keys until their group closes. Late: already covered by every
+   * branch. Output punctuations are not produced.
+   */
+  private def runUnion(iter: Iterator[InternalRow]): Iterator[InternalRow] = {
+    val out = ArrayBuffer.empty[InternalRow]
+    val byBranch = layout.kindsByBranch
+    def closed(key: InternalRow) =
+      byBranch.forall(_.exists(k => held.closes(k, layout.closing(k - 1), key)))
+    val rows = iter.map(_.asInstanceOf[UnsafeRow].copy()).toArray
+    val arrived = ArrayBuffer.empty[GroupPunctuation]
+    val data = rows.filter { row =>
+      val invalid = row.getLong(ords.invalid)
+      op.metric(InvalidPunctuationsDropped) += invalid
+      op.metric(PunctuationsReceived) += row.getLong(ords.received) - invalid
+      val bits = if (row.isNullAt(ords.kinds)) 0L else row.getLong(ords.kinds)
+      val key = keyProj(row)
+      schemes.foreach { case (k, s) =>
+        if ((bits & (1L << k)) != 0 && s.isWholeKey(keyLength)) arrived += held.punctuationFor(k, s, key)
+      }
+      val dataRows = row.getLong(ords.dataRows)
+      if (dataRows > 0 && closed(key)) { late(key, dataRows); false } else dataRows > 0
+    }
+    (arrived ++ wide).distinct.foreach(p => held.hold(p, batch, Int.MaxValue))
+    def close(row: UnsafeRow, key: UnsafeRow): Unit = {
+      op.metric(RowsPurged) += 1
+      op.metric("numRemovedStateRows") += 1
+      if (mode == Append) out += withCounts(row, row.getLong(ords.dataRows), 0L)
+    }
+    data.foreach { row =>
+      val key = keyProj(row).copy()
+      if (mode != Complete && closed(key)) {
+        if (op.stateManager.get(store, key) != null) op.stateManager.remove(store, key)
+        close(row, key)
+        if (mode == Update) out += withCounts(row, row.getLong(ords.dataRows), 0L)
+      } else {
+        op.stateManager.put(store, withCounts(row, row.getLong(ords.dataRows), 0L))
+        op.metric("numUpdatedStateRows") += 1
+        if (mode == Update) out += withCounts(row, row.getLong(ords.dataRows), 0L)
+      }
+    }
+    if (mode != Complete && wide.nonEmpty) {
+      op.stateManager.iterator(store).map(_.value.copy()).filter(v => closed(keyProj(v))).toArray.foreach { v =>
+        val key = keyProj(v).copy()
+        op.stateManager.remove(store, key)
+        close(v, key)
+      }
+    }
+    if (mode == Complete) stored(out)
+    held.releaseCombined((arrived ++ wide).toSeq, layout)
+    op.metric(PunctuationsHeld) += held.releaseExpired(batch, Int.MaxValue, _ => true,
       k => partitionId == 0 || layout.closing(k - 1).isWholeKey(keyLength))
     held.store.commit()
     op.stateManager.commit(store)

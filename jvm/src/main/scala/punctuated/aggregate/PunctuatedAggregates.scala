@@ -149,7 +149,7 @@ object PunctuatedAggregates {
   /** A rewritten aggregation's output as a punctuated stream (chained aggregations). */
   def sourceOf(g: Generate): Option[FoundSource] = g.generator match {
     case Explode(_: PunctuationOutputs) =>
-      layoutOf(g.child).map { case (a, layout) =>
+      layoutOf(g.child).filterNot(_._2.isUnion).map { case (a, layout) =>
         val grouping = a.groupingExpressions.collect { case x: Attribute => x }
         val schemes = layout.closing.zip(layout.closingNames).map { case (ks, text) =>
           (ks.constants.toSeq.map(p => grouping(p) -> false) ++ ks.range.toSeq.map(p => grouping(p) -> true)) -> text

@@ -37,6 +37,9 @@ final case class SourceLayout(
  *                    punctuations of that kind close groups (Tucker et al. 2003, Table 2,
  *                    group-by: a punctuation matching every future row of a group)
  * @param closingNames the same, as text for messages and plans
+ * @param branches    by kind - 1: the UNION input its punctuations come through (all 0
+ *                    without a union); with several, a key closes only when every branch's
+ *                    punctuations cover it (setCombine, Tucker et al. 2003, Table 3)
  * @param implied     kinds every data group implies at once (a `punctuated.unique` key of a
  *                    stream read directly, within the grouping columns)
  * @param dataRows    result id of the hidden `count(kind) FILTER (kind = 0)`: data rows
@@ -48,6 +51,7 @@ final case class SourceLayout(
 final case class AggregateLayout(
     closing: Seq[KeyScheme],
     closingNames: Seq[String],
+    branches: Seq[Int],
     implied: Seq[Int],
     dataRows: ExprId,
     kinds: ExprId,
@@ -56,6 +60,12 @@ final case class AggregateLayout(
     streams: Seq[String]) {
 
   /** Kinds whose punctuations do not fix every grouping column: they concern every partition. */
+  /** Kinds of each union branch (one group without a union). */
+  def kindsByBranch: Seq[Seq[Int]] =
+    branches.zipWithIndex.groupBy(_._1).toSeq.sortBy(_._1).map(_._2.map(_._2 + 1))
+
+  def isUnion: Boolean = branches.distinct.size > 1
+
   def partitionWide(groupingColumns: Int): Set[Int] =
     closing.zipWithIndex.collect { case (s, i) if !s.isWholeKey(groupingColumns) => i + 1 }.toSet
 }

@@ -1,9 +1,9 @@
 package punctuated.aggregate
 
-import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Coalesce, EqualTo, Expression, ExprId, GreaterThan, Literal}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Coalesce, EqualTo, Expression, ExprId, GreaterThan, Literal}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{LeftAnti, LeftSemi}
-import org.apache.spark.sql.catalyst.plans.logical.{Deduplicate, EventTimeWatermark, Filter, Generate, Join, LogicalPlan, Project, SubqueryAlias, View}
+import org.apache.spark.sql.catalyst.plans.logical.{Deduplicate, EventTimeWatermark, Filter, Generate, Join, LogicalPlan, Project, SubqueryAlias, Union, View}
 
 import punctuated.join.PunctuationColumns
 import punctuated.spark.DeclaredStreams
@@ -18,13 +18,16 @@ import punctuated.spark.DeclaredStreams
  *                    (attribute, is-range) pairs, with their text
  * @param unique      its unique key, when every data row implies a punctuation on it here
  *                    (the stream is read directly: no join in between)
+ * @param branch      which input of a UNION it comes through (0 without one): a union's
+ *                    output is punctuated only where every branch punctuated (setCombine)
  */
 final case class FoundSource(
     name: String,
     marker: Expression,
     columns: Seq[Attribute],
     schemes: Seq[(Seq[(Attribute, Boolean)], String)],
-    unique: Option[Seq[Attribute]]) {
+    unique: Option[Seq[Attribute]],
+    branch: Int = 0) {
 
   /** Columns the operator must see to read this stream's punctuations. */
   def needed: Seq[Attribute] =
@@ -95,12 +98,44 @@ object PunctuationSources {
             j.copy(left = l.map(_.plan).getOrElse(j.left), right = r.map(_.plan).getOrElse(j.right)),
             sources, equal ++ (l.toSeq ++ r).flatMap(_.equal)))
         }
+      case u: Union if u.children.size <= 9 => union(u, caseSensitive)
       case g: Generate => PunctuatedAggregates.sourceOf(g).map(s => FoundSources(g, Seq(s), Nil))
       // a punctuated deduplication passes its input's punctuations (Table 2)
       case d: Deduplicate if punctuated.dedup.PunctuatedDeduplicates.isRewritten(d.child) =>
         walk(d.child, caseSensitive).map(x => x.copy(plan = d.copy(child = x.plan)))
       case _ => None
     })
+
+  /**
+   * A union's inputs' streams (Tucker et al. 2003, Table 3, union: an output punctuation is the
+   * setCombine of the inputs' ones): each input gets a branch tag column, and its streams'
+   * columns are read through the union's output (by position), their marker only on rows
+   * of their branch. Every input must carry punctuations, else the union's never close.
+   */
+  private def union(u: Union, caseSensitive: Boolean): Option[FoundSources] = {
+    val found = u.children.map(c => walk(c, caseSensitive))
+    if (found.exists(_.isEmpty)) return None
+    val tagged = found.flatten.zipWithIndex.map { case (f, i) =>
+      Project(f.plan.output :+ Alias(Literal(i), BranchColumn)(), f.plan)
+    }
+    val newUnion = u.withNewChildren(tagged).asInstanceOf[Union]
+    val tag = newUnion.output.last
+    val sources = found.flatten.zip(tagged).zipWithIndex.flatMap { case ((f, t), i) =>
+      val byPosition: Map[ExprId, Attribute] = t.output.map(_.exprId).zip(newUnion.output).toMap
+      def r(a: Attribute) = byPosition.getOrElse(a.exprId, a)
+      f.sources.filter(_.needed.forall(a => byPosition.contains(a.exprId))).map { s =>
+        FoundSource(s.name,
+          And(s.marker.transform { case a: Attribute => r(a) }, EqualTo(tag, Literal(i))),
+          s.columns.filter(a => byPosition.contains(a.exprId)).map(r),
+          s.schemes.map { case (attrs, text) => attrs.map { case (a, isRange) => (r(a), isRange) } -> text },
+          unique = None,
+          branch = i * 10 + s.branch)
+      }
+    }
+    Some(FoundSources(newUnion, sources, Nil))
+  }
+
+  val BranchColumn = "__punctuation_branch"
 
   private def renameIn(s: FoundSource, renamed: Map[ExprId, Attribute]): FoundSource =
     if (renamed.isEmpty) s

@@ -154,7 +154,7 @@ private[dedup] class PunctuatedDeduplicateTask(
       row.getInt(op.kindOrdinal) match {
         case PunctuationKind.Data =>
           val key = keyProj(row)
-          if (schemes.exists { case (k, s) => held.closes(k, s, key) }) late(row)
+          if (isLate(key)) late(row)
           else if (store.get(key) == null) {
             store.put(key.copy(), seen)
             op.metric("numUpdatedStateRows") += 1
@@ -172,14 +172,24 @@ private[dedup] class PunctuatedDeduplicateTask(
           if (op.emit) out += row.copy()
       }
     }
-    // whole-key punctuations: one removal each; implied ones (a unique key): the new keys
-    closing.foreach(p => forget(p.constants))
-    newKeys.foreach(forget)
-    if (wide.nonEmpty) {
-      store.iterator().map(_.key.copy()).filter(k => wide.exists(p => held.covers(p, k))).toArray.foreach(forget)
+    if (layout.isUnion) {
+      // setCombine: a key is forgotten once every branch's punctuations cover it
+      (closing ++ wide).distinct.foreach(p => held.hold(p, batch, Int.MaxValue))
+      val done = closing.map(_.constants).filter(closedByAll) ++
+        (if (wide.isEmpty) Nil else store.iterator().map(_.key.copy()).filter(closedByAll).toArray.toSeq)
+      done.foreach(forget)
+      held.releaseCombined((closing ++ wide).toSeq, layout)
+    } else {
+      // whole-key punctuations: one removal each; implied ones (a unique key): the new keys
+      closing.foreach(p => forget(p.constants))
+      newKeys.foreach(forget)
+      if (wide.nonEmpty) {
+        store.iterator().map(_.key.copy()).filter(k => wide.exists(p => held.covers(p, k))).toArray.foreach(forget)
+      }
+      (closing ++ wide).distinct.foreach(p => held.hold(p, batch, op.settings.punctuationRetention))
     }
-    (closing ++ wide).distinct.foreach(p => held.hold(p, batch, op.settings.punctuationRetention))
-    op.metric(PunctuationsHeld) += held.releaseExpired(batch, op.settings.punctuationRetention,
+    val retention = if (layout.isUnion) Int.MaxValue else op.settings.punctuationRetention
+    op.metric(PunctuationsHeld) += held.releaseExpired(batch, retention,
       k => layout.closing(k - 1).constants.isEmpty && layout.closing(k - 1).range.isDefined,
       k => partitionId == 0 || layout.closing(k - 1).isWholeKey(keyLength))
     held.store.commit()
@@ -188,6 +198,13 @@ private[dedup] class PunctuatedDeduplicateTask(
     op.metric("numOutputRows") += out.size
     out.iterator
   }
+
+  private def closedByAll(key: InternalRow): Boolean =
+    layout.kindsByBranch.forall(_.exists(k => held.closes(k, layout.closing(k - 1), key)))
+
+  /** Late: a held punctuation covers it (under a union: every branch's do). */
+  private def isLate(key: InternalRow): Boolean =
+    if (layout.isUnion) closedByAll(key) else schemes.exists { case (k, s) => held.closes(k, s, key) }
 
   /** Forgets a seen key (a whole key's constants are the key itself). */
   private def forget(key: UnsafeRow): Unit =

@@ -197,6 +197,25 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       text.contains("punctuated.schemes"), text)
   }
 
+  test("union of two sensor streams: an hour closes only when both streams closed it (setCombine)") {
+    val (a, ra) = readings()
+    val b = MemoryStream[Reading]
+    val rb = declare(b.toDF(), "readings_b", Schemes -> "hour<=", Marker -> "is_punct")
+    val hottest = ra.union(rb).groupBy("hour").agg(max("temp").as("max_temp"))
+    testStream(hottest, OutputMode.Append())(
+      MultiAddData(a, reading(1, 9, 20.0), closeHours(9))(b, reading(2, 9, 25.0), reading(2, 10, 21.0)),
+      CheckNewAnswer(),                       // only stream a closed hour 9
+      AddData(b, reading(2, 9, 26.0), closeHours(10)),
+      CheckNewAnswer((9, 26.0)),              // now both: min(9, 10) = 9
+      StopStream,
+      StartStream(),
+      AddData(a, reading(1, 10, 30.0), closeHours(12)),
+      CheckNewAnswer((10, 30.0)),
+      AddData(a, reading(1, 8, 99.0)),        // every stream closed hour 8: late
+      CheckNewAnswer(),
+      AssertMetric("numLateRowsDropped", 1))
+  }
+
   test("aggregations over undeclared streams are Spark's own") {
     val input = MemoryStream[Bid]
     val totals = input.toDF().groupBy("auction").agg(sum("price"))

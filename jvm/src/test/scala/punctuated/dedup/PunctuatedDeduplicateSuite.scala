@@ -67,6 +67,22 @@ class PunctuatedDeduplicateSuite extends PunctuatedStreamTest {
     }
   }
 
+  test("UNION (distinct) of two streams: a key is forgotten once both streams punctuated it") {
+    val (a, ba) = bidsStream()
+    val b = MemoryStream[Bid]
+    val bb = declare(b.toDF(), "bids_b", Schemes -> "auction", Marker -> "is_punct")
+    val both = ba.select("auction", "bidder", "is_punct").union(bb.select("auction", "bidder", "is_punct"))
+      .distinct().select("auction", "bidder")
+    testStream(both)(
+      MultiAddData(a, bid(1, 100, 5.0), closeBids(1))(b, bid(1, 100, 6.0), bid(1, 101, 1.0)),
+      CheckNewAnswer((1L, 100L), (1L, 101L)),
+      ExpectPunctuatedPlan,
+      AssertPunctuatedState(rows = 2, punctuations = 1),   // only stream a closed auction 1: held
+      AddData(b, bid(1, 100, 7.0), closeBids(1)),
+      CheckNewAnswer(),                                    // still a duplicate
+      AssertPunctuatedState(rows = 0, punctuations = 0))
+  }
+
   test("an aggregation over a deduplication: the deduplication passes punctuations on") {
     val (bids, b) = bidsStream()
     val bidders = b.dropDuplicates("auction", "bidder").groupBy("auction").agg(count("*").as("bidders"))
