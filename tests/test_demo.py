@@ -17,22 +17,6 @@ REPO = Path(__file__).resolve().parents[1]
 SIZE = {"auctions": 5, "steps": 3, "seed": 3, "max_bids": 4}
 
 
-class AggregationMissing(AssertionError):
-    """Our plan stopped with Spark's own append-mode error: no punctuated aggregation in the build."""
-
-
-# Expected to fail only that way: any other failure of these tests is a real failure.
-AGGREGATION_PENDING = pytest.mark.xfail(
-    strict=False, raises=AggregationMissing,
-    reason="needs the punctuation-aware streaming aggregation (append mode without a watermark); "
-           "until it is merged our plan stops with Spark's append-mode error")
-
-
-def _require_aggregation(error: str | None) -> None:
-    if error and "watermark" in error and "output mode" in error.lower():
-        raise AggregationMissing(error)
-
-
 def test_generator_is_deterministic_and_well_formed():
     stream = auction_stream.generate(auctions=30, steps=8, seed=11)
     assert stream == auction_stream.generate(auctions=30, steps=8, seed=11)
@@ -102,10 +86,8 @@ def test_spark_plan_keeps_every_row(demo):
     assert result["check"]["spark_match"]
 
 
-@AGGREGATION_PENDING
 def test_our_plan_emits_final_totals_on_close_and_forgets(demo):
     result, _, printed = demo
-    _require_aggregation(result["errors"]["ours"])
     assert result["errors"]["ours"] is None, result["errors"]["ours"]
     assert result["totals"]["ours"] == result["totals"]["batch"]
     assert result["check"]["ours_match"] and result["check"]["ours_once_on_close"]
@@ -117,16 +99,11 @@ def test_our_plan_emits_final_totals_on_close_and_forgets(demo):
     assert all(r["ours_state"] <= r["spark_state"] for r in steps)
 
 
-@AGGREGATION_PENDING
 def test_sql_example_emits_closed_auctions(spark):
     for t in ("auctions", "bids"):
         spark.sql(f"DROP TABLE IF EXISTS {t}")
     try:
-        try:
-            rows = run_file(spark, REPO / "sql" / "auction.sql")
-        except Exception as e:  # Spark's append-mode error before the aggregation exists
-            _require_aggregation(str(e).splitlines()[0])
-            raise
+        rows = run_file(spark, REPO / "sql" / "auction.sql")
         assert sorted(tuple(r) for r in rows) == [(1, 3, 2, 12.5, 7.5), (3, 5, 2, 21.0, 12.0)]
     finally:
         for t in ("auctions", "bids"):
