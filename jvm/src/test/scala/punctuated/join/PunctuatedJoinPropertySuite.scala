@@ -170,14 +170,21 @@ object PunctuatedJoinPropertySuite {
       }
       val implicitLeft = if (!layout.leftUnique) Nil else
         batch.flatMap(_._1).collect { case d: Data if !d.late => Punct(WholeKey, d.c, d.k) }
+      // of a batch's range punctuations on one slot only the strongest counts (it covers the rest)
+      def strongest(ps: Seq[Punct]): Seq[Punct] = {
+        val (ranges, others) = ps.partition(_.kind == CaseRange)
+        others ++ ranges.groupBy(_.slot).values.map(_.maxBy(_.k))
+      }
       val newPuncts = Map(
-        true -> (batch.flatMap(_._1).collect { case PunctRow(p) => p } ++ implicitLeft),
-        false -> batch.flatMap(_._2).collect { case PunctRow(p) => p })
+        true -> strongest(batch.flatMap(_._1).collect { case PunctRow(p) => p } ++ implicitLeft),
+        false -> strongest(batch.flatMap(_._2).collect { case PunctRow(p) => p }))
+      val effective = mutable.ArrayBuffer.empty[(Boolean, Punct)]
       for (isLeft <- Seq(true, false); p <- newPuncts(isLeft)) {
         sent(isLeft) += p
         val own = held(isLeft)
         val other = held(!isLeft)
         if (!own.get(p.slot).exists(_.bound >= p.bound)) {
+          effective += (isLeft -> p)
           val o = other.get(p.slot)
           val closed = o.exists(_.bound >= p.bound)
           val closesOther = o.exists(x => p.bound >= x.bound)
@@ -185,6 +192,12 @@ object PunctuatedJoinPropertySuite {
           if (!closed) own(p.slot) = p
           if (closesOther) other.remove(p.slot)
         }
+      }
+      // Li et al. §5.1 for ranges: the other input's held whole-key punctuations a range
+      // punctuation covers are closed by both inputs: released
+      for ((isLeft, p) <- effective if p.kind == CaseRange) {
+        held(!isLeft).filter { case (_, o) => o.kind == WholeKey && o.c == p.c && o.k <= p.k }
+          .keys.toSeq.foreach(held(!isLeft).remove)
       }
     }
 

@@ -65,7 +65,8 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
         val newChild = passThrough(child, markers, unique)
         val visible = markers(child)
         visible.collectFirst { case m: Attribute => m } match {
-          case Some(m) if unique.nonEmpty && unique.subsetOf(child.output.map(_.exprId).toSet) =>
+          case Some(m) if unique.nonEmpty && unique.subsetOf(child.output.map(_.exprId).toSet) &&
+              !onlyNotNull(condition match { case Or(a, c) if a.semanticEquals(m) => c; case c => c }) =>
             uniqueAsPunctuations(condition, m, unique, newChild)
           case _ => visible.reduceOption(Or) match {
             case Some(m) if !isRewritten(condition, m) => Filter(Or(m, condition), newChild)
@@ -103,6 +104,13 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
     // removed as a no-op (RemoveNoopOperators compares ids), dropping the filter with it.
     val (markerFirst, rest) = list.partition(_.exprId == m.exprId)
     Project(markerFirst ++ rest, child)
+  }
+
+  /** `a IS NOT NULL AND ...` (as the optimizer infers for join keys): drops no key's rows. */
+  private def onlyNotNull(condition: Expression): Boolean = condition match {
+    case org.apache.spark.sql.catalyst.expressions.And(a, b) => onlyNotNull(a) && onlyNotNull(b)
+    case org.apache.spark.sql.catalyst.expressions.IsNotNull(_: Attribute) => true
+    case _ => false
   }
 
   private def isRewritten(condition: Expression, m: Expression) = condition match {

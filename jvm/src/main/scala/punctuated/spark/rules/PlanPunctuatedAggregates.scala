@@ -22,7 +22,10 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
 
   override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
     override def apply(plan: SparkPlan): SparkPlan = {
-      val layouts = PlanPunctuatedAggregates.kinds(plan).map(_.layout)
+      // the kind columns the plan's aggregations filter on (their data aggregates: kind = 0)
+      val layouts = plan.collect { case a: BaseAggregateExec => a.aggregateExpressions }.flatten
+        .flatMap(_.filter.toSeq.flatMap(_.references)).map(_.exprId).distinct
+        .flatMap(PunctuationKind.registered).map(_.layout)
       if (layouts.isEmpty) plan
       else {
         val conf = PunctuatedConf(session.sessionState.conf)

@@ -20,9 +20,11 @@ case class PlanPunctuatedDeduplicates(session: SparkSession) extends ColumnarRul
   override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
     override def apply(plan: SparkPlan): SparkPlan = {
       val conf = PunctuatedConf(session.sessionState.conf)
-      val kinds = plan.collect { case p: ProjectExec => p.projectList }.flatten.collect {
+      val projected = plan.collect { case p: ProjectExec => p.projectList }.flatten.collect {
         case a @ Alias(k: PunctuationKind, _) => a.exprId -> k
-      }.toMap
+      }
+      val kinds = (projected ++ plan.collect { case d: StreamingDeduplicateExec => d.child.output }.flatten
+        .flatMap(a => PunctuationKind.registered(a.exprId).map(a.exprId -> _))).toMap
       if (kinds.isEmpty) plan
       else {
         val results = PlanPunctuatedAggregates.queryOutput(plan).map(_.exprId).toSet
@@ -35,7 +37,7 @@ case class PlanPunctuatedDeduplicates(session: SparkSession) extends ColumnarRul
             // of its output columns), or by the results (emitPunctuations, marker selected)
             val inside = d.collect { case p: ProjectExec => p.projectList }.flatten
               .flatMap(_.collect { case k: PunctuationKind => k })
-            val outside = kinds.values.filterNot(k => inside.exists(_ eq k))
+            val outside = projected.map(_._2).filterNot(k => (k eq own) || inside.exists(_ eq k))
             val outputIds = d.output.map(_.exprId).toSet
             val markerNames = own.sources.flatMap(s => own.children(s.marker).references).map(_.name).toSet
             val markers = d.output.filter(a => markerNames.contains(a.name)).map(_.exprId)
