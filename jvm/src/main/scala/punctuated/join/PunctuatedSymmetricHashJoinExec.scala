@@ -94,7 +94,15 @@ case class PunctuatedSymmetricHashJoinExec(
 
   override def shortName: String = "punctuatedSymmetricHashJoin"
 
-  override val stateStoreNames: Seq[String] = JoinInputState.storeNames
+  /**
+   * The other input's schemes that do not fix the whole key: an input's stored keys are
+   * indexed for them ([[RangeIndex]]), so that their punctuations purge without a scan.
+   */
+  private[join] def indexSchemes(isLeft: Boolean): Seq[KeyScheme] =
+    RangeIndex.indexedSchemes((if (isLeft) rightSpec else leftSpec).keySchemes, leftKeys.length)
+
+  override val stateStoreNames: Seq[String] =
+    JoinInputState.storeNames(indexSchemes(isLeft = true).nonEmpty, indexSchemes(isLeft = false).nonEmpty)
 
   override def requiredChildDistribution: Seq[Distribution] =
     StatefulOpClusteredDistribution(leftKeys, getStateInfo.numPartitions) ::
@@ -186,13 +194,15 @@ object PunctuatedJoinMetrics {
   val PunctuationsHeld = "numPunctuationsHeld"
   val LateRowsDropped = "numLateRowsDropped"
   val InvalidPunctuationsDropped = "numInvalidPunctuationsDropped"
+  val StateRowsScanned = "numStateRowsScanned"
 
   val all: Seq[StatefulOperatorCustomMetric] = Seq(
     StatefulOperatorCustomSumMetric(PunctuationsReceived, "number of punctuations received"),
     StatefulOperatorCustomSumMetric(RowsPurged, "number of rows purged by punctuations"),
     StatefulOperatorCustomSumMetric(PunctuationsHeld, "number of punctuations held"),
     StatefulOperatorCustomSumMetric(LateRowsDropped, "number of late rows dropped"),
-    StatefulOperatorCustomSumMetric(InvalidPunctuationsDropped, "number of invalid punctuations dropped"))
+    StatefulOperatorCustomSumMetric(InvalidPunctuationsDropped, "number of invalid punctuations dropped"),
+    StatefulOperatorCustomSumMetric(StateRowsScanned, "number of stored rows read by purges"))
 }
 
 /** Runs once after the wrapped iterator is exhausted. */
@@ -228,9 +238,9 @@ private[join] class PunctuatedJoinTask(
   private val rightInputSchema = org.apache.spark.sql.catalyst.types.DataTypeUtils.fromAttributes(right.output)
 
   private val leftState = new JoinInputState("left", info, partitionId, keySchema(leftKeys),
-    leftInputSchema, leftSpec.keySchemes, storeConf, hadoopConf)
+    leftInputSchema, leftSpec.keySchemes, indexSchemes(isLeft = true), storeConf, hadoopConf)
   private val rightState = new JoinInputState("right", info, partitionId, keySchema(rightKeys),
-    rightInputSchema, rightSpec.keySchemes, storeConf, hadoopConf)
+    rightInputSchema, rightSpec.keySchemes, indexSchemes(isLeft = false), storeConf, hadoopConf)
   Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit] { _ =>
     leftState.abortIfNeeded(); rightState.abortIfNeeded()
   })
@@ -281,6 +291,7 @@ private[join] class PunctuatedJoinTask(
       metric("numUpdatedStateRows") += stored
       metric("numRemovedStateRows") += purged
       metric(RowsPurged) += purged
+      metric(StateRowsScanned) += leftState.rowsScanned + rightState.rowsScanned
       reportStoreMetrics()
     })
   }
@@ -337,7 +348,7 @@ private[join] class PunctuatedJoinTask(
           case LeftSemi | LeftAnti if !isLeft =>
             // a stored left row met its first partner: semi emits it, anti never will
             if (joinType == LeftSemi) results += outputProj(otherValue).copy()
-            other.remove(otherKey); purged += 1
+            other.removeRow(otherKey, key); purged += 1
           case LeftSemi | LeftAnti =>
           case _ =>
             results += emit(if (isLeft) value else otherValue, if (isLeft) otherValue else value)
@@ -405,19 +416,15 @@ private[join] class PunctuatedJoinTask(
   /** Applies this batch's punctuations: purge, hold, release (see the class doc). */
   private def endOfBatch(): Iterator[InternalRow] = {
     val results = ArrayBuffer.empty[InternalRow]
-    val scans = ArrayBuffer.empty[(KeyPunctuation, Boolean)]
     for (isLeft <- Seq(true, false); p <- newPunctuations(isLeft)) {
       val own = if (isLeft) leftState else rightState
       val other = if (isLeft) rightState else leftState
       val keyLength = (if (isLeft) leftKeys else rightKeys).length
       val already = own.held(p.scheme, p.constants)
       if (!already.exists { case (b, _) => own.boundCovers(p.scheme, b, p.bound) }) {
-        if (p.scheme.isWholeKey(keyLength)) {
-          other.rowsWithKey(p.constants).map(e => (e.key.copy(), e.value.copy())).toArray
-            .foreach { case (k, v) => purge(other, k, v, !isLeft, results) }
-        } else {
-          scans += (p -> isLeft)
-        }
+        // the keys p closes: its own (whole key), or those the range index lists
+        val keys = if (p.scheme.isWholeKey(keyLength)) Array(p.constants) else other.keysCoveredBy(p)
+        keys.foreach(k => other.purgeKey(k).foreach { case (_, v) => purge(v, !isLeft, results) })
         val otherHeld = other.held(p.scheme, p.constants)
         val closed = otherHeld.exists { case (b, _) => other.boundCovers(p.scheme, b, p.bound) }
         val closesOther = otherHeld.exists { case (b, _) => own.boundCovers(p.scheme, p.bound, b) }
@@ -437,7 +444,6 @@ private[join] class PunctuatedJoinTask(
         }
       }
     }
-    if (scans.nonEmpty) scanPurge(scans.toSeq, results)
     results ++= outputPunctuations    // after the rows they cover
     if (settings.punctuationRetention > 0) {
       Seq(leftState, rightState).foreach(_.releaseExpired(batch, settings.punctuationRetention))
@@ -485,28 +491,8 @@ private[join] class PunctuatedJoinTask(
     }
   }
 
-  /** One pass over each input's stored rows for punctuations that do not fix a whole key. */
-  private def scanPurge(scans: Seq[(KeyPunctuation, Boolean)], results: ArrayBuffer[InternalRow]): Unit = {
-    for (isLeftPunct <- Seq(true, false)) {
-      val ps = scans.filter(_._2 == isLeftPunct).map(_._1)
-      if (ps.nonEmpty) {
-        val other = if (isLeftPunct) rightState else leftState
-        val toPurge = other.allRows.filter(e => ps.exists(p => covered(other, p, e.key))).map(e => (e.key.copy(), e.value.copy())).toArray
-        toPurge.foreach { case (k, v) => purge(other, k, v, !isLeftPunct, results) }
-      }
-    }
-  }
-
-  /** Does punctuation `p` (of the input opposite to `state`) cover this stored row's key? */
-  private def covered(state: JoinInputState, p: KeyPunctuation, storeKey: UnsafeRow): Boolean = {
-    val candidate = state.punctuationFor(p.scheme, storeKey)
-    candidate.constants == p.constants &&
-      p.scheme.range.forall(_ => state.boundCovers(p.scheme, p.bound, candidate.bound))
-  }
-
-  private def purge(state: JoinInputState, storeKey: UnsafeRow, value: UnsafeRow, isLeftRow: Boolean,
-      results: ArrayBuffer[InternalRow]): Unit = {
-    state.remove(storeKey)
+  /** Counts a purged row (already removed) and emits it null-padded if it must be. */
+  private def purge(value: UnsafeRow, isLeftRow: Boolean, results: ArrayBuffer[InternalRow]): Unit = {
     purged += 1
     val matched = value.getBoolean(value.numFields - 1)
     if (preserved(isLeftRow) && !matched && joinType != LeftSemi) results += padded(value, isLeftRow)
