@@ -416,7 +416,8 @@ private[join] class PunctuatedJoinTask(
   /** Applies this batch's punctuations: purge, hold, release (see the class doc). */
   private def endOfBatch(): Iterator[InternalRow] = {
     val results = ArrayBuffer.empty[InternalRow]
-    for (isLeft <- Seq(true, false); p <- newPunctuations(isLeft)) {
+    for (isLeft <- Seq(true, false);
+         p <- strongest(newPunctuations(isLeft).toSeq, if (isLeft) leftState else rightState)) {
       val own = if (isLeft) leftState else rightState
       val other = if (isLeft) rightState else leftState
       val keyLength = (if (isLeft) leftKeys else rightKeys).length
@@ -449,6 +450,21 @@ private[join] class PunctuatedJoinTask(
       Seq(leftState, rightState).foreach(_.releaseExpired(batch, settings.punctuationRetention))
     }
     results.iterator
+  }
+
+  /**
+   * One punctuation per scheme and constants: the one with the greatest bound. The batch's
+   * punctuations of an input take effect together, so the others say nothing more; keeping
+   * only it makes holding, releasing and output punctuations independent of the order in
+   * which the batch's punctuations reach the partition.
+   */
+  private def strongest(ps: Seq[KeyPunctuation], state: JoinInputState): Iterable[KeyPunctuation] = {
+    val best = scala.collection.mutable.LinkedHashMap.empty[(Int, UnsafeRow), KeyPunctuation]
+    ps.foreach { p =>
+      val slot = (p.scheme.id, p.constants)
+      if (!best.get(slot).exists(q => state.boundCovers(p.scheme, q.bound, p.bound))) best(slot) = p
+    }
+    best.values
   }
 
   private val outputPunctuations = ArrayBuffer.empty[InternalRow]

@@ -34,8 +34,9 @@ class PunctuatedJoinPropertySuite extends PunctuatedStreamTest {
   /**
    * Declaration layouts exercising point, key-prefix and range punctuations and a unique key.
    * The third has ranges on both inputs (so range punctuations release each other) mixed with
-   * prefix and point ones, and joins with the key in the order (k, c): the range attribute
-   * comes first in the key, the constant after it.
+   * prefix ones and the point ones of a unique key, and joins with the key in the order
+   * (k, c): the range attribute comes first in the key, the constant after it. (An input's
+   * schemes must differ in their attributes: a punctuation row names its scheme by them.)
    */
   private val layouts = Seq(
     Layout("constants-and-ranges",
@@ -47,9 +48,9 @@ class PunctuatedJoinPropertySuite extends PunctuatedStreamTest {
       right = Seq(Schemes -> "c, k; c", Marker -> "p"), rightSchemes = Seq(WholeKey, CaseOnly),
       leftUnique = true),
     Layout("ranges-on-both-inputs",
-      left = Seq(Schemes -> "c, k<=; c", Marker -> "p"), leftSchemes = Seq(CaseRange, CaseOnly),
-      right = Seq(Schemes -> "c, k<=; c, k", Marker -> "p"), rightSchemes = Seq(CaseRange, WholeKey),
-      leftUnique = false, rangeFirst = true))
+      left = Seq(Unique -> "c, k", Schemes -> "c, k<=", Marker -> "p"), leftSchemes = Seq(CaseRange),
+      right = Seq(Schemes -> "c, k<=; c", Marker -> "p"), rightSchemes = Seq(CaseRange, CaseOnly),
+      leftUnique = true, rangeFirst = true))
 
   private val runs = for (layout <- layouts;
       joinType <- Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti"))
@@ -186,8 +187,10 @@ object PunctuatedJoinPropertySuite {
       val newPuncts = Map(
         true -> (batch.flatMap(_._1).collect { case PunctRow(p) => p } ++ implicitLeft),
         false -> batch.flatMap(_._2).collect { case PunctRow(p) => p })
-      for (isLeft <- Seq(true, false); p <- newPuncts(isLeft)) {
-        sent(isLeft) += p
+      // an input's punctuations of one batch take effect together: per slot, the greatest bound
+      def strongest(ps: Seq[Punct]) = ps.groupBy(_.slot).values.map(_.maxBy(_.bound)).toSeq
+      for (isLeft <- Seq(true, false); p <- newPuncts(isLeft)) sent(isLeft) += p
+      for (isLeft <- Seq(true, false); p <- strongest(newPuncts(isLeft))) {
         val own = held(isLeft)
         val other = held(!isLeft)
         if (!own.get(p.slot).exists(_.bound >= p.bound)) {
