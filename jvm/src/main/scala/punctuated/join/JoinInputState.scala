@@ -126,15 +126,21 @@ class JoinInputState(
     if (index.isDefined) maybeEmptied += key.copy()
   }
 
-  /** Stored rows read by purges in this task: the rows of the keys they closed, no more. */
-  var rowsScanned = 0L
+  private var scanned = 0L
+
+  /**
+   * Stored rows read by purges in this task: the rows of the keys they closed, and one per
+   * key a semi join's match may have emptied (checked at commit). Never the whole store.
+   */
+  def rowsScanned: Long = scanned
 
   /** Removes every stored row with this join key; returns them as (store key, value). */
   def purgeKey(key: UnsafeRow): Array[(UnsafeRow, UnsafeRow)] = {
     val removed = rows.prefixScan(key).map(e => (e.key.copy(), e.value.copy())).toArray
-    rowsScanned += removed.length
+    scanned += removed.length
     removed.foreach { case (k, _) => rows.remove(k) }
-    index.foreach(_.remove(key))
+    // the index lists exactly the keys with rows (or pending in `maybeEmptied`)
+    if (removed.nonEmpty) index.foreach(_.remove(key))
     removed
   }
 
@@ -237,7 +243,7 @@ class JoinInputState(
       maybeEmptied.foreach { key =>
         val left = rows.prefixScan(key)
         try {
-          if (left.hasNext) rowsScanned += 1 else i.remove(key)
+          if (left.hasNext) scanned += 1 else i.remove(key)
         } finally left.close()
       }
       maybeEmptied.clear()

@@ -13,9 +13,12 @@ import org.apache.spark.sql.types._
  * (`c` over key `(c, k)`). With it such a punctuation purges by look-ups, never by a pass
  * over every stored row.
  *
- * The purge needs the stored keys a punctuation covers (Tucker et al. 2003, §5: purge the
- * state the punctuation matches; Li et al. 2006, §3: a punctuation on join attributes
- * covers every future partner of the stored rows with those keys). The rows store is
+ * The purge needs the stored rows a punctuation matches (Tucker 2005, purge invariants of
+ * symmetric hash join: a punctuation of one input finds the tuples of the other input's hash
+ * table that can no longer join; Tucker et al. 2003, §5.4, keep invariants: keep only tuples
+ * no punctuation of the opposite input matches). A range pattern matches many join keys
+ * (ibid. §3, range patterns), and a hash table can only look up one key: the index turns the
+ * pattern into the keys it matches. The rows store is
  * prefix-scannable by the whole join key only, so the index lists, per scheme of the other
  * input and per values of the scheme's constant attributes (a "slot"), the distinct join keys
  * stored under them. A punctuation reads its one slot, keeps the keys whose range value is
@@ -30,8 +33,9 @@ import org.apache.spark.sql.types._
  *                                                                      keys, as UnsafeRow bytes
  * }}}
  *
- * The index is exact: a key is listed in every slot it belongs to while the input stores at
- * least one row with it. Slots are read at most once per task (on first use) into memory,
+ * The index is exact at every commit: a key is listed in every slot it belongs to while the
+ * input stores at least one row with it (a key a semi join's first match may have emptied is
+ * checked at commit, see [[JoinInputState.removeRow]]). Slots are read at most once per task (on first use) into memory,
  * changed there as rows are stored and keys purged, and written back once, by [[flush]],
  * before the store commits: one get and at most one put per slot touched in a micro-batch.
  * A slot's size is the number of open keys sharing its constants; a scheme without
@@ -84,16 +88,26 @@ class RangeIndex(store: StateStore, keySchema: StructType, val schemes: Seq[KeyS
 
   private def slotOf(scheme: KeyScheme, key: UnsafeRow): Slot = slot(scheme, constantsProjs(scheme)(key))
 
+  /** Keys known to be listed in their slots (added in this task): later rows skip the slots. */
+  private val listed = mutable.HashSet.empty[UnsafeRow]
+
   /** A row with this join key was stored. */
-  def add(key: UnsafeRow): Unit = schemes.foreach { s =>
-    val sl = slotOf(s, key)
-    if (!sl.keys.contains(key)) { sl.keys += key.copy(); sl.dirty = true }
+  def add(key: UnsafeRow): Unit = if (!listed.contains(key)) {
+    val copy = key.copy()
+    listed += copy
+    schemes.foreach { s =>
+      val sl = slotOf(s, copy)
+      if (sl.keys.add(copy)) sl.dirty = true
+    }
   }
 
   /** The input stores no more rows with this join key. */
-  def remove(key: UnsafeRow): Unit = schemes.foreach { s =>
-    val sl = slotOf(s, key)
-    if (sl.keys.remove(key)) sl.dirty = true
+  def remove(key: UnsafeRow): Unit = {
+    listed -= key
+    schemes.foreach { s =>
+      val sl = slotOf(s, key)
+      if (sl.keys.remove(key)) sl.dirty = true
+    }
   }
 
   /**
@@ -111,9 +125,6 @@ class RangeIndex(store: StateStore, keySchema: StructType, val schemes: Seq[KeyS
       case _ => keys.toArray
     }
   }
-
-  /** Number of slots read in this task (index entries looked up). */
-  def slotsRead: Int = slots.size
 
   /** Writes the slots changed in this task back to the store (before it commits). */
   def flush(): Unit = {

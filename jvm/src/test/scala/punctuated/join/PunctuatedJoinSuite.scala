@@ -321,6 +321,27 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       AssertMetric("numStateRowsScanned", 13))
   }
 
+  test("range punctuations on a timestamp, with a string constant") {
+    import java.sql.Timestamp
+    val l = MemoryStream[(Option[String], Option[Timestamp], Option[Int], Boolean)]
+    val r = MemoryStream[(Option[String], Option[Timestamp], Option[Int], Boolean)]
+    val a = declare(l.toDF().toDF("sensor", "ts", "v", "p"), "a", Schemes -> "sensor, ts<=", Marker -> "p")
+    val b = declare(r.toDF().toDF("sensor", "ts", "w", "p"), "b", Schemes -> "sensor, ts<=", Marker -> "p")
+    val joined = a.join(b, a("sensor") === b("sensor") && a("ts") === b("ts")).select(a("sensor"), a("v"), b("w"))
+    def at(minute: Int) = Some(Timestamp.valueOf(f"2026-01-01 10:$minute%02d:00"))
+    def row(s: String, minute: Int, v: Int) = (Some(s), at(minute), Some(v), false)
+    def upTo(s: String, minute: Int) = (Some(s), at(minute), None, true)
+    testStream(joined)(
+      AddData(l, row("x", 1, 1), row("x", 2, 2), row("x", 30, 3), row("y", 1, 4)),
+      CheckNewAnswer(),
+      AddData(r, upTo("x", 10), row("x", 30, 9)),
+      CheckNewAnswer(("x", 3, 9)),
+      // x at minutes 1 and 2 purged; x 30 and y 1 untouched, and not read
+      AssertPunctuatedState(rows = 3, punctuations = 1),
+      AssertMetric("numRowsPurged", 2),
+      AssertMetric("numStateRowsScanned", 2))
+  }
+
   test("an unsafe query fails at start in strict mode, runs in warn and off") {
     def query() = {
       val bids = MemoryStream[Bid]
