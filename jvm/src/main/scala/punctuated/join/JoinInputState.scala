@@ -134,14 +134,14 @@ class JoinInputState(
    */
   def rowsScanned: Long = scanned
 
-  /** Removes every stored row with this join key; returns them as (store key, value). */
-  def purgeKey(key: UnsafeRow): Array[(UnsafeRow, UnsafeRow)] = {
+  /** Removes every stored row with this join key; returns their values. */
+  def purgeKey(key: UnsafeRow): Array[UnsafeRow] = {
     val removed = rows.prefixScan(key).map(e => (e.key.copy(), e.value.copy())).toArray
     scanned += removed.length
     removed.foreach { case (k, _) => rows.remove(k) }
     // the index lists exactly the keys with rows (or pending in `maybeEmptied`)
     if (removed.nonEmpty) index.foreach(_.remove(key))
-    removed
+    removed.map(_._2)
   }
 
   /**

@@ -43,7 +43,9 @@ import punctuated.spark.PunctuatedConf
  *   at the end of the batch, for each new punctuation p of one input (explicit marker rows,
  *   and implied ones of a `punctuated.unique` key):
  *     purge:   the other input's stored rows whose key p covers can meet no future partner
- *              (outer joins emit them null-padded if they never matched);
+ *              (found by a look-up of p's key, or, for a range or key-prefix p, of the keys
+ *              the other input's [[RangeIndex]] lists under p's constants: never a scan;
+ *              outer joins emit them null-padded if they never matched);
  *     hold:    p, to keep later rows of the other input with such keys out of the state;
  *     release: p and the other input's matching punctuation once both inputs have closed
  *              the key (Li et al. §5.1), after `spark.punctuated.punctuationRetention` batches.
@@ -425,7 +427,7 @@ private[join] class PunctuatedJoinTask(
       if (!already.exists { case (b, _) => own.boundCovers(p.scheme, b, p.bound) }) {
         // the keys p closes: its own (whole key), or those the range index lists
         val keys = if (p.scheme.isWholeKey(keyLength)) Array(p.constants) else other.keysCoveredBy(p)
-        keys.foreach(k => other.purgeKey(k).foreach { case (_, v) => purge(v, !isLeft, results) })
+        keys.foreach(k => other.purgeKey(k).foreach(purge(_, !isLeft, results)))
         val otherHeld = other.held(p.scheme, p.constants)
         val closed = otherHeld.exists { case (b, _) => other.boundCovers(p.scheme, b, p.bound) }
         val closesOther = otherHeld.exists { case (b, _) => own.boundCovers(p.scheme, p.bound, b) }
