@@ -32,17 +32,22 @@ final case class KeyPunctuation(scheme: KeyScheme, constants: UnsafeRow, bound: 
  *   <input>-gpuncts  the same, for punctuations that do not fix the whole key (a prefix of
  *                    it, or a range): they concern every partition, so every partition holds
  *                    a copy (only partition 0's copy is counted in the metrics)
+ *   <input>-rindex   the stored join keys by the other input's range and prefix schemes
+ *                    ([[RangeIndex]]; only when the other input declares such schemes)
  * }}}
  *
  * Every access is a point look-up or a prefix scan on one join key: finding a key's rows,
  * purging a closed key, and asking whether a key is covered by held punctuations (one
- * look-up per key scheme, cached per task). Only punctuations that do not fix the whole key
- * (a prefix of it, or a range) purge by one scan of the rows store per micro-batch.
+ * look-up per key scheme, cached per task). A punctuation that does not fix the whole key
+ * (a prefix of it, or a range) finds the keys it closes in the [[RangeIndex]] (one slot
+ * look-up) and purges each by a prefix scan: no access reads the whole store.
  *
- * @param input       "left" or "right": the store-name prefix
- * @param keySchema   types of the join key
- * @param inputSchema the input's columns
- * @param keySchemes  the input's key schemes (for `covers`)
+ * @param input         "left" or "right": the store-name prefix
+ * @param keySchema     types of the join key
+ * @param inputSchema   the input's columns
+ * @param keySchemes    the input's key schemes (for `covers`)
+ * @param indexSchemes  the other input's schemes that do not fix the whole key: the stored
+ *                      keys are indexed for them (see [[RangeIndex.indexedSchemes]])
  */
 class JoinInputState(
     input: String,
@@ -51,6 +56,7 @@ class JoinInputState(
     keySchema: StructType,
     inputSchema: StructType,
     keySchemes: Seq[KeyScheme],
+    indexSchemes: Seq[KeyScheme],
     storeConf: StateStoreConf,
     hadoopConf: org.apache.hadoop.conf.Configuration) {
 
@@ -66,6 +72,9 @@ class JoinInputState(
     NoPrefixKeyStateEncoderSpec(PunctKeySchema))
   private val globalPuncts = open(globalPunctsStoreName(input), PunctKeySchema, PunctValueSchema,
     NoPrefixKeyStateEncoderSpec(PunctKeySchema))
+  private val indexStore = if (indexSchemes.isEmpty) None else Some(open(RangeIndex.storeName(input),
+    PunctKeySchema, RangeIndex.ValueSchema, NoPrefixKeyStateEncoderSpec(PunctKeySchema)))
+  private val index = indexStore.map(new RangeIndex(_, keySchema, indexSchemes))
   private def puncts(scheme: KeyScheme) =
     if (scheme.isWholeKey(keyLength)) localPuncts else globalPuncts
 
@@ -103,14 +112,46 @@ class JoinInputState(
   def append(key: UnsafeRow, seq: Long, value: UnsafeRow): Unit = {
     seqRow.setLong(0, seq)
     rows.put(rowKeyProj(joinedKey(key, seqRow)), value)
+    index.foreach(_.add(key))
   }
 
   def update(storeKey: UnsafeRow, value: UnsafeRow): Unit = rows.put(storeKey, value)
 
-  def remove(storeKey: UnsafeRow): Unit = rows.remove(storeKey)
+  /** Join keys that lost a row by [[removeRow]]: dropped from the index at commit if empty. */
+  private val maybeEmptied = mutable.HashSet.empty[UnsafeRow]
 
-  /** Every stored row (for purges by punctuations that do not fix the whole key). */
-  def allRows: Iterator[UnsafeRowPair] = rows.iterator()
+  /** Removes one stored row (`storeKey`) with join key `key` (a semi join's first match). */
+  def removeRow(storeKey: UnsafeRow, key: UnsafeRow): Unit = {
+    rows.remove(storeKey)
+    if (index.isDefined) maybeEmptied += key.copy()
+  }
+
+  private var scanned = 0L
+
+  /**
+   * Stored rows read by purges in this task: the rows of the keys they closed, and one per
+   * key a semi join's match may have emptied (checked at commit). Never the whole store.
+   */
+  def rowsScanned: Long = scanned
+
+  /** Removes every stored row with this join key; returns their values. */
+  def purgeKey(key: UnsafeRow): Array[UnsafeRow] = {
+    val removed = rows.prefixScan(key).map(e => (e.key.copy(), e.value.copy())).toArray
+    scanned += removed.length
+    removed.foreach { case (k, _) => rows.remove(k) }
+    // the index lists exactly the keys with rows (or pending in `maybeEmptied`)
+    if (removed.nonEmpty) index.foreach(_.remove(key))
+    removed.map(_._2)
+  }
+
+  /**
+   * The stored join keys that `p`, a punctuation of the other input that does not fix a whole
+   * key, covers (from the [[RangeIndex]], without reading rows).
+   */
+  def keysCoveredBy(p: KeyPunctuation): Array[UnsafeRow] = index match {
+    case Some(i) => i.keysCoveredBy(p)
+    case None => throw new IllegalStateException(s"no index for ${p.scheme} of the other input of $input")
+  }
 
   // ---- held punctuations -------------------------------------------------------------
 
@@ -224,9 +265,21 @@ class JoinInputState(
 
   // ---- commit ------------------------------------------------------------------------
 
-  private def stores = Seq(rows, localPuncts, globalPuncts)
+  private def stores = Seq(rows, localPuncts, globalPuncts) ++ indexStore
 
-  def commit(): Unit = stores.foreach(_.commit())
+  def commit(): Unit = {
+    index.foreach { i =>
+      maybeEmptied.foreach { key =>
+        val left = rows.prefixScan(key)
+        try {
+          if (left.hasNext) scanned += 1 else i.remove(key)
+        } finally left.close()
+      }
+      maybeEmptied.clear()
+      i.flush()
+    }
+    stores.foreach(_.commit())
+  }
 
   def abortIfNeeded(): Unit = stores.foreach(s => if (!s.hasCommitted) s.abort())
 
@@ -248,6 +301,10 @@ object JoinInputState {
   def rowsStoreName(input: String): String = s"$input-punctuated-rows"
   def punctsStoreName(input: String): String = s"$input-punctuated-puncts"
   def globalPunctsStoreName(input: String): String = s"$input-punctuated-gpuncts"
-  def storeNames: Seq[String] = Seq("left", "right").flatMap(i =>
-    Seq(rowsStoreName(i), punctsStoreName(i), globalPunctsStoreName(i)))
+  /** The stores of both inputs; an input's [[RangeIndex]] store only if it is `indexed`. */
+  def storeNames(leftIndexed: Boolean, rightIndexed: Boolean): Seq[String] =
+    Seq("left" -> leftIndexed, "right" -> rightIndexed).flatMap { case (i, indexed) =>
+      Seq(rowsStoreName(i), punctsStoreName(i), globalPunctsStoreName(i)) ++
+        (if (indexed) Seq(RangeIndex.storeName(i)) else Nil)
+    }
 }

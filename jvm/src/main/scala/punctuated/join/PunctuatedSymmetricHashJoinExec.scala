@@ -43,7 +43,9 @@ import punctuated.spark.PunctuatedConf
  *   at the end of the batch, for each new punctuation p of one input (explicit marker rows,
  *   and implied ones of a `punctuated.unique` key):
  *     purge:   the other input's stored rows whose key p covers can meet no future partner
- *              (outer joins emit them null-padded if they never matched);
+ *              (found by a look-up of p's key, or, for a range or key-prefix p, of the keys
+ *              the other input's [[RangeIndex]] lists under p's constants: never a scan;
+ *              outer joins emit them null-padded if they never matched);
  *     hold:    p, to keep later rows of the other input with such keys out of the state;
  *     release: p and the other input's matching punctuation once both inputs have closed
  *              the key (Li et al. §5.1), after `spark.punctuated.punctuationRetention` batches.
@@ -94,7 +96,15 @@ case class PunctuatedSymmetricHashJoinExec(
 
   override def shortName: String = "punctuatedSymmetricHashJoin"
 
-  override val stateStoreNames: Seq[String] = JoinInputState.storeNames
+  /**
+   * The other input's schemes that do not fix the whole key: an input's stored keys are
+   * indexed for them ([[RangeIndex]]), so that their punctuations purge without a scan.
+   */
+  private[join] def indexSchemes(isLeft: Boolean): Seq[KeyScheme] =
+    RangeIndex.indexedSchemes((if (isLeft) rightSpec else leftSpec).keySchemes, leftKeys.length)
+
+  override val stateStoreNames: Seq[String] =
+    JoinInputState.storeNames(indexSchemes(isLeft = true).nonEmpty, indexSchemes(isLeft = false).nonEmpty)
 
   override def requiredChildDistribution: Seq[Distribution] =
     StatefulOpClusteredDistribution(leftKeys, getStateInfo.numPartitions) ::
@@ -186,13 +196,15 @@ object PunctuatedJoinMetrics {
   val PunctuationsHeld = "numPunctuationsHeld"
   val LateRowsDropped = "numLateRowsDropped"
   val InvalidPunctuationsDropped = "numInvalidPunctuationsDropped"
+  val StateRowsScanned = "numStateRowsScanned"
 
   val all: Seq[StatefulOperatorCustomMetric] = Seq(
     StatefulOperatorCustomSumMetric(PunctuationsReceived, "number of punctuations received"),
     StatefulOperatorCustomSumMetric(RowsPurged, "number of rows purged by punctuations"),
     StatefulOperatorCustomSumMetric(PunctuationsHeld, "number of punctuations held"),
     StatefulOperatorCustomSumMetric(LateRowsDropped, "number of late rows dropped"),
-    StatefulOperatorCustomSumMetric(InvalidPunctuationsDropped, "number of invalid punctuations dropped"))
+    StatefulOperatorCustomSumMetric(InvalidPunctuationsDropped, "number of invalid punctuations dropped"),
+    StatefulOperatorCustomSumMetric(StateRowsScanned, "number of stored rows read by purges"))
 }
 
 /** Runs once after the wrapped iterator is exhausted. */
@@ -228,9 +240,9 @@ private[join] class PunctuatedJoinTask(
   private val rightInputSchema = org.apache.spark.sql.catalyst.types.DataTypeUtils.fromAttributes(right.output)
 
   private val leftState = new JoinInputState("left", info, partitionId, keySchema(leftKeys),
-    leftInputSchema, leftSpec.keySchemes, storeConf, hadoopConf)
+    leftInputSchema, leftSpec.keySchemes, indexSchemes(isLeft = true), storeConf, hadoopConf)
   private val rightState = new JoinInputState("right", info, partitionId, keySchema(rightKeys),
-    rightInputSchema, rightSpec.keySchemes, storeConf, hadoopConf)
+    rightInputSchema, rightSpec.keySchemes, indexSchemes(isLeft = false), storeConf, hadoopConf)
   Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit] { _ =>
     leftState.abortIfNeeded(); rightState.abortIfNeeded()
   })
@@ -281,6 +293,7 @@ private[join] class PunctuatedJoinTask(
       metric("numUpdatedStateRows") += stored
       metric("numRemovedStateRows") += purged
       metric(RowsPurged) += purged
+      metric(StateRowsScanned) += leftState.rowsScanned + rightState.rowsScanned
       reportStoreMetrics()
     })
   }
@@ -337,7 +350,7 @@ private[join] class PunctuatedJoinTask(
           case LeftSemi | LeftAnti if !isLeft =>
             // a stored left row met its first partner: semi emits it, anti never will
             if (joinType == LeftSemi) results += outputProj(otherValue).copy()
-            other.remove(otherKey); purged += 1
+            other.removeRow(otherKey, key); purged += 1
           case LeftSemi | LeftAnti =>
           case _ =>
             results += emit(if (isLeft) value else otherValue, if (isLeft) otherValue else value)
@@ -405,19 +418,18 @@ private[join] class PunctuatedJoinTask(
   /** Applies this batch's punctuations: purge, hold, release (see the class doc). */
   private def endOfBatch(): Iterator[InternalRow] = {
     val results = ArrayBuffer.empty[InternalRow]
-    val scans = ArrayBuffer.empty[(KeyPunctuation, Boolean)]
-    for (isLeft <- Seq(true, false); p <- strongest(newPunctuations(isLeft), isLeft)) {
+    val ranges = ArrayBuffer.empty[(KeyPunctuation, Boolean)]
+    for (isLeft <- Seq(true, false);
+         p <- strongest(newPunctuations(isLeft).toSeq, if (isLeft) leftState else rightState)) {
       val own = if (isLeft) leftState else rightState
       val other = if (isLeft) rightState else leftState
       val keyLength = (if (isLeft) leftKeys else rightKeys).length
       val already = own.held(p.scheme, p.constants)
       if (!already.exists { case (b, _) => own.boundCovers(p.scheme, b, p.bound) }) {
-        if (p.scheme.isWholeKey(keyLength)) {
-          other.rowsWithKey(p.constants).map(e => (e.key.copy(), e.value.copy())).toArray
-            .foreach { case (k, v) => purge(other, k, v, !isLeft, results) }
-        } else {
-          scans += (p -> isLeft)
-        }
+        // the keys p closes: its own (whole key), or those the range index lists
+        val keys = if (p.scheme.isWholeKey(keyLength)) Array(p.constants) else other.keysCoveredBy(p)
+        keys.foreach(k => other.purgeKey(k).foreach(purge(_, !isLeft, results)))
+        if (p.scheme.range.isDefined) ranges += (p -> isLeft)
         val otherHeld = other.held(p.scheme, p.constants)
         val closed = otherHeld.exists { case (b, _) => other.boundCovers(p.scheme, b, p.bound) }
         val closesOther = otherHeld.exists { case (b, _) => own.boundCovers(p.scheme, p.bound, b) }
@@ -437,15 +449,27 @@ private[join] class PunctuatedJoinTask(
         }
       }
     }
-    if (scans.nonEmpty) {
-      scanPurge(scans.toSeq, results)
-      releaseClosedByRanges(scans.toSeq)
-    }
+    if (ranges.nonEmpty) releaseClosedByRanges(ranges.toSeq)
     results ++= outputPunctuations    // after the rows they cover
     if (settings.punctuationRetention > 0) {
       Seq(leftState, rightState).foreach(_.releaseExpired(batch, settings.punctuationRetention))
     }
     results.iterator
+  }
+
+  /**
+   * One punctuation per scheme and constants: the one with the greatest bound. The batch's
+   * punctuations of an input take effect together, so the others say nothing more; keeping
+   * only it makes holding, releasing and output punctuations independent of the order in
+   * which the batch's punctuations reach the partition.
+   */
+  private def strongest(ps: Seq[KeyPunctuation], state: JoinInputState): Iterable[KeyPunctuation] = {
+    val best = scala.collection.mutable.LinkedHashMap.empty[(Int, UnsafeRow), KeyPunctuation]
+    ps.foreach { p =>
+      val slot = (p.scheme.id, p.constants)
+      if (!best.get(slot).exists(q => state.boundCovers(p.scheme, q.bound, p.bound))) best(slot) = p
+    }
+    best.values
   }
 
   private val outputPunctuations = ArrayBuffer.empty[InternalRow]
@@ -489,18 +513,6 @@ private[join] class PunctuatedJoinTask(
   }
 
   /**
-   * Of this batch's range punctuations with the same scheme and constants only the one with
-   * the largest bound matters (it covers the others): one purge pass and one held entry.
-   */
-  private def strongest(ps: ArrayBuffer[KeyPunctuation], isLeft: Boolean): Seq[KeyPunctuation] = {
-    val own = if (isLeft) leftState else rightState
-    val (ranges, others) = ps.partition(_.scheme.range.isDefined)
-    others.toSeq ++ ranges.groupBy(p => (p.scheme, p.constants)).values.map { group =>
-      group.reduce((a, b) => if (own.boundCovers(a.scheme, a.bound, b.bound)) a else b)
-    }
-  }
-
-  /**
    * Li et al. 2006, §5.1 for ranges: a held whole-key punctuation of one input ("no more rows
    * with key k") is released once the other input's range punctuation covers k too ("no more
    * rows with key <= b", b >= k): both inputs have then closed k.
@@ -538,28 +550,8 @@ private[join] class PunctuatedJoinTask(
       leftState.boundCovers(p.scheme, p.bound, Some(rangeValue))
   }
 
-  /** One pass over each input's stored rows for punctuations that do not fix a whole key. */
-  private def scanPurge(scans: Seq[(KeyPunctuation, Boolean)], results: ArrayBuffer[InternalRow]): Unit = {
-    for (isLeftPunct <- Seq(true, false)) {
-      val ps = scans.filter(_._2 == isLeftPunct).map(_._1)
-      if (ps.nonEmpty) {
-        val other = if (isLeftPunct) rightState else leftState
-        val toPurge = other.allRows.filter(e => ps.exists(p => covered(other, p, e.key))).map(e => (e.key.copy(), e.value.copy())).toArray
-        toPurge.foreach { case (k, v) => purge(other, k, v, !isLeftPunct, results) }
-      }
-    }
-  }
-
-  /** Does punctuation `p` (of the input opposite to `state`) cover this stored row's key? */
-  private def covered(state: JoinInputState, p: KeyPunctuation, storeKey: UnsafeRow): Boolean = {
-    val candidate = state.punctuationFor(p.scheme, storeKey)
-    candidate.constants == p.constants &&
-      p.scheme.range.forall(_ => state.boundCovers(p.scheme, p.bound, candidate.bound))
-  }
-
-  private def purge(state: JoinInputState, storeKey: UnsafeRow, value: UnsafeRow, isLeftRow: Boolean,
-      results: ArrayBuffer[InternalRow]): Unit = {
-    state.remove(storeKey)
+  /** Counts a purged row (already removed) and emits it null-padded if it must be. */
+  private def purge(value: UnsafeRow, isLeftRow: Boolean, results: ArrayBuffer[InternalRow]): Unit = {
     purged += 1
     val matched = value.getBoolean(value.numFields - 1)
     if (preserved(isLeftRow) && !matched && joinType != LeftSemi) results += padded(value, isLeftRow)

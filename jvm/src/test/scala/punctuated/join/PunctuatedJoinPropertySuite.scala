@@ -31,7 +31,13 @@ class PunctuatedJoinPropertySuite extends PunctuatedStreamTest {
   private val cases = 40
   private val batches = 4
 
-  /** Two declaration layouts exercising point, key-prefix and range punctuations and a unique key. */
+  /**
+   * Declaration layouts exercising point, key-prefix and range punctuations and a unique key.
+   * The third has ranges on both inputs (so range punctuations release each other) mixed with
+   * prefix ones and the point ones of a unique key, and joins with the key in the order
+   * (k, c): the range attribute comes first in the key, the constant after it. (An input's
+   * schemes must differ in their attributes: a punctuation row names its scheme by them.)
+   */
   private val layouts = Seq(
     Layout("constants-and-ranges",
       left = Seq(Schemes -> "c, k", Marker -> "p"), leftSchemes = Seq(WholeKey),
@@ -40,7 +46,11 @@ class PunctuatedJoinPropertySuite extends PunctuatedStreamTest {
     Layout("unique-and-prefix",
       left = Seq(Unique -> "c, k", Schemes -> "c", Marker -> "p"), leftSchemes = Seq(CaseOnly),
       right = Seq(Schemes -> "c, k; c", Marker -> "p"), rightSchemes = Seq(WholeKey, CaseOnly),
-      leftUnique = true))
+      leftUnique = true),
+    Layout("ranges-on-both-inputs",
+      left = Seq(Unique -> "c, k", Schemes -> "c, k<=", Marker -> "p"), leftSchemes = Seq(CaseRange),
+      right = Seq(Schemes -> "c, k<=; c", Marker -> "p"), rightSchemes = Seq(CaseRange, CaseOnly),
+      leftUnique = true, rangeFirst = true))
 
   private val runs = for (layout <- layouts;
       joinType <- Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti"))
@@ -58,7 +68,10 @@ class PunctuatedJoinPropertySuite extends PunctuatedStreamTest {
       val r = MemoryStream[(Option[Int], Option[Int], Option[Int], Boolean)]
       val left = declare(l.toDF().toDF("c", "k", "v", "p"), "L", layout.left: _*)
       val right = declare(r.toDF().toDF("c", "k", "w", "p"), "R", layout.right: _*)
-      val joined = left.join(right, left("c") === right("c") && left("k") === right("k"), joinType)
+      val condition =
+        if (layout.rangeFirst) left("k") === right("k") && left("c") === right("c")
+        else left("c") === right("c") && left("k") === right("k")
+      val joined = left.join(right, condition, joinType)
       val out = if (joinType == "left_semi" || joinType == "left_anti") joined.select(left("c"), left("k"), left("v"))
         else if (emit) joined.select(left("c"), left("k"), left("p"), right("c"), right("k"), right("p"))
         else joined.select(left("c"), left("k"), left("v"), right("w"))
@@ -106,7 +119,8 @@ object PunctuatedJoinPropertySuite {
   case object CaseOnly extends SchemeKind   // "no more rows with c"
 
   case class Layout(name: String, left: Seq[(String, String)], leftSchemes: Seq[SchemeKind],
-      right: Seq[(String, String)], rightSchemes: Seq[SchemeKind], leftUnique: Boolean)
+      right: Seq[(String, String)], rightSchemes: Seq[SchemeKind], leftUnique: Boolean,
+      rangeFirst: Boolean = false)
 
   /** A punctuation of the model: its held slot (kind, case, k for WholeKey) and bound. */
   case class Punct(kind: SchemeKind, c: Int, k: Int) {
@@ -170,17 +184,14 @@ object PunctuatedJoinPropertySuite {
       }
       val implicitLeft = if (!layout.leftUnique) Nil else
         batch.flatMap(_._1).collect { case d: Data if !d.late => Punct(WholeKey, d.c, d.k) }
-      // of a batch's range punctuations on one slot only the strongest counts (it covers the rest)
-      def strongest(ps: Seq[Punct]): Seq[Punct] = {
-        val (ranges, others) = ps.partition(_.kind == CaseRange)
-        others ++ ranges.groupBy(_.slot).values.map(_.maxBy(_.k))
-      }
       val newPuncts = Map(
-        true -> strongest(batch.flatMap(_._1).collect { case PunctRow(p) => p } ++ implicitLeft),
-        false -> strongest(batch.flatMap(_._2).collect { case PunctRow(p) => p }))
+        true -> (batch.flatMap(_._1).collect { case PunctRow(p) => p } ++ implicitLeft),
+        false -> batch.flatMap(_._2).collect { case PunctRow(p) => p })
+      // an input's punctuations of one batch take effect together: per slot, the greatest bound
+      def strongest(ps: Seq[Punct]) = ps.groupBy(_.slot).values.map(_.maxBy(_.bound)).toSeq
+      for (isLeft <- Seq(true, false); p <- newPuncts(isLeft)) sent(isLeft) += p
       val effective = mutable.ArrayBuffer.empty[(Boolean, Punct)]
-      for (isLeft <- Seq(true, false); p <- newPuncts(isLeft)) {
-        sent(isLeft) += p
+      for (isLeft <- Seq(true, false); p <- strongest(newPuncts(isLeft))) {
         val own = held(isLeft)
         val other = held(!isLeft)
         if (!own.get(p.slot).exists(_.bound >= p.bound)) {

@@ -273,11 +273,73 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       AddData(days, (Some(3), None, true)),            // no more days <= 3
       CheckNewAnswer(),
       AssertPunctuatedState(rows = 2, punctuations = 1), // readings 1, 2 purged; 5 and day 1 stay
+      AssertMetric("numStateRowsScanned", 2),            // reading 5 not even read
       // a reading for day 2 (days closed <= 3: joined with nothing stored, not stored), and
       // "no more readings <= 4": day 1 goes, and so does the days' "<= 3" (covered by it)
       AddData(readings, (Some(2), Some(9L), false), (Some(4), None, true)),
       CheckNewAnswer(),
       AssertPunctuatedState(rows = 1, punctuations = 1))
+  }
+
+  test("range and prefix punctuations read only the stored rows they purge (range index)") {
+    val readings = MemoryStream[(Option[Int], Option[Int], Option[Double], Boolean)]
+    val calibrations = MemoryStream[(Option[Int], Option[Int], Option[Double], Boolean)]
+    val r = declare(readings.toDF().toDF("sensor", "day", "value", "p"), "readings",
+      Schemes -> "sensor, day<=; sensor", Marker -> "p")
+    val c = declare(calibrations.toDF().toDF("sensor", "day", "factor", "p"), "calibrations",
+      Schemes -> "sensor, day<=; sensor", Marker -> "p")
+    val joined = r.join(c, r("sensor") === c("sensor") && r("day") === c("day"))
+      .select(r("sensor"), r("day"), r("value"), c("factor"))
+    def reading(sensor: Int, day: Int) = (Some(sensor), Some(day), Some(sensor * 100.0 + day), false)
+    def upTo(sensor: Int, day: Int) = (Some(sensor), Some(day), None, true)   // sensor, day<=
+    def allOf(sensor: Int) = (Some(sensor), None, None, true)                 // sensor
+    val all = for (s <- 1 to 5; d <- 1 to 10) yield reading(s, d)   // 50 keys (sensor, day)
+    testStream(joined)(
+      AddData(readings, all: _*),
+      CheckNewAnswer(),
+      AssertPunctuatedState(rows = 50, punctuations = 0),
+      AddData(calibrations, upTo(3, 4)),          // no more calibrations of sensor 3, days <= 4
+      CheckNewAnswer(),
+      AssertPunctuatedState(rows = 46, punctuations = 1),
+      AssertMetric("numRowsPurged", 4),
+      AssertMetric("numStateRowsScanned", 4),     // the 46 other rows are not read
+      AddData(calibrations, allOf(2), (Some(1), Some(1), Some(2.0), false)),
+      CheckNewAnswer((1, 1, 101.0, 2.0)),
+      AssertPunctuatedState(rows = 37, punctuations = 2),   // the calibration (1, 1) is stored
+      AssertMetric("numStateRowsScanned", 10),
+      StopStream,
+      StartStream(),                              // the index is restored from the checkpoint
+      MultiAddData(readings, reading(3, 6))(calibrations, upTo(3, 8)),   // a 2nd row under (3, 6)
+      CheckNewAnswer(),
+      AssertPunctuatedState(rows = 33, punctuations = 2),   // (3, 5..8) purged: 5 rows
+      AssertMetric("numRowsPurged", 5),
+      AssertMetric("numStateRowsScanned", 5),
+      // readings close the stored calibration (1, 1); calibrations close sensors 3 and 4
+      MultiAddData(readings, upTo(1, 1))(calibrations, allOf(3), allOf(4)),
+      CheckNewAnswer(),
+      AssertPunctuatedState(rows = 20, punctuations = 5),   // (3, 9..10) and sensor 4 purged
+      AssertMetric("numStateRowsScanned", 13))
+  }
+
+  test("range punctuations on a timestamp, with a string constant") {
+    import java.sql.Timestamp
+    val l = MemoryStream[(Option[String], Option[Timestamp], Option[Int], Boolean)]
+    val r = MemoryStream[(Option[String], Option[Timestamp], Option[Int], Boolean)]
+    val a = declare(l.toDF().toDF("sensor", "ts", "v", "p"), "a", Schemes -> "sensor, ts<=", Marker -> "p")
+    val b = declare(r.toDF().toDF("sensor", "ts", "w", "p"), "b", Schemes -> "sensor, ts<=", Marker -> "p")
+    val joined = a.join(b, a("sensor") === b("sensor") && a("ts") === b("ts")).select(a("sensor"), a("v"), b("w"))
+    def at(minute: Int) = Some(Timestamp.valueOf(f"2026-01-01 10:$minute%02d:00"))
+    def row(s: String, minute: Int, v: Int) = (Some(s), at(minute), Some(v), false)
+    def upTo(s: String, minute: Int) = (Some(s), at(minute), None, true)
+    testStream(joined)(
+      AddData(l, row("x", 1, 1), row("x", 2, 2), row("x", 30, 3), row("y", 1, 4)),
+      CheckNewAnswer(),
+      AddData(r, upTo("x", 10), row("x", 30, 9)),
+      CheckNewAnswer(("x", 3, 9)),
+      // x at minutes 1 and 2 purged; x 30 and y 1 untouched, and not read
+      AssertPunctuatedState(rows = 3, punctuations = 1),
+      AssertMetric("numRowsPurged", 2),
+      AssertMetric("numStateRowsScanned", 2))
   }
 
   test("an unsafe query fails at start in strict mode, runs in warn and off") {

@@ -1,0 +1,151 @@
+package punctuated.join
+
+import scala.collection.mutable
+
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.util.{GenericArrayData, TypeUtils}
+import org.apache.spark.sql.execution.streaming.state.StateStore
+import org.apache.spark.sql.types._
+
+/**
+ * Index of one join input's stored join keys for the other input's punctuations that do not
+ * fix a whole key: ranges (`c, k<=`: "no more rows with c = 5 and k <= 17") and key prefixes
+ * (`c` over key `(c, k)`). With it such a punctuation purges by look-ups, never by a pass
+ * over every stored row.
+ *
+ * The purge needs the stored rows a punctuation matches (Tucker 2005, purge invariants of
+ * symmetric hash join: a punctuation of one input finds the tuples of the other input's hash
+ * table that can no longer join; Tucker et al. 2003, §5.4, keep invariants: keep only tuples
+ * no punctuation of the opposite input matches). A range pattern matches many join keys
+ * (ibid. §3, range patterns), and a hash table can only look up one key: the index turns the
+ * pattern into the keys it matches. The rows store is
+ * prefix-scannable by the whole join key only, so the index lists, per scheme of the other
+ * input and per values of the scheme's constant attributes (a "slot"), the distinct join keys
+ * stored under them. A punctuation reads its one slot, keeps the keys whose range value is
+ * `<=` its bound (all of them, for a prefix scheme), and the caller prefix-scans and removes
+ * each of those keys. Unrelated keys (other constants) are never read; keys of the same slot
+ * above the bound are read as index entries only, never as rows. Works for any ordered type
+ * of the range attribute.
+ *
+ * {{{
+ *   <input>-punctuated-rindex  key:   (scheme INT, constants BINARY)   as the held punctuations
+ *                              value: (keys ARRAY<BINARY>)             the distinct stored join
+ *                                                                      keys, as UnsafeRow bytes
+ * }}}
+ *
+ * The index is exact at every commit: a key is listed in every slot it belongs to while the
+ * input stores at least one row with it (a key a semi join's first match may have emptied is
+ * checked at commit, see [[JoinInputState.removeRow]]). Slots are read at most once per task (on first use) into memory,
+ * changed there as rows are stored and keys purged, and written back once, by [[flush]],
+ * before the store commits: one get and at most one put per slot touched in a micro-batch.
+ * A slot's size is the number of open keys sharing its constants; a scheme without
+ * constants (`day<=` over key `day`) has one slot per partition.
+ *
+ * @param store     the index store (key [[JoinInputState.PunctKeySchema]], value [[RangeIndex.ValueSchema]])
+ * @param keySchema types of the join key
+ * @param schemes   the other input's schemes that do not fix the whole key
+ */
+class RangeIndex(store: StateStore, keySchema: StructType, val schemes: Seq[KeyScheme]) {
+  import RangeIndex._
+
+  private val keyLength = keySchema.length
+
+  private val constantsProjs: Map[KeyScheme, UnsafeProjection] = schemes.map { s =>
+    s -> UnsafeProjection.create(s.constants.toSeq.map(p => BoundReference(p, keySchema(p).dataType, nullable = true)))
+  }.toMap
+  private val orderings: Map[Int, Ordering[Any]] = schemes.flatMap(_.range).distinct.map { p =>
+    p -> TypeUtils.getInterpretedOrdering(keySchema(p).dataType)
+  }.toMap
+  private val slotKeyProj = UnsafeProjection.create(Seq(
+    BoundReference(0, IntegerType, nullable = false), BoundReference(1, BinaryType, nullable = false)))
+  private val valueProj = UnsafeProjection.create(ValueSchema)
+
+  /** A slot's keys as read (or last changed) in this task. */
+  private final class Slot(val keys: mutable.HashSet[UnsafeRow], var dirty: Boolean)
+
+  /** Slots used in this task, by their store key. */
+  private val slots = mutable.HashMap.empty[UnsafeRow, Slot]
+
+  private def slotKey(scheme: KeyScheme, constants: UnsafeRow): UnsafeRow =
+    slotKeyProj(new GenericInternalRow(Array[Any](scheme.id, constants.getBytes))).copy()
+
+  private def slot(scheme: KeyScheme, constants: UnsafeRow): Slot = {
+    val k = slotKey(scheme, constants)
+    slots.getOrElseUpdate(k, {
+      val keys = mutable.HashSet.empty[UnsafeRow]
+      Option(store.get(k)).foreach { v =>
+        val array = v.getArray(0)
+        for (i <- 0 until array.numElements()) {
+          val bytes = array.getBinary(i)
+          val key = new UnsafeRow(keyLength)
+          key.pointTo(bytes, bytes.length)
+          keys += key
+        }
+      }
+      new Slot(keys, dirty = false)
+    })
+  }
+
+  private def slotOf(scheme: KeyScheme, key: UnsafeRow): Slot = slot(scheme, constantsProjs(scheme)(key))
+
+  /** Keys known to be listed in their slots (added in this task): later rows skip the slots. */
+  private val listed = mutable.HashSet.empty[UnsafeRow]
+
+  /** A row with this join key was stored. */
+  def add(key: UnsafeRow): Unit = if (!listed.contains(key)) {
+    val copy = key.copy()
+    listed += copy
+    schemes.foreach { s =>
+      val sl = slotOf(s, copy)
+      if (sl.keys.add(copy)) sl.dirty = true
+    }
+  }
+
+  /** The input stores no more rows with this join key. */
+  def remove(key: UnsafeRow): Unit = {
+    listed -= key
+    schemes.foreach { s =>
+      val sl = slotOf(s, key)
+      if (sl.keys.remove(key)) sl.dirty = true
+    }
+  }
+
+  /**
+   * The stored join keys punctuation `p` (of one of [[schemes]]) covers: the keys of its slot
+   * whose range value is at most its bound (every key of the slot, for a prefix scheme).
+   */
+  def keysCoveredBy(p: KeyPunctuation): Array[UnsafeRow] = {
+    require(schemes.contains(p.scheme), s"${p.scheme} is not indexed")
+    val keys = slot(p.scheme, p.constants).keys
+    (p.scheme.range, p.bound) match {
+      case (Some(pos), Some(bound)) =>
+        val dataType = keySchema(pos).dataType
+        val ordering = orderings(pos)
+        keys.iterator.filter(k => ordering.lteq(k.get(pos, dataType), bound)).toArray
+      case _ => keys.toArray
+    }
+  }
+
+  /** Writes the slots changed in this task back to the store (before it commits). */
+  def flush(): Unit = {
+    for ((k, sl) <- slots if sl.dirty) {
+      if (sl.keys.isEmpty) store.remove(k)
+      else {
+        val bytes: Array[Any] = sl.keys.iterator.map(_.getBytes).toArray
+        store.put(k, valueProj(new GenericInternalRow(Array[Any](new GenericArrayData(bytes)))).copy())
+      }
+      sl.dirty = false
+    }
+  }
+}
+
+object RangeIndex {
+  val ValueSchema: StructType =
+    new StructType().add("keys", ArrayType(BinaryType, containsNull = false), nullable = false)
+
+  def storeName(input: String): String = s"$input-punctuated-rindex"
+
+  /** The schemes of the other input an input's stored keys must be indexed for. */
+  def indexedSchemes(otherSchemes: Seq[KeyScheme], keyLength: Int): Seq[KeyScheme] =
+    otherSchemes.filterNot(_.isWholeKey(keyLength)).distinct
+}
