@@ -13,8 +13,8 @@ import org.apache.spark.sql.execution.streaming.operators.stateful._
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.streaming.OutputMode
 
-import punctuated.join.{PunctuatedJoinMetrics, SerializableHadoopConf}
-import punctuated.spark.PunctuatedConf
+import punctuated.join.PunctuatedJoinMetrics
+import punctuated.spark.{PunctuatedConf, PunctuatedStatefulOperator}
 
 /**
  * The state-store step of a punctuated streaming aggregation: where Spark's
@@ -73,7 +73,7 @@ case class PunctuatedAggregateExec(
     emit: Boolean,
     settings: PunctuatedConf,
     child: SparkPlan)
-  extends UnaryExecNode with StateStoreWriter {
+  extends UnaryExecNode with PunctuatedStatefulOperator {
 
   private[aggregate] val stateManager = StreamingAggregationStateManager.createStateManager(
     keyExpressions, child.output, stateFormatVersion)
@@ -85,21 +85,12 @@ case class PunctuatedAggregateExec(
   override def requiredChildDistribution: Seq[Distribution] =
     if (keyExpressions.isEmpty) AllTuples :: Nil
     else StatefulOperatorPartitioning.getCompatibleDistribution(keyExpressions, getStateInfo, conf) :: Nil
-  override protected def customStatefulOperatorMetrics: Seq[StatefulOperatorCustomMetric] =
-    PunctuatedJoinMetrics.all
-  override def validateAndMaybeEvolveStateSchema(
-      hadoopConf: org.apache.hadoop.conf.Configuration,
-      batchId: Long,
-      stateSchemaVersion: Int): List[StateSchemaValidationResult] = Nil
-  override def shouldRunAnotherBatch(newInputWatermark: Long): Boolean = false
 
   override protected def doExecute(): RDD[InternalRow] = {
     metrics // initialise on the driver
-    val manager = session.sessionState.streamingQueryManager
-    val coordinator = manager.getClass.getMethod("stateStoreCoordinator").invoke(manager)
-      .asInstanceOf[StateStoreCoordinatorRef]
+    val coordinator = stateStoreCoordinator
     val storeConf = new StateStoreConf(conf)
-    val hadoopConf = sparkContext.broadcast(new SerializableHadoopConf(session.sessionState.newHadoopConf()))
+    val hadoopConf = broadcastHadoopConf()
     val wide = sparkContext.broadcast(partitionWide.map(_.gather(child, layout, keyExpressions.size)).getOrElse(Array.empty))
     child.execute().mapPartitionsWithStateStore(
       getStateInfo,

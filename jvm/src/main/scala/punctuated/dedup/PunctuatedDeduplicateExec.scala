@@ -14,8 +14,8 @@ import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.types.{IntegerType, StructType}
 
 import punctuated.aggregate.{AggregateLayout, GroupPunctuation, HeldPunctuations, PunctuationKind}
-import punctuated.join.{PunctuatedJoinMetrics, SerializableHadoopConf}
-import punctuated.spark.PunctuatedConf
+import punctuated.join.PunctuatedJoinMetrics
+import punctuated.spark.{PunctuatedConf, PunctuatedStatefulOperator}
 
 /**
  * Punctuation-purging streaming deduplication (Tucker et al. 2003, Table 2, duplicate
@@ -61,7 +61,7 @@ case class PunctuatedDeduplicateExec(
     emit: Boolean,
     settings: PunctuatedConf,
     child: SparkPlan)
-  extends UnaryExecNode with StateStoreWriter {
+  extends UnaryExecNode with PunctuatedStatefulOperator {
 
   override def shortName: String = "punctuatedDeduplicate"
   override val stateStoreNames: Seq[String] = Seq(StateStoreId.DEFAULT_STORE_NAME, HeldPunctuations.StoreName)
@@ -69,21 +69,12 @@ case class PunctuatedDeduplicateExec(
   override def outputPartitioning: Partitioning = child.outputPartitioning
   override def requiredChildDistribution: Seq[Distribution] =
     StatefulOperatorPartitioning.getCompatibleDistribution(keyExpressions, getStateInfo, conf) :: Nil
-  override protected def customStatefulOperatorMetrics: Seq[StatefulOperatorCustomMetric] =
-    PunctuatedJoinMetrics.all
-  override def validateAndMaybeEvolveStateSchema(
-      hadoopConf: org.apache.hadoop.conf.Configuration,
-      batchId: Long,
-      stateSchemaVersion: Int): List[StateSchemaValidationResult] = Nil
-  override def shouldRunAnotherBatch(newInputWatermark: Long): Boolean = false
 
   override protected def doExecute(): RDD[InternalRow] = {
     metrics
-    val manager = session.sessionState.streamingQueryManager
-    val coordinator = manager.getClass.getMethod("stateStoreCoordinator").invoke(manager)
-      .asInstanceOf[StateStoreCoordinatorRef]
+    val coordinator = stateStoreCoordinator
     val storeConf = new StateStoreConf(conf)
-    val hadoopConf = sparkContext.broadcast(new SerializableHadoopConf(session.sessionState.newHadoopConf()))
+    val hadoopConf = broadcastHadoopConf()
     val wide = sparkContext.broadcast(gatherWide())
     child.execute().mapPartitionsWithStateStore(
       getStateInfo,

@@ -16,7 +16,7 @@ import org.apache.spark.sql.execution.streaming.operators.stateful.join.Streamin
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.types.BooleanType
 
-import punctuated.spark.PunctuatedConf
+import punctuated.spark.{PunctuatedConf, PunctuatedStatefulOperator}
 
 /**
  * Punctuation-purging symmetric hash join of two streams (Tucker, Maier, Sheard, Fegaras
@@ -89,7 +89,7 @@ case class PunctuatedSymmetricHashJoinExec(
     settings: PunctuatedConf,
     left: SparkPlan,
     right: SparkPlan)
-  extends BinaryExecNode with StateStoreWriter {
+  extends BinaryExecNode with PunctuatedStatefulOperator {
 
   require(Seq(Inner, LeftOuter, RightOuter, FullOuter, LeftSemi, LeftAnti).contains(joinType),
     s"unsupported join type $joinType")
@@ -126,24 +126,13 @@ case class PunctuatedSymmetricHashJoinExec(
     case _ => UnknownPartitioning(left.outputPartitioning.numPartitions)
   }
 
-  override protected def customStatefulOperatorMetrics: Seq[StatefulOperatorCustomMetric] =
-    PunctuatedJoinMetrics.all
 
-  override def validateAndMaybeEvolveStateSchema(
-      hadoopConf: org.apache.hadoop.conf.Configuration,
-      batchId: Long,
-      stateSchemaVersion: Int): List[StateSchemaValidationResult] = Nil
 
-  override def shouldRunAnotherBatch(newInputWatermark: Long): Boolean = false
 
   protected override def doExecute(): RDD[InternalRow] = {
-    // `stateStoreCoordinator` is package-private in Scala (public in bytecode): the same
-    // coordinator Spark's own stateful operators use to place tasks where their stores live.
-    val manager = session.sessionState.streamingQueryManager
-    val coordinator = manager.getClass.getMethod("stateStoreCoordinator").invoke(manager)
-      .asInstanceOf[StateStoreCoordinatorRef]
+    val coordinator = stateStoreCoordinator
     val storeConf = new StateStoreConf(conf)
-    val hadoopConf = sparkContext.broadcast(new SerializableHadoopConf(session.sessionState.newHadoopConf()))
+    val hadoopConf = broadcastHadoopConf()
     metrics // initialise on the driver
     val (leftRdd, rightRdd) = (left.execute(), right.execute())
     // Punctuations that do not fix a whole join key (a prefix, a range) concern every

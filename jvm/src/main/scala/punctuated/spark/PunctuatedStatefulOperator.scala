@@ -1,0 +1,39 @@
+package punctuated.spark
+
+import org.apache.spark.broadcast.Broadcast
+import org.apache.spark.sql.execution.streaming.operators.stateful.{StatefulOperatorCustomMetric, StateStoreWriter}
+import org.apache.spark.sql.execution.streaming.state.StateSchemaValidationResult
+import org.apache.spark.sql.execution.streaming.state.StateStoreCoordinatorRef
+
+import punctuated.join.{PunctuatedJoinMetrics, SerializableHadoopConf}
+
+/**
+ * What every punctuated stateful operator (join, aggregation, deduplication) shares: the
+ * contract's custom metrics, no watermark-driven extra batches, its own state layouts (not
+ * Spark's schema files), and access to Spark's state-store coordinator and Hadoop conf.
+ */
+trait PunctuatedStatefulOperator extends StateStoreWriter {
+
+  override protected def customStatefulOperatorMetrics: Seq[StatefulOperatorCustomMetric] =
+    PunctuatedJoinMetrics.all
+
+  override def validateAndMaybeEvolveStateSchema(
+      hadoopConf: org.apache.hadoop.conf.Configuration,
+      batchId: Long,
+      stateSchemaVersion: Int): List[StateSchemaValidationResult] = Nil
+
+  override def shouldRunAnotherBatch(newInputWatermark: Long): Boolean = false
+
+  /**
+   * The coordinator Spark's own stateful operators use to place tasks where their stores
+   * live (`stateStoreCoordinator` is package-private in Scala, public in bytecode).
+   */
+  protected def stateStoreCoordinator: StateStoreCoordinatorRef = {
+    val manager = session.sessionState.streamingQueryManager
+    manager.getClass.getMethod("stateStoreCoordinator").invoke(manager).asInstanceOf[StateStoreCoordinatorRef]
+  }
+
+  /** The session's Hadoop conf, for opening extra state stores in tasks. */
+  protected def broadcastHadoopConf(): Broadcast[SerializableHadoopConf] =
+    sparkContext.broadcast(new SerializableHadoopConf(session.sessionState.newHadoopConf()))
+}
