@@ -9,9 +9,11 @@ import org.apache.spark.unsafe.types.UTF8String
  * Schemas of the three streams (field names and types of the reference model, see
  * [[Person]], [[Auction]], [[Bid]]) and the rows that carry events and punctuations.
  *
- * With punctuations, every table gets the BOOLEAN marker column [[Marker]]; a bid
- * punctuation row sets `auction` and the marker and leaves every other column NULL (user
- * contract, `punctuated.marker`), so the bid table's other columns are then nullable.
+ * With punctuations, every table gets the BOOLEAN marker column [[Marker]]; a punctuation
+ * row sets its scheme's columns and the marker and leaves every other column NULL (user
+ * contract, `punctuated.marker`) — a bid punctuation sets `auction`; a punctuated join's output
+ * punctuation on a person's or auction's unique `id` sets `id` — so the other columns are
+ * then nullable.
  */
 object NexmarkSchemas {
   val Marker = "is_punct"
@@ -21,24 +23,24 @@ object NexmarkSchemas {
     val base = config.table match {
       case NexmarkTableKind.Person => StructType(Seq(
         StructField("id", LongType, nullable = false),
-        StructField("name", StringType, nullable = false),
-        StructField("emailAddress", StringType, nullable = false),
-        StructField("creditCard", StringType, nullable = false),
-        StructField("city", StringType, nullable = false),
-        StructField("state", StringType, nullable = false),
-        StructField("dateTime", TimestampType, nullable = false),
-        StructField("extra", StringType, nullable = false)))
+        StructField("name", StringType, nullable = p),
+        StructField("emailAddress", StringType, nullable = p),
+        StructField("creditCard", StringType, nullable = p),
+        StructField("city", StringType, nullable = p),
+        StructField("state", StringType, nullable = p),
+        StructField("dateTime", TimestampType, nullable = p),
+        StructField("extra", StringType, nullable = p)))
       case NexmarkTableKind.Auction => val q = config.punctuatesSellers; StructType(Seq(
         StructField("id", LongType, nullable = q),
-        StructField("itemName", StringType, nullable = q),
-        StructField("description", StringType, nullable = q),
-        StructField("initialBid", LongType, nullable = q),
-        StructField("reserve", LongType, nullable = q),
-        StructField("dateTime", TimestampType, nullable = q),
-        StructField("expires", TimestampType, nullable = q),
-        StructField("seller", LongType, nullable = false),
-        StructField("category", LongType, nullable = q),
-        StructField("extra", StringType, nullable = q)))
+        StructField("itemName", StringType, nullable = p),
+        StructField("description", StringType, nullable = p),
+        StructField("initialBid", LongType, nullable = p),
+        StructField("reserve", LongType, nullable = p),
+        StructField("dateTime", TimestampType, nullable = p),
+        StructField("expires", TimestampType, nullable = p),
+        StructField("seller", LongType, nullable = p),
+        StructField("category", LongType, nullable = p),
+        StructField("extra", StringType, nullable = p)))
       case NexmarkTableKind.Bid => StructType(Seq(
         StructField("auction", LongType, nullable = false),
         StructField("bidder", LongType, nullable = p),
