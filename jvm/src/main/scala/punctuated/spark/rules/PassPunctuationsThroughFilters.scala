@@ -17,7 +17,7 @@ import punctuated.join.{InputDeclaration, PunctuationColumns}
  * the chain of Filters, Projects and aliases directly under the operator is rewritten;
  * punctuations do not cross any other operator.
  *
- * (Not enabled, see `enableUniqueAsPunctuations`.) A join input with a `punctuated.unique` key that is part of the join key and a marker
+ * A join input with a `punctuated.unique` key that is part of the join key and a marker
  * column: a data row the filter drops still says "no more rows with this key" (the filtered
  * stream is a subset of the stream). Dropping it would lose that punctuation, and the other
  * input's rows with that key would wait forever for a partner that was filtered away (e.g.
@@ -27,8 +27,19 @@ import punctuated.join.{InputDeclaration, PunctuationColumns}
  */
 case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[LogicalPlan] {
 
-  /** Dropped rows of a unique-key input as punctuations (see the class doc): off for now. */
-  private val enableUniqueAsPunctuations = false
+  /**
+   * A unique-key join input always reaches the join with its marker column first, filtered
+   * or not, so that its column order (which the join's state layout follows) is the same in
+   * every micro-batch — also in one whose input is empty, where the optimizer replaces the
+   * projection below by an empty relation with that projection's columns.
+   */
+  private def markerFirst(plan: LogicalPlan, markers: LogicalPlan => Seq[Expression],
+      unique: Set[ExprId]): LogicalPlan =
+    markers(plan).collectFirst { case m: Attribute => m } match {
+      case Some(m) if unique.nonEmpty && plan.output.head.exprId != m.exprId =>
+        Project(m +: plan.output.filterNot(_.exprId == m.exprId), plan)
+      case _ => plan
+    }
 
   override def apply(plan: LogicalPlan): LogicalPlan = plan.transformUp {
     case j @ Join(left, right, _, cond, _) if PunctuationColumns.find(cond).isDefined =>
@@ -39,8 +50,9 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
         case ExtractEquiJoinKeys(_, lk, rk, _, _, _, _, _) => (keyIds(lk), keyIds(rk))
         case _ => (Set.empty[ExprId], Set.empty[ExprId])
       }
-      val newLeft = passThrough(left, markers, uniqueInKey(mark.left, leftKeys))
-      val newRight = passThrough(right, markers, uniqueInKey(mark.right, rightKeys))
+      val (lu, ru) = (uniqueInKey(mark.left, leftKeys), uniqueInKey(mark.right, rightKeys))
+      val newLeft = markerFirst(passThrough(left, markers, lu), markers, lu)
+      val newRight = markerFirst(passThrough(right, markers, ru), markers, ru)
       if ((newLeft eq left) && (newRight eq right)) j else j.copy(left = newLeft, right = newRight)
     case p @ Project(list, child) if list.exists(_.exists(_.isInstanceOf[PunctuationKind])) =>
       val kinds = list.flatMap(_.collect { case k: PunctuationKind => k })
@@ -68,9 +80,7 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
         val newChild = passThrough(child, markers, unique)
         val visible = markers(child)
         visible.collectFirst { case m: Attribute => m } match {
-          // disabled: its marker-first column order differed between micro-batches of one
-          // query in some plans (the join's state layout follows it) — see the issue notes
-          case Some(m) if enableUniqueAsPunctuations && unique.nonEmpty &&
+          case Some(m) if unique.nonEmpty &&
               unique.subsetOf(child.output.map(_.exprId).toSet) && !onlyNotNull(condition, m) =>
             uniqueAsPunctuations(condition, m, unique, newChild)
           case _ => visible.reduceOption(Or) match {
