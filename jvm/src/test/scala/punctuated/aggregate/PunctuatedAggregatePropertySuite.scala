@@ -98,10 +98,42 @@ object PunctuatedAggregatePropertySuite {
     })
   }
 
+  /**
+   * The punctuations an operator holds (user contract, retention): `retention` micro-batches
+   * after their own, none without one; a range per (scheme, constants) as its highest bound,
+   * refreshed by each punctuation. Shared by the aggregation and deduplication models.
+   */
+  class HeldModel(kind: SchemeKind, retention: Int) {
+    private val held = mutable.Map.empty[Punct, Int]   // -> batch held from
+
+    def covers(c: Int, k: Int): Boolean = held.keys.exists(_.covers(c, k))
+
+    /** Holds this batch's punctuations and releases the expired ones. */
+    def endBatch(puncts: Seq[Punct], batch: Int): Unit = {
+      puncts.foreach { p =>
+        if (retention > 0) kind match {
+          case CaseRange =>
+            val same = held.keys.filter(_.c == p.c).toSeq
+            val top = (same.map(_.k) :+ p.k).max
+            same.foreach(held.remove)
+            held(Punct(kind, p.c, top)) = batch
+          case _ => held(p) = batch
+        }
+      }
+      held.filter { case (_, from) => batch - from >= retention }.keys.foreach(held.remove)
+    }
+
+    /** Held punctuations, one per (scheme, constants). */
+    def count: Long = kind match {
+      case CaseRange => held.keys.map(_.c).toSet.size.toLong
+      case _ => held.keys.map(p => (p.c, if (kind == WholeKey) p.k else 0)).toSet.size.toLong
+    }
+  }
+
   /** The contract, for one query: what is emitted, stored, held and dropped. */
   class Model(kind: SchemeKind, retention: Int) {
     private val open = mutable.Map.empty[(Int, Int), (Long, Long, Int)]   // n, total, top
-    private val heldPuncts = mutable.Map.empty[Punct, Int]                // -> batch held from
+    private val heldPuncts = new HeldModel(kind, retention)
     private val emitted = mutable.ArrayBuffer.empty[Row]
     private var batch = -1
     var purgedInBatch = 0L
@@ -119,7 +151,7 @@ object PunctuatedAggregatePropertySuite {
       val puncts = elems.collect { case p: Punct => p }
       receivedInBatch = puncts.size
       elems.foreach {
-        case d: Data if heldPuncts.keys.exists(_.covers(d.c, d.k)) => lateInBatch += 1
+        case d: Data if heldPuncts.covers(d.c, d.k) => lateInBatch += 1
         case d: Data =>
           val (n, t, m) = open.getOrElse((d.c, d.k), (0L, 0L, Int.MinValue))
           open((d.c, d.k)) = (n + 1, t + d.v, math.max(m, d.v))
@@ -130,27 +162,11 @@ object PunctuatedAggregatePropertySuite {
         open.remove((c, k))
         purgedInBatch += 1
       }
-      // held: `retention` batches after their own; with none, nothing is held. A range is
-      // held per (scheme, constants) as its highest bound, refreshed by each punctuation
-      puncts.foreach { p =>
-        if (retention > 0) kind match {
-          case CaseRange =>
-            val same = heldPuncts.keys.filter(_.c == p.c).toSeq
-            val top = (same.map(_.k) :+ p.k).max
-            same.foreach(heldPuncts.remove)
-            heldPuncts(Punct(kind, p.c, top)) = batch
-          case _ => heldPuncts(p) = batch
-        }
-      }
-      heldPuncts.filter { case (_, from) => batch - from >= retention }.keys.foreach(heldPuncts.remove)
+      heldPuncts.endBatch(puncts, batch)
     }
 
     def output: Seq[Row] = emitted.toSeq
     def openGroups: Long = open.size.toLong
-    /** Held punctuations, one per (scheme, constants): a range keeps its highest bound. */
-    def held: Long = kind match {
-      case CaseRange => heldPuncts.keys.map(_.c).toSet.size.toLong
-      case _ => heldPuncts.keys.map(p => (p.c, if (kind == WholeKey) p.k else 0)).toSet.size.toLong
-    }
+    def held: Long = heldPuncts.count
   }
 }

@@ -6,7 +6,7 @@ import scala.util.Random
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
 
-import punctuated.aggregate.PunctuatedAggregatePropertySuite.{CaseOnly, CaseRange, Data, Elem, Punct, SchemeKind, WholeKey}
+import punctuated.aggregate.PunctuatedAggregatePropertySuite.{CaseOnly, CaseRange, Data, Elem, HeldModel, Punct, SchemeKind, WholeKey}
 import punctuated.declaration.Declaration._
 import punctuated.spark.{PunctuatedConf, PunctuatedStreamTest}
 
@@ -67,7 +67,7 @@ object PunctuatedDeduplicatePropertySuite {
   /** The contract, for one query: what is emitted, remembered, held and dropped. */
   class Model(kind: SchemeKind, retention: Int) {
     private val seen = mutable.Set.empty[(Int, Int)]
-    private val heldPuncts = mutable.Map.empty[Punct, Int]
+    private val heldPuncts = new HeldModel(kind, retention)
     private val emitted = mutable.ArrayBuffer.empty[Row]
     private var batch = -1
     var purgedInBatch = 0L
@@ -83,7 +83,7 @@ object PunctuatedDeduplicatePropertySuite {
       purgedInBatch = 0; lateInBatch = 0
       val puncts = elems.collect { case p: Punct => p }
       elems.foreach {
-        case d: Data if heldPuncts.keys.exists(_.covers(d.c, d.k)) => lateInBatch += 1
+        case d: Data if heldPuncts.covers(d.c, d.k) => lateInBatch += 1
         case d: Data if !seen.contains((d.c, d.k)) =>
           seen += ((d.c, d.k))
           emitted += Row(d.c, d.k)
@@ -93,24 +93,11 @@ object PunctuatedDeduplicatePropertySuite {
         seen -= key
         purgedInBatch += 1
       }
-      puncts.foreach { p =>
-        if (retention > 0) kind match {
-          case CaseRange =>
-            val same = heldPuncts.keys.filter(_.c == p.c).toSeq
-            val top = (same.map(_.k) :+ p.k).max
-            same.foreach(heldPuncts.remove)
-            heldPuncts(Punct(kind, p.c, top)) = batch
-          case _ => heldPuncts(p) = batch
-        }
-      }
-      heldPuncts.filter { case (_, from) => batch - from >= retention }.keys.foreach(heldPuncts.remove)
+      heldPuncts.endBatch(puncts, batch)
     }
 
     def output: Seq[Row] = emitted.toSeq
     def seenKeys: Long = seen.size.toLong
-    def held: Long = kind match {
-      case CaseRange => heldPuncts.keys.map(_.c).toSet.size.toLong
-      case _ => heldPuncts.keys.map(p => (p.c, if (kind == WholeKey) p.k else 0)).toSet.size.toLong
-    }
+    def held: Long = heldPuncts.count
   }
 }
