@@ -28,12 +28,18 @@ final case class Scheme(attributes: Seq[SchemeAttribute]) {
  * @param marker  the BOOLEAN column whose true rows are punctuations (`punctuated.marker`)
  * @param unique  a key of the stream (`punctuated.unique`): every data row implies the
  *                punctuation "no more rows with these values" (Li et al. 2006, §1)
+ * @param derived set for the output of a punctuated join read by another join (never for a
+ *                table): see [[Derived]]
  */
 final case class Declaration(
     table: String,
     schemes: Seq[Scheme],
     marker: Option[String],
-    unique: Option[Scheme]) {
+    unique: Option[Scheme],
+    derived: Option[Derived] = None) {
+
+  /** Columns whose true value marks a punctuation row (the marker, or a derived input's). */
+  def markers: Seq[String] = marker.toSeq ++ derived.toSeq.flatMap(_.markers)
 
   /** Schemes a punctuation row may instantiate: the declared ones and the unique key. */
   def instantiableSchemes: Seq[Scheme] = schemes ++ unique.filterNot(schemes.contains)
@@ -46,6 +52,18 @@ final case class Declaration(
       marker.map(Declaration.Marker -> _) ++
       unique.map(Declaration.Unique -> _.toString)
 }
+
+/**
+ * What makes a join's output a punctuated stream for the join above it (Li et al. 2006,
+ * §4, binary join trees: an intermediate input carries the schemes its operator propagates).
+ * The join's output punctuations (Tucker et al. 2003, Table 3) set one input's marker column
+ * true and that input's join-key columns; the schemes of the derived declaration are those
+ * columns, named `stream.column`. Only those on the upper join's own key columns purge: an
+ * output punctuation's key is read, and the row routed, by those columns.
+ *
+ * @param markers the inputs' marker columns: a row with any of them true is a punctuation
+ */
+final case class Derived(markers: Seq[String])
 
 object Declaration {
   val Schemes = "punctuated.schemes"

@@ -35,13 +35,16 @@ final case class KeyScheme(constants: Array[Int], range: Option[Int]) {
  * What the join needs to know of one input's declaration, in ordinals of that input's rows.
  *
  * @param name            the stream's name, for messages
- * @param markerOrdinal   ordinal of the marker column, or -1 (no punctuation rows)
+ * @param markerOrdinal   ordinal of the marker column its output punctuations set, or -1
  * @param dataOrdinals    ordinals of the other columns
  * @param schemes         for each declared scheme (and the unique key), the ordinals it sets
  *                        and its [[KeyScheme]] if it can purge (None otherwise)
  * @param schemeNames     the declared schemes as written, for messages
  * @param unique          the unique key as a [[KeyScheme]], if it is part of the join key
  * @param columnNames     column names of the input, for messages
+ * @param punctuationOrdinals ordinals of the columns whose true value marks a punctuation row
+ *                        (the marker; for a join's output read by another join, each
+ *                        input's marker: [[punctuated.declaration.Derived]])
  */
 final case class InputSpec(
     name: String,
@@ -50,12 +53,27 @@ final case class InputSpec(
     schemes: Seq[(Set[Int], Option[KeyScheme])],
     schemeNames: Seq[String],
     unique: Option[KeyScheme],
-    columnNames: Seq[String]) {
+    columnNames: Seq[String],
+    punctuationOrdinals: Array[Int]) {
 
   /** Schemes whose punctuations purge: explicit ones and the unique key. */
   val keySchemes: Seq[KeyScheme] = (schemes.flatMap(_._2) ++ unique).distinct
 
-  def hasPunctuations: Boolean = markerOrdinal >= 0 || unique.isDefined
+  def hasPunctuations: Boolean = hasMarker || unique.isDefined
+
+  /** Can rows of this input be punctuations? */
+  def hasMarker: Boolean = punctuationOrdinals.nonEmpty
+
+  /** Is this row a punctuation (a marker column true)? */
+  def isPunctuation(row: org.apache.spark.sql.catalyst.InternalRow): Boolean = {
+    var i = 0
+    while (i < punctuationOrdinals.length) {
+      val m = punctuationOrdinals(i)
+      if (!row.isNullAt(m) && row.getBoolean(m)) return true
+      i += 1
+    }
+    false
+  }
 
   /**
    * The scheme a punctuation row instantiates: `Some(Some(keyScheme))` for one that purges,
@@ -70,5 +88,5 @@ final case class InputSpec(
 
 object InputSpec {
   def undeclared(columns: Seq[String]): InputSpec =
-    InputSpec("", -1, columns.indices.toArray, Nil, Nil, None, columns)
+    InputSpec("", -1, columns.indices.toArray, Nil, Nil, None, columns, Array.empty)
 }

@@ -42,16 +42,18 @@ object KeySchemes {
         def ordinalOf(column: String) = d.columns.get(column).flatMap(ordinal.get)
         val positions = keyPositions(keys)
         val marker = d.declaration.marker.flatMap(ordinalOf).getOrElse(-1)
+        val markers = d.declaration.markers.flatMap(ordinalOf).toArray
         val schemes = d.declaration.instantiableSchemes.map { s =>
           s.names.flatMap(ordinalOf).toSet -> of(s, d, positions)
         }
         InputSpec(
           name = d.declaration.table,
           markerOrdinal = marker,
-          dataOrdinals = output.indices.filter(_ != marker).toArray,
+          dataOrdinals = output.indices.filterNot(markers.contains).toArray,
           schemes = schemes,
           schemeNames = d.declaration.instantiableSchemes.map(_.toString),
           unique = d.declaration.unique.flatMap(of(_, d, positions)),
-          columnNames = output.map(_.name))
+          columnNames = output.map(_.name),
+          punctuationOrdinals = markers)
     }
 }

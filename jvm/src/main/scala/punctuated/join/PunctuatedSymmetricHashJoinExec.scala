@@ -159,7 +159,7 @@ object PunctuatedSymmetricHashJoinExec {
 
   /** Does this input declare schemes whose punctuations concern every partition? */
   def hasPartitionWide(spec: InputSpec, keys: Seq[Expression]): Boolean =
-    spec.markerOrdinal >= 0 && spec.schemes.flatMap(_._2).exists(!_.isWholeKey(keys.length))
+    spec.hasMarker && spec.schemes.flatMap(_._2).exists(!_.isWholeKey(keys.length))
 
   /**
    * This batch's punctuation rows of partition-wide schemes (as their join keys and scheme),
@@ -171,8 +171,7 @@ object PunctuatedSymmetricHashJoinExec {
     else rdd.mapPartitions { iter =>
       val keyProj = UnsafeProjection.create(keys, output)
       iter.flatMap { row =>
-        val m = spec.markerOrdinal
-        if (row.isNullAt(m) || !row.getBoolean(m)) None
+        if (!spec.isPunctuation(row)) None
         else spec.schemeOf(row).flatten.filterNot(_.isWholeKey(keys.length)).map(_ -> keyProj(row).copy())
       }
     }.collect()
@@ -301,8 +300,7 @@ private[join] class PunctuatedJoinTask(
     val other = if (isLeft) rightState else leftState
     val keyProj = if (isLeft) leftKeyProj else rightKeyProj
     iter.flatMap { row =>
-      val m = spec.markerOrdinal
-      if (m >= 0 && !row.isNullAt(m) && row.getBoolean(m)) {
+      if (spec.isPunctuation(row)) {
         punctuation(row, spec, keyProj, own, isLeft)
         Iterator.empty
       } else {
@@ -490,7 +488,7 @@ private[join] class PunctuatedJoinTask(
         // the other input's marker, if in the output, says "not my punctuation"
         if (!semi) {
           val (otherSpec, otherOffset) = if (isLeft) (rightSpec, left.output.size) else (leftSpec, 0)
-          if (otherSpec.markerOrdinal >= 0) row.setBoolean(otherOffset + otherSpec.markerOrdinal, false)
+          otherSpec.punctuationOrdinals.foreach(m => row.setBoolean(otherOffset + m, false))
         }
         p.scheme.constants.zipWithIndex.foreach { case (pos, i) =>
           row.update(offset + ordinals(pos), p.constants.get(i, keys(pos).dataType))

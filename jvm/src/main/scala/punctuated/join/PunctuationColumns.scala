@@ -15,7 +15,15 @@ import punctuated.declaration.Declaration
  * @param columns     declared column name → expression id of that column in the plan
  */
 final case class InputDeclaration(declaration: Declaration, columns: Map[String, ExprId]) {
+  /** The input's own marker column: its output punctuations set it (None for a derived input). */
   def markerId: Option[ExprId] = declaration.marker.flatMap(columns.get)
+
+  /** Every column whose true value marks a punctuation row of this input. */
+  def markerIds: Seq[ExprId] = declaration.markers.flatMap(columns.get)
+
+  /** Do punctuations of this input reach the join (marker rows, or a unique key's)? */
+  def hasPunctuations(scheme: punctuated.declaration.Scheme): Boolean =
+    markerIds.nonEmpty || declaration.unique.contains(scheme)
 }
 
 /**

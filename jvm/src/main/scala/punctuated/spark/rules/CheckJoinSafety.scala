@@ -59,7 +59,7 @@ object JoinSafety {
             def missing(stored: String, other: String, otherDecl: Option[InputDeclaration],
                 otherKeys: Seq[Expression]) = {
               val usable = otherDecl.toSeq.flatMap(d => KeySchemes.usable(d, otherKeys))
-                .filter { case (s, _) => otherDecl.exists(d => d.markerId.isDefined || d.declaration.unique.contains(s)) }
+                .filter { case (s, _) => otherDecl.exists(_.hasPunctuations(s)) }
               if (usable.nonEmpty) None
               else Some(Problem(stored, {
                 val keyCols = otherKeys.map(_.sql).mkString(", ")

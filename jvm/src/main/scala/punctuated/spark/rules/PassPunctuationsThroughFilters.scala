@@ -44,7 +44,7 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
   override def apply(plan: LogicalPlan): LogicalPlan = plan.transformUp {
     case j @ Join(left, right, _, cond, _) if PunctuationColumns.find(cond).isDefined =>
       val mark = PunctuationColumns.find(cond).get
-      val markerIds = (mark.left.toSeq ++ mark.right).flatMap(_.markerId).toSet
+      val markerIds = (mark.left.toSeq ++ mark.right).flatMap(_.markerIds).toSet
       def markers(p: LogicalPlan): Seq[Expression] = p.output.filter(a => markerIds.contains(a.exprId))
       val (leftKeys, rightKeys) = j match {
         case ExtractEquiJoinKeys(_, lk, rk, _, _, _, _, _) => (keyIds(lk), keyIds(rk))

@@ -25,7 +25,11 @@ case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
       // one they would look like data rows, so they are not produced at all.
       val resultIds = queryOutput(plan).map(_.exprId).toSet
       // ... or to a punctuated aggregation downstream, which reads them
-      val consumed = PlanPunctuatedAggregates.kinds(plan).flatMap(_.references.map(_.exprId)).toSet
+      // ... or to a punctuated join above, whose input is this join's output (derived declaration)
+      val consumed = PlanPunctuatedAggregates.kinds(plan).flatMap(_.references.map(_.exprId)).toSet ++
+        plan.collect { case j: StreamingSymmetricHashJoinExec => PunctuationColumns.find(j.condition.full) }
+          .flatten.flatMap(m => (m.left.toSeq ++ m.right).filter(_.declaration.derived.isDefined))
+          .flatMap(_.markerIds)
       val conf = PunctuatedConf(session.sessionState.conf)
       plan.transformUp {
       case j: StreamingSymmetricHashJoinExec if j.stateInfo.isDefined &&

@@ -1,14 +1,15 @@
 package punctuated.spark.rules
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeReference, Expression, IsNull}
+import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeReference, ExprId, Expression, IsNull}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{FullOuter, LeftAnti, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Filter, Join, LogicalPlan, Project, SubqueryAlias, View}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.types.MetadataBuilder
 
-import punctuated.join.{InputDeclaration, PunctuationColumns}
+import punctuated.declaration.{Declaration, Derived, Scheme, SchemeAttribute}
+import punctuated.join.{InputDeclaration, KeySchemes, PunctuationColumns}
 import punctuated.spark.DeclaredStreams
 
 /**
@@ -81,12 +82,68 @@ case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPl
         s.output.filter(a => visible.contains(a.exprId)).map(a => a.name -> a.exprId).toMap)
     }.filter(d => d.columns.nonEmpty) match {
       case Seq(single) => Some(single)
-      case _ => None   // none, or several streams under one input (not punctuated here)
+      case _ => lowerJoin(input).flatMap(derived(_, visible))   // none, or several streams
     }
   }
 
+  /** The punctuated join whose output this input is, through pass-through nodes only. */
+  private def lowerJoin(node: LogicalPlan): Option[Join] = node match {
+    case j: Join if PunctuationColumns.find(j.condition).isDefined => Some(j)
+    case _: Project | _: Filter | _: SubqueryAlias | _: View | _: EventTimeWatermark => lowerJoin(node.children.head)
+    case _ => None
+  }
+
+  /**
+   * The declaration a punctuated join's output carries for the join above it (Li et al. 2006,
+   * §4: an intermediate input carries the schemes its operator propagates). The join emits
+   * an output punctuation for a join-key value once both its inputs have closed it (Tucker
+   * et al. 2003, Table 3): so the output carries each key scheme that both inputs have, as a
+   * scheme on the key columns of each input whose marker the output punctuations set. Both
+   * inputs' states are then purgeable by that scheme (Theorem 1), as Lemma 1 requires.
+   */
+  private def derived(j: Join, visible: Set[ExprId]): Option[InputDeclaration] = j match {
+    case ExtractEquiJoinKeys(_, lk, rk, _, _, _, _, _) =>
+      val mark = PunctuationColumns.find(j.condition).get
+      val sides = Seq((mark.left, lk), (mark.right, rk)).collect { case (Some(d), keys) => (d, keys) }
+      def usable(d: InputDeclaration, keys: Seq[Expression]) =
+        KeySchemes.usable(d, keys).filter { case (s, _) => d.hasPunctuations(s) }.map(_._2)
+      val byBoth = if (sides.size < 2) Nil
+        else usable(sides(0)._1, sides(0)._2).filter(usable(sides(1)._1, sides(1)._2).contains).distinct
+      def name(d: InputDeclaration, a: Attribute): String =
+        d.columns.collectFirst { case (n, id) if id == a.exprId => n }
+          .map(n => if (d.declaration.derived.isDefined) n else s"${shortName(d)}.$n")
+          .getOrElse(s"${a.name}#${a.exprId.id}")
+      val columns = scala.collection.mutable.LinkedHashMap.empty[String, ExprId]
+      def column(d: InputDeclaration, e: Expression): Option[String] = e match {
+        case a: Attribute if visible.contains(a.exprId) =>
+          val n = name(d, a); columns(n) = a.exprId; Some(n)
+        case _ => None
+      }
+      val schemes = for {
+        (d, keys) <- sides if d.markerId.exists(visible.contains)
+        k <- byBoth
+        attrs = (k.constants.toSeq.map(_ -> false) ++ k.range.map(_ -> true)).map { case (pos, range) =>
+          column(d, keys(pos)).map(SchemeAttribute(_, range)) }
+        if attrs.forall(_.isDefined)
+      } yield Scheme(attrs.flatten)
+      if (schemes.isEmpty) None
+      else {
+        val markers = sides.flatMap { case (d, _) => d.markerIds.filter(visible.contains).map { id =>
+          val n = d.columns.collectFirst { case (c, `id`) => c }.get
+          val full = if (d.declaration.derived.isDefined) n else s"${shortName(d)}.$n"
+          columns(full) = id; full } }
+        val table = s"(${sides.map(s => shortName(s._1)).mkString(" ⋈ ")})"
+        Some(InputDeclaration(Declaration(table, schemes.distinct, None, None,
+          Some(Derived(markers))), columns.toMap))
+      }
+    case _ => None
+  }
+
+  private def shortName(d: InputDeclaration): String =
+    if (d.declaration.derived.isDefined) d.declaration.table else d.declaration.table.split('.').last
+
   /** Is the node that introduces these columns reached through pass-through nodes only? */
-  private def passesThrough(node: LogicalPlan, ids: Set[org.apache.spark.sql.catalyst.expressions.ExprId]): Boolean = {
+  private def passesThrough(node: LogicalPlan, ids: Set[ExprId]): Boolean = {
     def has(p: LogicalPlan) = p.output.exists(a => ids.contains(a.exprId))
     if (has(node) && !node.children.exists(has)) true
     else node match {

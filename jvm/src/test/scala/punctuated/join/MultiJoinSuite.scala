@@ -1,0 +1,109 @@
+package punctuated.join
+
+import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
+import org.apache.spark.sql.internal.SQLConf
+
+import punctuated.declaration.Declaration._
+import punctuated.spark.PunctuatedStreamTest
+
+/** A row of one of the three streams of [[MultiJoinSuite]]: key, value, marker. */
+case class KV(k: Option[Long], v: Option[String], is_punct: Boolean = false)
+
+/**
+ * Joins of three streams run as a tree of two punctuated joins (Li et al. 2006, §4: binary
+ * join trees). The lower join's output punctuations — a key both its inputs have closed —
+ * are the upper join's punctuations of its intermediate input (a derived declaration), so
+ * the third stream's state is purged too and no state is left once every key is closed.
+ * [[MultiJoinRocksDBSuite]] runs the same on RocksDB.
+ */
+class MultiJoinSuite extends PunctuatedStreamTest {
+  import testImplicits._
+
+  private def kv(k: Long, v: String) = KV(Some(k), Some(v))
+  private def close(k: Long) = KV(Some(k), None, is_punct = true)
+
+  private def streams() = {
+    val (a, b, c) = (MemoryStream[KV], MemoryStream[KV], MemoryStream[KV])
+    def decl(s: MemoryStream[KV], name: String) =
+      declare(s.toDF().toDF("k", "v", "is_punct").selectExpr(s"k AS ${name}_k", s"v AS ${name}_v",
+        s"is_punct AS ${name}_p"), name, Schemes -> s"${name}_k", Marker -> s"${name}_p")
+    (a, b, c, decl(a, "a"), decl(b, "b"), decl(c, "c"))
+  }
+
+  /** State rows and held punctuations summed over the punctuated operators (and their number). */
+  private def AssertAllStates(rows: Long, punctuations: Long, operators: Int = 2) =
+    AssertOnQuery(s"all punctuated operators: $rows rows, $punctuations punctuations") { q =>
+      val ops = q.lastProgress.stateOperators.filter(_.operatorName.startsWith("punctuated"))
+      assert(ops.length == operators, q.lastProgress.json)
+      assert(ops.map(_.numRowsTotal).sum == rows, q.lastProgress.json)
+      assert(ops.map(_.customMetrics.get("numPunctuationsHeld").longValue).sum == punctuations,
+        q.lastProgress.json)
+      true
+    }
+
+  test("a star join of three streams on one key: the upper join purges on the lower join's punctuations") {
+    val (a, b, c, da, db, dc) = streams()
+    val joined = da.join(db, da("a_k") === db("b_k")).join(dc, da("a_k") === dc("c_k"))
+      .select(da("a_k"), da("a_v"), db("b_v"), dc("c_v"))
+    testStream(joined)(
+      AddData(a, kv(1, "a1"), kv(2, "a2")),
+      AddData(b, kv(1, "b1")),
+      AddData(c, kv(1, "c1"), kv(2, "c2")),
+      CheckNewAnswer((1L, "a1", "b1", "c1")),
+      AssertOnQuery("two punctuated joins") { q =>
+        q.lastExecution.executedPlan.collect { case p: PunctuatedSymmetricHashJoinExec => p }.size == 2
+      },
+      // a and b close 1: the lower join forgets key 1 and says so to the upper join, which
+      // forgets c's rows of key 1 (no (a, b) pair with key 1 can come any more)
+      AddData(a, close(1)),
+      AddData(b, close(1)),
+      CheckNewAnswer(),
+      // left: lower a2; upper (a1, b1) and c2; held: the upper join's punctuation of its left input
+      AssertAllStates(rows = 3, punctuations = 1),
+      // c's later rows of key 1 still meet the stored pair, and are not stored
+      AddData(c, kv(1, "c3")),
+      CheckNewAnswer((1L, "a1", "b1", "c3")),
+      StopStream,
+      StartStream(),
+      AddData(c, close(1)),
+      AddData(b, kv(2, "b2")),
+      CheckNewAnswer((2L, "a2", "b2", "c2")),
+      AddData(a, close(2)), AddData(b, close(2)), AddData(c, close(2)),
+      CheckNewAnswer(),
+      AssertAllStates(rows = 0, punctuations = 0))
+  }
+
+  test("the same star join written in SQL over declared catalog tables, in either join order") {
+    for ((name, order) <- Seq("abc" -> "a JOIN b ON a_k = b_k JOIN c ON b_k = c_k",
+        "cab" -> "c JOIN a ON c_k = a_k JOIN b ON a_k = b_k")) {
+      val (a, b, c, da, db, dc) = streams()
+      da.createOrReplaceTempView("a"); db.createOrReplaceTempView("b"); dc.createOrReplaceTempView("c")
+      val joined = spark.sql(s"SELECT a_k, a_v, b_v, c_v FROM $order")
+      withClue(name) {
+        testStream(joined)(
+          AddData(a, kv(5, "a5"), close(5)),
+          AddData(b, kv(5, "b5"), close(5)),
+          AddData(c, kv(5, "c5"), close(5)),
+          CheckNewAnswer((5L, "a5", "b5", "c5")),
+          AddData(a, kv(6, "a6")),   // one more batch: every punctuation has taken effect
+          CheckNewAnswer(),
+          AssertAllStates(rows = 1, punctuations = 0))
+      }
+    }
+  }
+
+  test("a third stream joined on another column than the lower join's key is never purged: strict refuses") {
+    val (_, _, _, da, db, dc) = streams()
+    val chain = da.join(db, da("a_k") === db("b_k")).join(dc, db("b_v") === dc("c_v"))
+    val e = intercept[org.apache.spark.sql.AnalysisException] {
+      chain.writeStream.format("memory").queryName("chain").start()
+    }
+    assert(e.getCondition == "PUNCTUATED_UNSAFE_QUERY", e.getMessage)
+    assert(e.getMessage.contains("input c") && e.getMessage.contains("(a ⋈ b)"), e.getMessage)
+  }
+}
+
+class MultiJoinRocksDBSuite extends MultiJoinSuite {
+  override protected def sparkConf = super.sparkConf
+    .set(SQLConf.STATE_STORE_PROVIDER_CLASS.key, "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
+}
