@@ -56,14 +56,16 @@ final case class Declaration(
 /**
  * What makes a join's output a punctuated stream for the join above it (Li et al. 2006,
  * §4, binary join trees: an intermediate input carries the schemes its operator propagates).
- * The join's output punctuations (Tucker et al. 2003, Table 3) set one input's marker column
- * true and that input's join-key columns; the schemes of the derived declaration are those
- * columns, named `stream.column`. Only those on the upper join's own key columns purge: an
- * output punctuation's key is read, and the row routed, by those columns.
+ * The join's output punctuations (Tucker et al. 2003, Table 3) set one input's join-key
+ * columns and the marker of the stream those columns come from; the schemes of the derived
+ * declaration are those columns, named `stream.column`. Only those on the upper join's own
+ * key columns purge: an output punctuation's key is read, and the row routed, by them.
  *
- * @param markers the inputs' marker columns: a row with any of them true is a punctuation
+ * @param markers the streams' marker columns: a row with any of them true is a punctuation
+ * @param owners  for each scheme column, the marker column of the stream it comes from: the
+ *                one an output punctuation on that column sets
  */
-final case class Derived(markers: Seq[String])
+final case class Derived(markers: Seq[String], owners: Seq[(String, String)])
 
 object Declaration {
   val Schemes = "punctuated.schemes"

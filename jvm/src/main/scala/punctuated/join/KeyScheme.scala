@@ -45,6 +45,8 @@ final case class KeyScheme(constants: Array[Int], range: Option[Int]) {
  * @param punctuationOrdinals ordinals of the columns whose true value marks a punctuation row
  *                        (the marker; for a join's output read by another join, each
  *                        input's marker: [[punctuated.declaration.Derived]])
+ * @param owners          for a join's output: column ordinal → ordinal of the marker of the
+ *                        stream it comes from (see `markerFor`)
  */
 final case class InputSpec(
     name: String,
@@ -54,7 +56,19 @@ final case class InputSpec(
     schemeNames: Seq[String],
     unique: Option[KeyScheme],
     columnNames: Seq[String],
-    punctuationOrdinals: Array[Int]) {
+    punctuationOrdinals: Array[Int],
+    owners: Map[Int, Int] = Map.empty) {
+
+  /**
+   * The marker an output punctuation on these columns sets: this input's marker, or, for a
+   * join's output, the marker of the stream the columns come from (-1: none, or several).
+   */
+  def markerFor(columns: Seq[Int]): Int =
+    if (markerOrdinal >= 0) markerOrdinal
+    else columns.map(owners.getOrElse(_, -1)).distinct match {
+      case Seq(m) => m
+      case _ => -1
+    }
 
   /** Schemes whose punctuations purge: explicit ones and the unique key. */
   val keySchemes: Seq[KeyScheme] = (schemes.flatMap(_._2) ++ unique).distinct

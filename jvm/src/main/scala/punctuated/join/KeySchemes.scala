@@ -54,6 +54,8 @@ object KeySchemes {
           schemeNames = d.declaration.instantiableSchemes.map(_.toString),
           unique = d.declaration.unique.flatMap(of(_, d, positions)),
           columnNames = output.map(_.name),
-          punctuationOrdinals = markers)
+          punctuationOrdinals = markers,
+          owners = d.declaration.derived.toSeq.flatMap(_.owners).flatMap { case (c, m) =>
+            for (co <- ordinalOf(c); mo <- ordinalOf(m)) yield co -> mo }.toMap)
     }
 }

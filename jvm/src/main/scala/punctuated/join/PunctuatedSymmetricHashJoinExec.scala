@@ -466,8 +466,9 @@ private[join] class PunctuatedJoinTask(
    * Output punctuations for values both inputs have closed (Tucker et al. 2003, Table 3,
    * join propagation: an input's punctuation extended with wildcards for the other input's
    * columns): for each input whose columns are in the output and whose marker is visible, a
-   * row with that marker true, that input's join-key columns set as the punctuation says
-   * (the bound for a range), the other input's marker false, every other column NULL.
+   * row with that marker true (for an input that is itself a join's output: the marker of
+   * the stream its key columns come from), that input's join-key columns set as the
+   * punctuation says (the bound for a range), the other markers false, every other column NULL.
    */
   private def outputPunctuationRows(p: KeyPunctuation): Seq[InternalRow] = {
     val sides = if (semi) Seq(true) else Seq(true, false)
@@ -481,10 +482,13 @@ private[join] class PunctuatedJoinTask(
         case _ => -1
       }
       val positions = p.scheme.constants.toSeq ++ p.scheme.range.toSeq
-      if (spec.markerOrdinal < 0 || positions.exists(ordinals(_) < 0)) None
+      val marker = if (positions.exists(ordinals(_) < 0)) -1 else spec.markerFor(positions.map(ordinals))
+      if (marker < 0) None
       else {
         val row = new GenericInternalRow(output.size)
-        row.setBoolean(offset + spec.markerOrdinal, true)
+        // the input's other markers (a join's output has several) say "not mine"
+        spec.punctuationOrdinals.foreach(m => row.setBoolean(offset + m, m == marker))
+        row.setBoolean(offset + marker, true)
         // the other input's marker, if in the output, says "not my punctuation"
         if (!semi) {
           val (otherSpec, otherOffset) = if (isLeft) (rightSpec, left.output.size) else (leftSpec, 0)

@@ -73,7 +73,7 @@ class MultiJoinSuite extends PunctuatedStreamTest {
       AssertAllStates(rows = 0, punctuations = 0))
   }
 
-  test("the same star join written in SQL over declared catalog tables, in either join order") {
+  test("the same star join written in SQL, in either join order") {
     for ((name, order) <- Seq("abc" -> "a JOIN b ON a_k = b_k JOIN c ON b_k = c_k",
         "cab" -> "c JOIN a ON c_k = a_k JOIN b ON a_k = b_k")) {
       val (a, b, c, da, db, dc) = streams()
@@ -90,6 +90,30 @@ class MultiJoinSuite extends PunctuatedStreamTest {
           AssertAllStates(rows = 1, punctuations = 0))
       }
     }
+  }
+
+  test("four streams, each joined on the first one's key: every level passes the key's punctuations up") {
+    val (a, b, c, da, db, dc) = streams()
+    val d = MemoryStream[KV]
+    val dd = declare(d.toDF().toDF("k", "v", "is_punct").selectExpr("k AS d_k", "v AS d_v", "is_punct AS d_p"),
+      "d", Schemes -> "d_k", Marker -> "d_p")
+    Seq("a" -> da, "b" -> db, "c" -> dc, "d" -> dd).foreach { case (n, df) => df.createOrReplaceTempView(n) }
+    val joined = spark.sql(
+      "SELECT a_k, a_v, b_v, c_v, d_v FROM a JOIN b ON a_k = b_k JOIN c ON a_k = c_k JOIN d ON a_k = d_k")
+    testStream(joined)(
+      AddData(a, kv(1, "a1"), kv(2, "a2")), AddData(b, kv(1, "b1"), kv(2, "b2")),
+      AddData(c, kv(1, "c1")), AddData(d, kv(1, "d1"), kv(2, "d2")),
+      CheckNewAnswer((1L, "a1", "b1", "c1", "d1")),
+      AddData(a, close(1)), AddData(b, close(1)), AddData(c, close(1)),
+      CheckNewAnswer(),
+      // key 1 is gone below the top join, and d's row of key 1 too; the top join keeps
+      // (a1, b1, c1) until d closes 1
+      AddData(d, kv(1, "d3"), close(1)),
+      AddData(c, kv(2, "c2")),
+      CheckNewAnswer((1L, "a1", "b1", "c1", "d3"), (2L, "a2", "b2", "c2", "d2")),
+      AddData(a, close(2)), AddData(b, close(2)), AddData(c, close(2)), AddData(d, close(2)),
+      CheckNewAnswer(),
+      AssertAllStates(rows = 0, punctuations = 0, operators = 3))
   }
 
   test("a third stream joined on another column than the lower join's key is never purged: strict refuses") {

@@ -97,9 +97,10 @@ case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPl
    * The declaration a punctuated join's output carries for the join above it (Li et al. 2006,
    * §4: an intermediate input carries the schemes its operator propagates). The join emits
    * an output punctuation for a join-key value once both its inputs have closed it (Tucker
-   * et al. 2003, Table 3): so the output carries each key scheme that both inputs have, as a
-   * scheme on the key columns of each input whose marker the output punctuations set. Both
-   * inputs' states are then purgeable by that scheme (Theorem 1), as Lemma 1 requires.
+   * et al. 2003, Table 3), one per input: that input's key columns set, and the marker of the
+   * stream those columns come from true. So the output carries each key scheme both inputs
+   * have, as a scheme on each input's key columns; both inputs' states are then purgeable by
+   * it (Theorem 1), as Lemma 1 requires of a propagated scheme.
    */
   private def derived(j: Join, visible: Set[ExprId]): Option[InputDeclaration] = j match {
     case ExtractEquiJoinKeys(_, lk, rk, _, _, _, _, _) =>
@@ -109,23 +110,28 @@ case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPl
         KeySchemes.usable(d, keys).filter { case (s, _) => d.hasPunctuations(s) }.map(_._2)
       val byBoth = if (sides.size < 2) Nil
         else usable(sides(0)._1, sides(0)._2).filter(usable(sides(1)._1, sides(1)._2).contains).distinct
-      def name(d: InputDeclaration, a: Attribute): String =
-        d.columns.collectFirst { case (n, id) if id == a.exprId => n }
-          .map(n => if (d.declaration.derived.isDefined) n else s"${shortName(d)}.$n")
-          .getOrElse(s"${a.name}#${a.exprId.id}")
       val columns = scala.collection.mutable.LinkedHashMap.empty[String, ExprId]
-      def column(d: InputDeclaration, e: Expression): Option[String] = e match {
+      val owners = scala.collection.mutable.LinkedHashMap.empty[String, String]
+      /** A column's name in the derived declaration, and the marker of the stream it comes from. */
+      def column(d: InputDeclaration, e: Expression): Option[(String, String)] = e match {
         case a: Attribute if visible.contains(a.exprId) =>
-          val n = name(d, a); columns(n) = a.exprId; Some(n)
+          val own = d.columns.collectFirst { case (n, id) if id == a.exprId => n }
+          val named = d.declaration.derived match {
+            case None => for (n <- own; m <- d.declaration.marker if d.markerId.exists(visible.contains))
+              yield (s"${shortName(d)}.$n", s"${shortName(d)}.$m")
+            case Some(x) => for (n <- own; m <- x.owners.collectFirst { case (`n`, m) => m }) yield (n, m)
+          }
+          named.foreach { case (n, m) => columns(n) = a.exprId; owners(n) = m }
+          named
         case _ => None
       }
       val schemes = for {
-        (d, keys) <- sides if d.markerId.exists(visible.contains)
+        (d, keys) <- sides
         k <- byBoth
         attrs = (k.constants.toSeq.map(_ -> false) ++ k.range.map(_ -> true)).map { case (pos, range) =>
-          column(d, keys(pos)).map(SchemeAttribute(_, range)) }
-        if attrs.forall(_.isDefined)
-      } yield Scheme(attrs.flatten)
+          column(d, keys(pos)).map { case (n, m) => (SchemeAttribute(n, range), m) } }
+        if attrs.forall(_.isDefined) && attrs.flatten.map(_._2).distinct.size == 1
+      } yield Scheme(attrs.flatten.map(_._1))
       if (schemes.isEmpty) None
       else {
         val markers = sides.flatMap { case (d, _) => d.markerIds.filter(visible.contains).map { id =>
@@ -134,7 +140,7 @@ case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPl
           columns(full) = id; full } }
         val table = s"(${sides.map(s => shortName(s._1)).mkString(" ⋈ ")})"
         Some(InputDeclaration(Declaration(table, schemes.distinct, None, None,
-          Some(Derived(markers))), columns.toMap))
+          Some(Derived(markers, owners.toSeq))), columns.toMap))
       }
     case _ => None
   }
