@@ -98,6 +98,59 @@ def test_three_way_with_undeclared_stream_is_unsafe(spark, auction, tmp_path):
     assert (tmp_path / "g.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
 
 
+def _kv(schemes: str) -> str:
+    return ("(k BIGINT, v STRING, p BOOLEAN) USING parquet TBLPROPERTIES "
+            f"('punctuated.schemes' = '{schemes}', 'punctuated.marker' = 'p')")
+
+
+def _agrees_with_start(spark, report, sql):
+    """The Python plan verdict is the JVM check's, and start() in strict mode follows it."""
+    assert [tuple(e["purgeable"]) for e in report.enforced] == \
+        [o.purgeable for o in report.plan_report.operators], report.explain()
+    from pyspark.errors import AnalysisException
+    try:
+        q = spark.sql(sql).writeStream.format("memory").queryName(f"t{uuid.uuid4().hex[:8]}").start()
+        q.stop()
+        started = True
+    except AnalysisException as e:
+        assert "PUNCTUATED_UNSAFE_QUERY" in str(e)
+        started = False
+    assert started == report.safe
+
+
+def test_join_tree_verdict_is_what_start_enforces(spark, tables):
+    """Paper 000 says the chain X(k) ⋈ Y(k, v) ⋈ Z(v) is safe (Theorem 2: as one MJoin, or a
+    tree whose intermediate carries Y's v scheme, Lemma 1); Spark runs ((X ⋈ Y) ⋈ Z), whose
+    lower join passes on punctuations of its key k only: Z's state is never purged there."""
+    x, y, z = tables("x", _kv("k")), tables("y", _kv("k; v")), tables("z", _kv("v"))
+    chain = (f"SELECT * FROM STREAM({x}) x JOIN STREAM({y}) y ON x.k = y.k "
+             f"JOIN STREAM({z}) z ON y.v = z.v")
+    r = check_safety(spark, chain)
+    assert r.plan == ((x, y), z)
+    assert r.query_safe and not r.safe and r.unpurgeable == [z], r.explain()
+    assert [o.purgeable for o in r.plan_report.operators] == [(True, True), (True, False)]
+    assert "Spark runs this tree of binary joins" in r.explain()
+    assert r.to_dict()["plan"]["safe"] is False and r.to_dict()["query_safe"] is True
+    _agrees_with_start(spark, r, chain)
+    # the star on k: every join's key is punctuated by every stream below it
+    star = (f"SELECT * FROM STREAM({x}) x JOIN STREAM({y}) y ON x.k = y.k "
+            f"JOIN STREAM({z}) z ON y.k = z.k")
+    r2 = check_safety(spark, star)
+    # z punctuates v, not k: the pair (x, y) waits forever for z's rows of its key
+    assert not r2.safe and f"({x} ⋈ {y})" in r2.unpurgeable and z not in r2.unpurgeable, r2.explain()
+    _agrees_with_start(spark, r2, star)
+
+
+def test_star_join_written_with_where_is_punctuated_and_safe(spark, tables):
+    x, y, z = tables("x", _kv("k")), tables("y", _kv("k")), tables("z", _kv("k"))
+    sql = (f"SELECT x.k, x.v, y.v, z.v FROM STREAM({x}) x, STREAM({y}) y, STREAM({z}) z "
+           f"WHERE x.k = y.k AND y.k = z.k AND z.v <> 'skip'")
+    r = check_safety(spark, sql)
+    assert r.safe and r.query_safe and r.plan == ((x, y), z), r.explain()
+    assert {f"{x}.k = {y}.k", f"{y}.k = {z}.k"} <= set(r.join_graph["predicates"])
+    _agrees_with_start(spark, r, sql)
+
+
 def test_no_stream_join_has_no_join_state(spark, auction):
     a, b = auction["a"], auction["b"]
     single = check_safety(spark, f"SELECT * FROM STREAM({b}) WHERE NOT is_punct")

@@ -43,3 +43,27 @@ def test_vectors_cover_the_interesting_cases():
     assert {c["expected"]["safe"] for c in CASES} == {True, False}
     assert any(p["safe"] for c in CASES for p in c["plans"]) and any(
         len(p["plan"]) > 2 for c in CASES for p in c["plans"])
+
+
+SPARK = [(c, p) for c in CASES for p in c.get("spark_plans", [])]
+
+
+@pytest.mark.parametrize("case,plan", SPARK, ids=[f"{c['name']}:{i}" for i, (c, _) in enumerate(SPARK)])
+def test_spark_plan_vector(case, plan):
+    """What the JVM start-time check enforces (SafetyVectorsSuite checks the same vectors)."""
+    rep = analyze_plan(case["streams"], case["predicates"], case["schemes"], _plan(plan["plan"]), "spark")
+    assert [list(o.purgeable) for o in rep.operators] == plan["purgeable"]
+    # our Spark join passes on a subset of what Lemmas 1-2 allow: never purgeable where the paper says not
+    lemma = analyze_plan(case["streams"], case["predicates"], case["schemes"], _plan(plan["plan"]))
+    for s_ok, l_ok in zip(rep.operators, lemma.operators):
+        assert all(l or not s for s, l in zip(s_ok.purgeable, l_ok.purgeable))
+
+
+def test_spark_vectors_cover_trees_where_propagation_matters():
+    assert len(SPARK) >= 100
+    assert any(len(p["purgeable"]) >= 3 for _, p in SPARK)          # four streams or more
+    lemma_differs = 0
+    for c, p in SPARK:
+        lemma = analyze_plan(c["streams"], c["predicates"], c["schemes"], _plan(p["plan"]))
+        lemma_differs += [list(o.purgeable) for o in lemma.operators] != p["purgeable"]
+    assert 0 < lemma_differs < len(SPARK)

@@ -54,8 +54,11 @@ def analyze_safety(streams: Mapping[str, Sequence[str]], predicates: Iterable[st
 
 
 def analyze_plan(streams: Mapping[str, Sequence[str]], predicates: Iterable[str],
-                 schemes: Mapping[str, Iterable] | None, plan) -> PlanReport:
+                 schemes: Mapping[str, Iterable] | None, plan, propagation: str = "lemma") -> PlanReport:
     """Per-operator, per-input purgeability of ``plan`` (Theorems 1 and 3).
+
+    ``propagation="spark"``: intermediate inputs carry what our Spark join passes on
+    (binary plans; see :func:`punctuated.safety.verdict.spark_propagated`).
 
     >>> r = analyze_plan({"S1": ["a", "b"], "S2": ["b", "c"], "S3": ["c", "a"]},
     ...                  ["S1.b = S2.b", "S2.c = S3.c", "S3.a = S1.a"],
@@ -63,7 +66,7 @@ def analyze_plan(streams: Mapping[str, Sequence[str]], predicates: Iterable[str]
     >>> r.safe, [o.purgeable for o in r.operators]
     (False, [(False, True), (True, True)])
     """
-    return plan_verdicts(build_query(streams, predicates, schemes), plan)
+    return plan_verdicts(build_query(streams, predicates, schemes), plan, propagation)
 
 
 def safe_plans(streams: Mapping[str, Sequence[str]], predicates: Iterable[str],

@@ -41,14 +41,26 @@ from .report import SafetyReport
 class QuerySafetyReport(SafetyReport):
     """A :class:`SafetyReport` for a Spark query.
 
+    The query is judged twice: as one MJoin (Theorems 2 and 4: ``query_safe``, is
+    there a safe plan at all?) and as the tree of binary joins Spark runs
+    (``plan_report``, Theorems 1 and 3, an intermediate input carrying what our
+    Spark join passes on: :func:`~punctuated.safety.verdict.spark_propagated`).
+    ``safe`` is the verdict on the plan Spark runs — the one
+    ``spark.punctuated.safety.mode=strict`` enforces at ``start()`` — and
+    ``unpurgeable`` lists the inputs of that plan (streams, or ``(a ⋈ b)`` for a
+    join's output) whose state is never purged, with the query-level ones.
+
     Extra attributes: ``undeclared`` (streams with no punctuation declaration),
     ``join_graph`` (the analysed input: ``streams``, ``predicates``, ``schemes``),
     ``stream_joins`` (number of stream-stream joins; ``0`` means no join state,
-    hence safe), ``source`` (the SQL text, if any).
+    hence safe), ``source`` (the SQL text, if any), ``plan`` (the join tree, or
+    ``None`` if the joins form no single tree), ``enforced`` (the JVM check's own
+    per-join verdicts, children first, for comparison).
     """
 
     def __init__(self, base: SafetyReport, join_graph: dict, undeclared: list[str],
-                 stream_joins: int | None, source: str | None = None):
+                 stream_joins: int | None, source: str | None = None, plan=None,
+                 enforced: list[dict] | None = None):
         no_state = stream_joins == 0
         purgeable = set(base.structure.names) if no_state else set(base.purgeable)
         super().__init__(base.query, base.structure, purgeable)
@@ -56,6 +68,19 @@ class QuerySafetyReport(SafetyReport):
         self.undeclared = sorted(undeclared)
         self.stream_joins = stream_joins
         self.source = source
+        self.enforced = enforced
+        self.query_safe = self.safe
+        self.plan = None if no_state else plan
+        self.plan_report = None
+        if self.plan is not None and not isinstance(self.plan, str):
+            from .verdict import plan_verdicts
+            try:
+                self.plan_report = plan_verdicts(self.query, self.plan, "spark")
+            except ValueError:  # the tree reads streams the graph does not name
+                self.plan_report = None
+        if self.plan_report is not None:
+            self.safe = self.plan_report.safe
+            self.unpurgeable = sorted(set(self.unpurgeable) | set(self.plan_report.unpurgeable))
 
     @property
     def has_join_state(self) -> bool:
@@ -67,7 +92,17 @@ class QuerySafetyReport(SafetyReport):
 
     @property
     def suggestions(self):
-        return super().suggestions if self.has_join_state else []
+        """Query-level suggestions (Theorems 2/4) that also make the plan Spark runs safe."""
+        if not self.has_join_state:
+            return []
+        found = super().suggestions
+        if self.plan_report is None or self.plan_report.safe:
+            return found
+        from .model import Scheme
+        from .verdict import plan_verdicts
+        return [x for x in found
+                if plan_verdicts(self.query.with_schemes(Scheme(st, tuple(a)) for st, a in x.schemes),
+                                 self.plan, "spark").safe]
 
     @property
     def suggestions_minimal(self) -> bool:
@@ -80,6 +115,15 @@ class QuerySafetyReport(SafetyReport):
                     f"to purge (streams read: {streams}). Aggregation or deduplication state, "
                     f"if any, is not judged by this analysis.")
         text = super().explain(limit)
+        if self.plan_report is not None:
+            text = text.replace(f"The query is {'SAFE' if self.safe else 'NOT SAFE'} (",
+                                f"The query is {'SAFE' if self.query_safe else 'NOT SAFE'} (", 1)
+            text += "\n" + self.plan_report.explain()
+            if self.query_safe and not self.plan_report.safe:
+                text += ("\nSpark runs this tree of binary joins, and a join passes on only the "
+                         "punctuations of key values both its inputs close: write the joins so "
+                         "that each one joins on columns every stream below it punctuates, or "
+                         "set spark.punctuated.safety.mode=warn to run anyway.")
         if self.undeclared:
             text += ("\nStreams without a punctuation declaration (no scheme, no unique key): "
                      + ", ".join(self.undeclared)
@@ -93,14 +137,15 @@ class QuerySafetyReport(SafetyReport):
                  suggestions=[s.as_schemes() for s in self.suggestions],
                  streams={s: list(a) for s, a in self.join_graph["streams"].items()},
                  predicates=list(self.join_graph["predicates"]),
-                 schemes=self.join_graph["schemes"])
+                 schemes=self.join_graph["schemes"], query_safe=self.query_safe,
+                 plan=self.plan_report.to_dict() if self.plan_report is not None else None)
         return d
 
 
 def report_from_join_graph(graph: dict, stream_joins: int | None = None,
                            ranges: dict[str, list[set[str]]] | None = None,
-                           extra_predicates: list[str] = (), source: str | None = None
-                           ) -> QuerySafetyReport:
+                           extra_predicates: list[str] = (), source: str | None = None,
+                           enforced: list[dict] | None = None) -> QuerySafetyReport:
     """Analyse a join graph in the JSON shape of ``PythonApi.joinGraph``.
 
     ``stream_joins``: number of stream-stream joins of the query (``0``: no join
@@ -109,6 +154,7 @@ def report_from_join_graph(graph: dict, stream_joins: int | None = None,
     range-pattern attributes (``day<=``), restored for display.
     ``extra_predicates`` are more predicates in the same syntax (from the
     optimized plan); those naming unknown streams or attributes are skipped.
+    ``graph["tree"]`` (nested lists of stream names) is the join tree Spark runs.
     """
     from . import analyze_safety
 
@@ -132,7 +178,13 @@ def report_from_join_graph(graph: dict, stream_joins: int | None = None,
         base = analyze_safety(streams, predicates, schemes)
     except ValueError as e:
         raise ValueError(f"cannot analyse the join graph of this query: {e}") from e
-    return QuerySafetyReport(base, join_graph, undeclared, stream_joins, source)
+    tree = graph.get("tree")
+    plan = _tuple_tree(tree) if tree is not None else None
+    return QuerySafetyReport(base, join_graph, undeclared, stream_joins, source, plan, enforced)
+
+
+def _tuple_tree(t):
+    return t if isinstance(t, str) else tuple(_tuple_tree(c) for c in t)
 
 
 def _merge_predicates(given: list[str], extra: list[str], streams: dict) -> list[str]:
@@ -190,9 +242,10 @@ def check_safety(spark, query, *, draw: str | None = None) -> QuerySafetyReport:
                          "spark.readStream.table(...) for a DataFrame")
     jvm = df.sparkSession._jvm
     graph = json.loads(jvm.punctuated.spark.PythonApi.joinGraph(df._jdf))
+    enforced = json.loads(jvm.punctuated.spark.PythonApi.joinSafety(df._jdf))
     report = report_from_join_graph(graph, stream_joins=_stream_joins(df),
                                     ranges=_ranges(df, graph), extra_predicates=_optimized_predicates(df),
-                                    source=source)
+                                    source=source, enforced=enforced)
     if draw:
         report.draw(draw)
     return report

@@ -82,14 +82,23 @@ class PlanReport:
 
     plan: Plan
     operators: tuple[OperatorVerdict, ...]
+    propagation: str = "lemma"
 
     @property
     def safe(self) -> bool:
         return all(o.is_purgeable for o in self.operators)
 
+    @property
+    def unpurgeable(self) -> list[str]:
+        """Inputs (streams, or ``(S1 ⋈ S2)`` for a join's output) never purged."""
+        return [plan_to_str(i) for o in self.operators for i, ok in zip(o.inputs, o.purgeable) if not ok]
+
     def explain(self) -> str:
+        how = ("an intermediate input carries the schemes our Spark join passes on: key values "
+               "both of its inputs close" if self.propagation == "spark" else
+               "an intermediate input carries the schemes of its purgeable inputs, Lemmas 1 and 2")
         lines = [f"Plan {plan_to_str(self.plan)} is {'safe' if self.safe else 'NOT safe'} "
-                 "(paper 000, Def 4: a plan is safe iff every join operator is purgeable)."]
+                 f"(paper 000, Def 4: a plan is safe iff every join operator is purgeable; {how})."]
         for o in self.operators:
             lines.append(f"  {plan_to_str(o.operator)}: "
                          + ("purgeable" if o.is_purgeable else "NOT purgeable")
@@ -104,14 +113,68 @@ class PlanReport:
                 "operators": [o.to_dict() for o in self.operators]}
 
 
-def plan_verdicts(q: Query, plan) -> PlanReport:
+PROPAGATIONS = ("lemma", "spark")
+
+
+def _classes(q: Query, streams: frozenset[str]) -> frozenset[int]:
+    """Join classes some attribute of these streams is in."""
+    return frozenset().union(*(q.touches[s] for s in streams))
+
+
+def spark_propagated(q: Query, inputs: list[frozenset[str]], carried: list[list[Scheme]],
+                     ok: tuple[bool, ...]) -> list[Scheme]:
+    """Schemes the output of one *binary* join carries as our Spark operator runs it.
+
+    The operator emits an output punctuation for a join-key value once both inputs
+    have closed it (Tucker et al. 2003, Table 3, join propagation, with the purge
+    invariant of Tucker 2005: the stored tuples it matches are gone).  So a scheme
+    of one input propagates iff all its attributes are join attributes of this
+    operator and the other input carries a scheme on the same join classes (same
+    range attributes): paper 000, Lemma 1, restricted to what is observable from
+    the key alone.  Both inputs are then purgeable (Theorem 1).  A scheme on other
+    attributes never propagates: its punctuation would need every partition's
+    stored tuples checked.
+
+    >>> from punctuated.safety.model import build_query
+    >>> q = build_query({"A": ["x", "y"], "B": ["x"], "C": ["y"]}, ["A.x = B.x", "A.y = C.y"],
+    ...                 {"A": [["x"], ["y"]], "B": [["x"]], "C": [["y"]]})
+    >>> [str(s) for s in spark_propagated(q, [frozenset("A"), frozenset("B")],
+    ...                                   [q.schemes_of("A"), q.schemes_of("B")], (True, True))]
+    ['A(x)', 'B(x)']
+    """
+    if len(inputs) != 2:
+        raise ValueError("Spark runs binary joins only: an MJoin has no 'spark' propagation")
+    if not all(ok):
+        return []
+    shared = _classes(q, inputs[0]) & _classes(q, inputs[1])
+
+    def key(p: Scheme):
+        return q.scheme_classes(p), frozenset(q.cls[(p.stream, a)] for a in p.ranges)
+
+    out: list[Scheme] = []
+    for i in (0, 1):
+        others = {key(t) for t in carried[1 - i]}
+        for p in carried[i]:
+            if q.scheme_classes(p) <= shared and key(p) in others and p not in out:
+                out.append(p)
+    return out
+
+
+def plan_verdicts(q: Query, plan, propagation: str = "lemma") -> PlanReport:
     """Per-operator, per-input purgeability of a plan (Theorems 1 and 3).
+
+    ``propagation`` says which schemes an intermediate input carries: ``"lemma"``
+    (paper 000, Lemmas 1 and 2: every scheme of the child operator's purgeable
+    inputs) or ``"spark"`` (binary plans only: what our Spark join passes on,
+    :func:`spark_propagated`; what ``spark.punctuated.safety.mode`` enforces).
 
     >>> from punctuated.safety.model import build_query
     >>> q = build_query({"A": ["x"], "B": ["x"]}, ["A.x = B.x"], {"B": [["x"]]})
     >>> plan_verdicts(q, ("A", "B")).operators[0].purgeable
     (True, False)
     """
+    if propagation not in PROPAGATIONS:
+        raise ValueError(f"propagation must be one of {PROPAGATIONS}, got {propagation!r}")
     plan = normalize_plan(plan, q.streams)
     ops: list[OperatorVerdict] = []
 
@@ -124,6 +187,8 @@ def plan_verdicts(q: Query, plan) -> PlanReport:
         ok = tuple(i in good for i in range(len(p)))
         ops.append(OperatorVerdict(p, tuple(p), ok, theorem_for(s, "input"),
                                    tuple(tuple(str(x) for x in lst) for lst in carried)))
+        if propagation == "spark":
+            return spark_propagated(q, [leaves(c) for c in p], carried, ok)
         out: list[Scheme] = []
         for i, lst in enumerate(carried):
             if ok[i]:
@@ -131,7 +196,7 @@ def plan_verdicts(q: Query, plan) -> PlanReport:
         return out
 
     visit(plan)
-    return PlanReport(plan, tuple(ops))
+    return PlanReport(plan, tuple(ops), propagation)
 
 
 def punctuation_purgeability(q: Query) -> dict[Scheme, bool]:

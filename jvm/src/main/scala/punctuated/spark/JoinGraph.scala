@@ -3,7 +3,7 @@ package punctuated.spark
 import scala.collection.mutable
 
 import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, EqualNullSafe, EqualTo, Expression, ExprId}
-import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, Project}
 import org.apache.spark.sql.catalyst.streaming.StreamingRelationV2
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 import org.apache.spark.sql.execution.streaming.runtime.StreamingRelation
@@ -15,11 +15,19 @@ import org.apache.spark.sql.execution.streaming.runtime.StreamingRelation
  * traced back to the stream it comes from.
  *
  * @param streams    the streams, by short name (table name, or `with_schemes` name)
- * @param predicates equi-join predicates `"S1.a = S2.b"`
+ * @param predicates equi-join predicates `"S1.a = S2.b"`, in join conditions or in `WHERE`
+ * @param tree       the tree of stream-stream joins Spark runs (leaves: stream names), if the
+ *                   query's joins form one tree (none for a single stream, or joins under a union)
  */
-final case class JoinGraph(streams: Seq[JoinGraph.Stream], predicates: Seq[String])
+final case class JoinGraph(streams: Seq[JoinGraph.Stream], predicates: Seq[String],
+    tree: Option[JoinGraph.Tree] = None)
 
 object JoinGraph {
+
+  /** A join tree: a stream, or a join of two sub-trees (Li et al. 2006, §2.2, plans). */
+  sealed trait Tree
+  final case class Leaf(stream: String) extends Tree
+  final case class Node(left: Tree, right: Tree) extends Tree
 
   /**
    * @param schemes the schemes (attribute names) punctuations of this stream may instantiate:
@@ -63,14 +71,36 @@ object JoinGraph {
         }
     }
 
-    val predicates = plan.collect { case j: Join => j.condition.toSeq.flatMap(conjuncts) }.flatten
-      .flatMap {
+    // join conditions, and WHERE conditions (a Filter above the joins) equating two streams
+    val predicates = plan.collect {
+      case j: Join => j.condition.toSeq.flatMap(conjuncts)
+      case f: Filter => conjuncts(f.condition)
+    }.flatten.flatMap {
         case EqualTo(l: Attribute, r: Attribute) => edge(origin, l, r)
         case EqualNullSafe(l: Attribute, r: Attribute) => edge(origin, l, r)
         case _ => None
       }.distinct
-    JoinGraph(streams.values.toSeq, predicates)
+    JoinGraph(streams.values.toSeq, predicates, treeOf(plan, origin).collect { case n: Node => n })
   }
+
+  private def streamJoin(p: LogicalPlan) = p match {
+    case j: Join => j.left.isStreaming && j.right.isStreaming
+    case _ => false
+  }
+
+  /** The join tree under `node`: stream-stream joins as nodes, single streams as leaves. */
+  private def treeOf(node: LogicalPlan, origin: collection.Map[ExprId, (String, String)]): Option[Tree] =
+    node match {
+      case j: Join if streamJoin(j) =>
+        for (l <- treeOf(j.left, origin); r <- treeOf(j.right, origin)) yield Node(l, r)
+      case other if other.exists(streamJoin) =>
+        if (other.children.size == 1) treeOf(other.children.head, origin) else None
+      case other =>
+        other.flatMap(_.output).flatMap(a => origin.get(a.exprId)).map(_._1).distinct match {
+          case Seq(single) => Some(Leaf(single))
+          case _ => None
+        }
+    }
 
   private def edge(origin: collection.Map[ExprId, (String, String)], l: Attribute, r: Attribute) =
     for ((ls, la) <- origin.get(l.exprId); (rs, ra) <- origin.get(r.exprId) if ls != rs)

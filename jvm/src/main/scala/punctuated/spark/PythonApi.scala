@@ -35,7 +35,31 @@ object PythonApi {
           "schemes" -> JArray(s.schemes.map(sc => JArray(sc.map(JString(_)).toList)).toList),
           "declared" -> JBool(s.declared))
       }.toList),
-      "predicates" -> JArray(graph.predicates.map(JString(_)).toList))))
+      "predicates" -> JArray(graph.predicates.map(JString(_)).toList),
+      "tree" -> graph.tree.map(treeJson).getOrElse(JNull))))
+  }
+
+  private def treeJson(t: JoinGraph.Tree): JValue = t match {
+    case JoinGraph.Leaf(s) => JString(s)
+    case JoinGraph.Node(l, r) => JArray(List(treeJson(l), treeJson(r)))
+  }
+
+  /**
+   * What the start-time check (`spark.punctuated.safety.mode`) decides for this query, per
+   * stream-stream join, children before parents:
+   * `[{"left": name, "right": name, "purgeable": [bool, bool], "problems": [text]}]`. The join
+   * marks are those the query gets when it starts (a punctuated join's output is a punctuated
+   * input of the join above it).
+   */
+  def joinSafety(df: Dataset[_]): String = {
+    val verdicts = punctuated.spark.rules.JoinSafety.verdicts(df.queryExecution.analyzed)
+    compact(render(JArray(verdicts.map { v =>
+      JObject(
+        "left" -> JString(v.left),
+        "right" -> JString(v.right),
+        "purgeable" -> JArray(List(JBool(v.purgeable._1), JBool(v.purgeable._2))),
+        "problems" -> JArray(v.problems.map(p => JString(p.message)).toList))
+    }.toList)))
   }
 
   private def toJson(scheme: Scheme): JValue = JArray(scheme.attributes.map { a =>

@@ -73,9 +73,10 @@ class MultiJoinSuite extends PunctuatedStreamTest {
       AssertAllStates(rows = 0, punctuations = 0))
   }
 
-  test("the same star join written in SQL, in either join order") {
+  test("the same star join written in SQL, in either join order, or with WHERE") {
     for ((name, order) <- Seq("abc" -> "a JOIN b ON a_k = b_k JOIN c ON b_k = c_k",
-        "cab" -> "c JOIN a ON c_k = a_k JOIN b ON a_k = b_k")) {
+        "cab" -> "c JOIN a ON c_k = a_k JOIN b ON a_k = b_k",
+        "where" -> "a, b, c WHERE a_k = b_k AND b_k = c_k AND c_v <> 'skip'")) {
       val (a, b, c, da, db, dc) = streams()
       da.createOrReplaceTempView("a"); db.createOrReplaceTempView("b"); dc.createOrReplaceTempView("c")
       val joined = spark.sql(s"SELECT a_k, a_v, b_v, c_v FROM $order")

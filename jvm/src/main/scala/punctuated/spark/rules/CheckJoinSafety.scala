@@ -18,9 +18,10 @@ import punctuated.spark.{DeclaredStreams, PunctuatedConf, PunctuatedErrors}
  * `spark.punctuated.safety.mode`: `strict` fails `start()` naming the unpurgeable input,
  * the scheme that would fix it and how; `warn` logs the same text; `off` checks nothing.
  *
- * First cut: each join on its own. An input that is itself a join's output carries no
- * declaration here, so a multi-way join needs `warn` (the Python analysis,
- * `punctuated.check_safety`, covers chained purges across joins).
+ * Each join of the plan is judged on its own (Theorem 1); an input that is itself a punctuated
+ * join's output carries the key schemes that join passes on (its derived declaration; Li et
+ * al. §4, binary join trees). `punctuated.check_safety` in Python applies the same rule to
+ * the same join tree (its `plan` verdict; shared vectors `testdata/safety_vectors.json`).
  */
 case class CheckJoinSafety(session: SparkSession) extends (LogicalPlan => Unit) with Logging {
 
@@ -45,41 +46,77 @@ object JoinSafety {
   /** A join input whose state can never be purged, and the sentence saying how to fix it. */
   final case class Problem(input: String, message: String)
 
+  /**
+   * The verdict on one stream-stream join of a plan (Li et al. 2006, Theorem 1 for a binary
+   * join, Corollary 1: an input's state is purgeable iff the other input carries punctuations
+   * on join attributes). An input that is itself a punctuated join's output carries the key
+   * schemes that join propagates (its derived declaration).
+   *
+   * @param join     the join
+   * @param left     the left input's name: a stream, or `(a ⋈ b)` for a join's output
+   * @param right    the right input's name
+   * @param purgeable whether the left and the right input's state is purgeable
+   * @param problems one per unpurgeable input
+   */
+  final case class Verdict(join: Join, left: String, right: String, purgeable: (Boolean, Boolean),
+      problems: Seq[Problem])
+
   /** One problem per unpurgeable join input. */
-  def problems(plan: LogicalPlan): Seq[Problem] = {
+  def problems(plan: LogicalPlan): Seq[Problem] = verdicts(plan).flatMap(_.problems)
+
+  /** The verdict on each stream-stream equi-join of the plan, children before parents. */
+  def verdicts(plan: LogicalPlan): Seq[Verdict] = {
     val watermarked = plan.exists(_.isInstanceOf[EventTimeWatermark])
-    plan.collect {
+    val out = scala.collection.mutable.ArrayBuffer.empty[Verdict]
+    plan.foreachUp {
       case j @ ExtractEquiJoinKeys(_, leftKeys, rightKeys, _, _, left, right, _)
           if left.isStreaming && right.isStreaming =>
-        PunctuationColumns.find(j.asInstanceOf[Join].condition) match {
+        val join = j.asInstanceOf[Join]
+        PunctuationColumns.find(join.condition) match {
           case Some(mark) =>
             val lName = name(mark.left, left, "left")
             val rName = name(mark.right, right, "right")
             val on = leftKeys.zip(rightKeys).map { case (l, r) => s"${l.sql} = ${r.sql}" }.mkString(" AND ")
-            def missing(stored: String, other: String, otherDecl: Option[InputDeclaration],
-                otherKeys: Seq[Expression]) = {
-              val usable = otherDecl.toSeq.flatMap(d => KeySchemes.usable(d, otherKeys))
-                .filter { case (s, _) => otherDecl.exists(_.hasPunctuations(s)) }
-              if (usable.nonEmpty) None
-              else Some(Problem(stored, {
-                val keyCols = otherKeys.map(_.sql).mkString(", ")
-                s"The state of input $stored of the join ON $on can never be purged: input " +
-                  s"$other has no punctuation scheme on its join key ($keyCols) whose punctuations " +
-                  s"reach the join. Fix: declare one on $other, e.g. ALTER TABLE $other SET " +
-                  s"TBLPROPERTIES ('punctuated.schemes' = '${otherKeys.map(k => plain(k)).mkString(", ")}', " +
-                  "'punctuated.marker' = '<BOOLEAN column>'), or 'punctuated.unique' if that is a key " +
-                  s"of $other; or set ${PunctuatedConf.SafetyMode}=warn to run anyway."
-              }))
-            }
-            (missing(lName, rName, mark.right, rightKeys) ++ missing(rName, lName, mark.left, leftKeys)).toSeq
-          case None if !watermarked =>
-            Seq(Problem("both inputs", s"The stream-stream join ON ${j.asInstanceOf[Join].condition.map(_.sql).getOrElse("true")} " +
-              "reads no declared input: both inputs' state grows without bound. Fix: declare " +
-              "punctuation schemes on its inputs (TBLPROPERTIES 'punctuated.schemes' or " +
-              "'punctuated.unique') or use a watermark."))
-          case None => Nil
+            val lp = missing(lName, rName, mark.right, rightKeys, on)
+            val rp = missing(rName, lName, mark.left, leftKeys, on)
+            out += Verdict(join, lName, rName, (lp.isEmpty, rp.isEmpty), (lp ++ rp).toSeq)
+          case None =>
+            val problems = if (watermarked) Nil else
+              Seq(Problem("both inputs", s"The stream-stream join ON ${join.condition.map(_.sql).getOrElse("true")} " +
+                "reads no declared input: both inputs' state grows without bound. Fix: declare " +
+                "punctuation schemes on its inputs (TBLPROPERTIES 'punctuated.schemes' or " +
+                "'punctuated.unique') or use a watermark."))
+            out += Verdict(join, name(None, left, "left"), name(None, right, "right"),
+              (watermarked, watermarked), problems)
         }
-    }.flatten
+      case _ =>
+    }
+    out.toSeq
+  }
+
+  /** The problem of input `stored`, if `other` carries no punctuations on its join keys. */
+  private def missing(stored: String, other: String, otherDecl: Option[InputDeclaration],
+      otherKeys: Seq[Expression], on: String): Option[Problem] = {
+    val usable = otherDecl.toSeq.flatMap(d => KeySchemes.usable(d, otherKeys))
+      .filter { case (s, _) => otherDecl.exists(_.hasPunctuations(s)) }
+    if (usable.nonEmpty) None
+    else Some(Problem(stored, {
+      val keyCols = otherKeys.map(_.sql).mkString(", ")
+      val fix = otherDecl.flatMap(_.declaration.derived) match {
+        case Some(_) =>
+          s"input $other is the output of a join, which passes on punctuations only for join-key " +
+            s"values both its inputs close. Fix: join $other's inputs on the columns equal to " +
+            s"($keyCols), with a punctuation scheme on them on both inputs"
+        case None =>
+          s"declare one on $other, e.g. ALTER TABLE $other SET " +
+            s"TBLPROPERTIES ('punctuated.schemes' = '${otherKeys.map(k => plain(k)).mkString(", ")}', " +
+            "'punctuated.marker' = '<BOOLEAN column>'), or 'punctuated.unique' if that is a key " +
+            s"of $other"
+      }
+      s"The state of input $stored of the join ON $on can never be purged: input " +
+        s"$other has no punctuation scheme on its join key ($keyCols) whose punctuations " +
+        s"reach the join. Fix: $fix; or set ${PunctuatedConf.SafetyMode}=warn to run anyway."
+    }))
   }
 
   private def plain(e: Expression): String = e match {
@@ -88,11 +125,12 @@ object JoinSafety {
   }
 
   private def name(decl: Option[InputDeclaration], input: LogicalPlan, side: String): String =
-    decl.map(_.declaration.table.split('.').last).getOrElse {
-      input.collectLeaves().filter(_.isStreaming).map(punctuated.spark.JoinGraph.shortName)
-        .distinct.mkString(", ") match {
-        case "" => s"$side input"
-        case names => s"$names ($side input)"
+    decl.map(d => if (d.declaration.derived.isDefined) d.declaration.table else d.declaration.table.split('.').last)
+      .getOrElse {
+        input.collectLeaves().filter(_.isStreaming).map(punctuated.spark.JoinGraph.shortName)
+          .distinct.mkString(", ") match {
+          case "" => s"$side input"
+          case names => s"$names ($side input)"
+        }
       }
-    }
 }

@@ -1,9 +1,9 @@
 package punctuated.spark.rules
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeReference, ExprId, Expression, IsNull}
+import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeReference, EqualNullSafe, EqualTo, ExprId, Expression, IsNull}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
-import org.apache.spark.sql.catalyst.plans.{FullOuter, LeftAnti, LeftOuter, LeftSemi, RightOuter}
+import org.apache.spark.sql.catalyst.plans.{FullOuter, Inner, LeftAnti, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Filter, Join, LogicalPlan, Project, SubqueryAlias, View}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.types.MetadataBuilder
@@ -15,7 +15,10 @@ import punctuated.spark.DeclaredStreams
 /**
  * Post-hoc resolution rule: marks each stream-stream equi-join with at least one declared
  * input as a punctuated join, by adding the [[PunctuationColumns]] conjunct (always TRUE)
- * to its condition. Joins with no declared input are left exactly as they are.
+ * to its condition. Joins with no declared input are left exactly as they are. An input that
+ * is itself a punctuated join's output counts as declared when that join passes punctuations
+ * on (a derived declaration), so trees of joins purge at every level. Joins written with
+ * `WHERE` equalities (`FROM a, b WHERE a.k = b.k`) get them as their condition first.
  *
  * Outer and semi joins: Spark refuses a stream-stream outer (or semi) join unless a join key carries an
  * event-time watermark. A punctuated outer join needs none (the other input's punctuations
@@ -25,7 +28,52 @@ import punctuated.spark.DeclaredStreams
  */
 case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPlan] {
 
-  override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
+  override def apply(plan: LogicalPlan): LogicalPlan = mark(whereIntoJoins(plan))
+
+  /**
+   * `FROM a, b WHERE a.k = b.k`: the analyzer keeps the equality in a Filter above a join
+   * without condition (the optimizer pushes it into the join later, too late for the mark).
+   * Equalities between two streams of inner stream-stream joins move into the join whose
+   * inputs they compare; the rest of the WHERE clause stays where it is. Same result.
+   */
+  private def whereIntoJoins(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsDown {
+    case f @ Filter(condition, j: Join) if innerStreamJoin(j) =>
+      val all = conjuncts(condition)
+      val (joined, rest) = pushEqualities(j, all)
+      if (rest.size == all.size) f else rest.reduceOption(And).map(Filter(_, joined)).getOrElse(joined)
+  }
+
+  private def innerStreamJoin(p: LogicalPlan): Boolean = p match {
+    case j: Join => j.joinType == Inner && j.left.isStreaming && j.right.isStreaming &&
+      PunctuationColumns.find(j.condition).isEmpty
+    case _ => false
+  }
+
+  /** Moves the equalities among `cs` into the joins of `j`'s tree; returns the others. */
+  private def pushEqualities(j: Join, cs: Seq[Expression]): (Join, Seq[Expression]) = {
+    val (equalities, others) = cs.partition {
+      case EqualTo(_: Attribute, _: Attribute) | EqualNullSafe(_: Attribute, _: Attribute) => true
+      case _ => false
+    }
+    def into(side: LogicalPlan, e: Seq[Expression]): (LogicalPlan, Seq[Expression]) = side match {
+      case inner: Join if innerStreamJoin(inner) && e.nonEmpty => pushEqualities(inner, e)
+      case other => (other, e)
+    }
+    val (toLeft, r1) = equalities.partition(_.references.subsetOf(j.left.outputSet))
+    val (toRight, r2) = r1.partition(_.references.subsetOf(j.right.outputSet))
+    val (here, rest) = r2.partition(_.references.subsetOf(j.left.outputSet ++ j.right.outputSet))
+    val (newLeft, leftRest) = into(j.left, toLeft)
+    val (newRight, rightRest) = into(j.right, toRight)
+    val condition = (j.condition.toSeq ++ here).reduceOption(And)
+    (j.copy(left = newLeft, right = newRight, condition = condition), others ++ rest ++ leftRest ++ rightRest)
+  }
+
+  private def conjuncts(e: Expression): Seq[Expression] = e match {
+    case And(a, b) => conjuncts(a) ++ conjuncts(b)
+    case other => Seq(other)
+  }
+
+  private def mark(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
     case j @ Join(left, right, joinType, Some(condition), hint)
         if left.isStreaming && right.isStreaming && PunctuationColumns.find(j.condition).isEmpty &&
           ExtractEquiJoinKeys.unapply(j).isDefined =>
