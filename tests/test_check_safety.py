@@ -86,8 +86,12 @@ def test_three_way_with_undeclared_stream_is_unsafe(spark, auction, tmp_path):
     assert not r.safe
     assert p in r.unpurgeable and r.undeclared == [p]
     assert p in r.explain()
-    assert r.suggestions
-    fix = r.suggestions[0].as_schemes()
+    # as one MJoin, schemes on p and a's seller would do (Theorem 2); in the tree Spark runs,
+    # ((p ⋈ a) ⋈ b), the lower join passes on punctuations of seller only, never of a's id:
+    # no scheme makes b's state purgeable there
+    assert r.query_suggestions and r.suggestions == []
+    assert "Spark runs this tree of binary joins" not in r.explain() or not r.query_safe
+    fix = r.query_suggestions[0].as_schemes()
     assert p in fix
     schemes = {s: list(v) for s, v in r.join_graph["schemes"].items()}
     for s, extra in fix.items():

@@ -58,7 +58,7 @@ def analyze_plan(streams: Mapping[str, Sequence[str]], predicates: Iterable[str]
     """Per-operator, per-input purgeability of ``plan`` (Theorems 1 and 3).
 
     ``propagation="spark"``: intermediate inputs carry what our Spark join passes on
-    (binary plans; see :func:`punctuated.safety.verdict.spark_propagated`).
+    (binary plans; see :mod:`punctuated.safety.sparkplan`).
 
     >>> r = analyze_plan({"S1": ["a", "b"], "S2": ["b", "c"], "S3": ["c", "a"]},
     ...                  ["S1.b = S2.b", "S2.c = S3.c", "S3.a = S1.a"],

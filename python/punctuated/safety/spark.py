@@ -44,7 +44,7 @@ class QuerySafetyReport(SafetyReport):
     The query is judged twice: as one MJoin (Theorems 2 and 4: ``query_safe``, is
     there a safe plan at all?) and as the tree of binary joins Spark runs
     (``plan_report``, Theorems 1 and 3, an intermediate input carrying what our
-    Spark join passes on: :func:`~punctuated.safety.verdict.spark_propagated`).
+    Spark join passes on: :mod:`~punctuated.safety.sparkplan`).
     ``safe`` is the verdict on the plan Spark runs — the one
     ``spark.punctuated.safety.mode=strict`` enforces at ``start()`` — and
     ``unpurgeable`` lists the inputs of that plan (streams, or ``(a ⋈ b)`` for a
@@ -91,11 +91,14 @@ class QuerySafetyReport(SafetyReport):
                 f"undeclared={self.undeclared}, theorem={self.theorem!r})")
 
     @property
+    def query_suggestions(self):
+        """Smallest sets of extra schemes that make the query safe as one MJoin (Theorems 2/4)."""
+        return super().suggestions if self.has_join_state else []
+
+    @property
     def suggestions(self):
-        """Query-level suggestions (Theorems 2/4) that also make the plan Spark runs safe."""
-        if not self.has_join_state:
-            return []
-        found = super().suggestions
+        """Those of :attr:`query_suggestions` that also make the plan Spark runs safe."""
+        found = self.query_suggestions
         if self.plan_report is None or self.plan_report.safe:
             return found
         from .model import Scheme
@@ -315,6 +318,10 @@ def format_report(report: SafetyReport) -> str:
         lines.extend(f"  {k}. add {s}" for k, s in enumerate(report.suggestions, 1))
         if not report.suggestions_minimal:
             lines.append("  (search budget exhausted: not necessarily the fewest schemes)")
+    elif not report.safe and getattr(report, "query_suggestions", None):
+        lines.append("Suggestions: none for the tree of joins Spark runs; as one multi-way join "
+                     "(Theorems 2/4) these would make it safe:")
+        lines.extend(f"  {k}. add {s}" for k, s in enumerate(report.query_suggestions, 1))
     elif not report.safe:
         lines.append("Suggestions: none (no scheme on join attributes can make it safe)")
     return "\n".join(lines)

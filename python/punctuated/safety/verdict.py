@@ -116,57 +116,13 @@ class PlanReport:
 PROPAGATIONS = ("lemma", "spark")
 
 
-def _classes(q: Query, streams: frozenset[str]) -> frozenset[int]:
-    """Join classes some attribute of these streams is in."""
-    return frozenset().union(*(q.touches[s] for s in streams))
-
-
-def spark_propagated(q: Query, inputs: list[frozenset[str]], carried: list[list[Scheme]],
-                     ok: tuple[bool, ...]) -> list[Scheme]:
-    """Schemes the output of one *binary* join carries as our Spark operator runs it.
-
-    The operator emits an output punctuation for a join-key value once both inputs
-    have closed it (Tucker et al. 2003, Table 3, join propagation, with the purge
-    invariant of Tucker 2005: the stored tuples it matches are gone).  So a scheme
-    of one input propagates iff all its attributes are join attributes of this
-    operator and the other input carries a scheme on the same join classes (same
-    range attributes): paper 000, Lemma 1, restricted to what is observable from
-    the key alone.  Both inputs are then purgeable (Theorem 1).  A scheme on other
-    attributes never propagates: its punctuation would need every partition's
-    stored tuples checked.
-
-    >>> from punctuated.safety.model import build_query
-    >>> q = build_query({"A": ["x", "y"], "B": ["x"], "C": ["y"]}, ["A.x = B.x", "A.y = C.y"],
-    ...                 {"A": [["x"], ["y"]], "B": [["x"]], "C": [["y"]]})
-    >>> [str(s) for s in spark_propagated(q, [frozenset("A"), frozenset("B")],
-    ...                                   [q.schemes_of("A"), q.schemes_of("B")], (True, True))]
-    ['A(x)', 'B(x)']
-    """
-    if len(inputs) != 2:
-        raise ValueError("Spark runs binary joins only: an MJoin has no 'spark' propagation")
-    if not all(ok):
-        return []
-    shared = _classes(q, inputs[0]) & _classes(q, inputs[1])
-
-    def key(p: Scheme):
-        return q.scheme_classes(p), frozenset(q.cls[(p.stream, a)] for a in p.ranges)
-
-    out: list[Scheme] = []
-    for i in (0, 1):
-        others = {key(t) for t in carried[1 - i]}
-        for p in carried[i]:
-            if q.scheme_classes(p) <= shared and key(p) in others and p not in out:
-                out.append(p)
-    return out
-
-
 def plan_verdicts(q: Query, plan, propagation: str = "lemma") -> PlanReport:
     """Per-operator, per-input purgeability of a plan (Theorems 1 and 3).
 
     ``propagation`` says which schemes an intermediate input carries: ``"lemma"``
     (paper 000, Lemmas 1 and 2: every scheme of the child operator's purgeable
-    inputs) or ``"spark"`` (binary plans only: what our Spark join passes on,
-    :func:`spark_propagated`; what ``spark.punctuated.safety.mode`` enforces).
+    inputs) or ``"spark"`` (binary plans only: the rule our Spark joins follow,
+    :mod:`punctuated.safety.sparkplan`; what ``spark.punctuated.safety.mode`` enforces).
 
     >>> from punctuated.safety.model import build_query
     >>> q = build_query({"A": ["x"], "B": ["x"]}, ["A.x = B.x"], {"B": [["x"]]})
@@ -176,6 +132,11 @@ def plan_verdicts(q: Query, plan, propagation: str = "lemma") -> PlanReport:
     if propagation not in PROPAGATIONS:
         raise ValueError(f"propagation must be one of {PROPAGATIONS}, got {propagation!r}")
     plan = normalize_plan(plan, q.streams)
+    if propagation == "spark":
+        from .sparkplan import label, spark_operators
+        return PlanReport(plan, tuple(
+            OperatorVerdict(p, inputs, ok, "Theorem 1", tuple(tuple(label(c) for c in lst) for lst in carried))
+            for p, inputs, ok, carried in spark_operators(q, plan)), propagation)
     ops: list[OperatorVerdict] = []
 
     def visit(p: Plan) -> list[Scheme]:
@@ -187,8 +148,6 @@ def plan_verdicts(q: Query, plan, propagation: str = "lemma") -> PlanReport:
         ok = tuple(i in good for i in range(len(p)))
         ops.append(OperatorVerdict(p, tuple(p), ok, theorem_for(s, "input"),
                                    tuple(tuple(str(x) for x in lst) for lst in carried)))
-        if propagation == "spark":
-            return spark_propagated(q, [leaves(c) for c in p], carried, ok)
         out: list[Scheme] = []
         for i, lst in enumerate(carried):
             if ok[i]:

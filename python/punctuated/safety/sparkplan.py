@@ -1,0 +1,115 @@
+"""The safety rule our Spark operators follow for a tree of binary joins.
+
+Spark runs ``a JOIN b ON ... JOIN c ON ...`` as binary joins, each on the
+predicates written between its two inputs (its *join key*, one position per
+predicate).  Per join (paper 000, Theorem 1 for a binary join): an input's state
+is purgeable iff the other input carries a scheme whose attributes are all
+join-key columns of that input.  A join's output carries, for every key scheme
+(same key positions) that *both* its inputs carry, one scheme per input on that
+input's key columns (Tucker et al. 2003, Table 3: the join emits an output
+punctuation once both inputs closed the key) — if those columns come from one
+stream (its marker column marks the output punctuation).
+
+This is Lemma 1 of paper 000 restricted to what a partitioned join can observe
+from one key, and on columns *as written*: ``x.k = y.k JOIN z ON x.k = z.k`` and
+``... ON y.k = z.k`` are different trees here, as they are for Spark.  The JVM
+check (``JoinSafety.verdicts``) implements the same rule; the shared vectors
+(``spark_plans`` in ``testdata/safety_vectors.json``) keep both in step.
+
+>>> from punctuated.safety.model import build_query
+>>> q = build_query({"A": ["k"], "B": ["k", "v"], "C": ["v"]}, ["A.k = B.k", "B.v = C.v"],
+...                 {"A": [["k"]], "B": [["k"], ["v"]], "C": [["v"]]})
+>>> [o[2] for o in spark_operators(q, (("A", "B"), "C"))]
+[(True, True), (True, False)]
+"""
+from __future__ import annotations
+
+from .model import Attr, Query, Scheme
+from .tree import Plan, leaves
+
+# A scheme as the join sees it: its columns (stream, attribute) and which are ranges.
+Carried = tuple[tuple[Attr, ...], frozenset[Attr]]
+
+
+def carried_of(s: Scheme) -> Carried:
+    """A declared scheme as columns.
+
+    >>> carried_of(Scheme("B", ("k", "d"), frozenset({"d"})))
+    ((('B', 'k'), ('B', 'd')), frozenset({('B', 'd')}))
+    """
+    return tuple((s.stream, a) for a in s.attributes), frozenset((s.stream, a) for a in s.ranges)
+
+
+def join_keys(q: Query, left: frozenset[str], right: frozenset[str]) -> list[tuple[Attr, Attr]]:
+    """The written predicates between two inputs, as (left column, right column) pairs:
+    the join key, one position per predicate (the order of ``q.predicates``).
+
+    >>> from punctuated.safety.model import build_query
+    >>> q = build_query({"A": ["k"], "B": ["k"]}, ["B.k = A.k"])
+    >>> join_keys(q, frozenset("A"), frozenset("B"))
+    [(('A', 'k'), ('B', 'k'))]
+    """
+    out = []
+    for p in q.predicates:
+        if p.left[0] in left and p.right[0] in right:
+            out.append((p.left, p.right))
+        elif p.right[0] in left and p.left[0] in right:
+            out.append((p.right, p.left))
+    return out
+
+
+def key_scheme(c: Carried, columns: list[Attr]) -> tuple[tuple[int, ...], int | None] | None:
+    """Key positions a scheme fixes (constants, range), if all its columns are key columns.
+
+    A column in several predicates counts at its last position (as the JVM's map does).
+
+    >>> key_scheme(((("A", "k"),), frozenset()), [("A", "k")])
+    ((0,), None)
+    >>> key_scheme(((("A", "v"),), frozenset()), [("A", "k")]) is None
+    True
+    """
+    position = {col: i for i, col in enumerate(columns)}
+    attrs, ranges = c
+    if any(a not in position for a in attrs) or len(ranges) > 1:
+        return None
+    constants = tuple(sorted(position[a] for a in attrs if a not in ranges))
+    rng = next((position[a] for a in attrs if a in ranges), None)
+    return constants, rng
+
+
+def spark_operators(q: Query, plan: Plan) -> list[tuple[Plan, tuple[Plan, Plan], tuple[bool, bool],
+                                                        tuple[list[Carried], list[Carried]]]]:
+    """Each binary join of ``plan`` (children first): the join, its inputs, whether each
+    input's state is purgeable, and the schemes each input carries."""
+    out = []
+
+    def visit(p: Plan) -> list[Carried]:
+        if isinstance(p, str):
+            return [carried_of(s) for s in q.schemes_of(p)]
+        if len(p) != 2:
+            raise ValueError("Spark runs binary joins only: an MJoin has no 'spark' verdict")
+        carried = (visit(p[0]), visit(p[1]))
+        keys = join_keys(q, leaves(p[0]), leaves(p[1]))
+        cols = ([k[0] for k in keys], [k[1] for k in keys])
+        usable = [{key_scheme(c, cols[i]): c for c in carried[i] if key_scheme(c, cols[i])} for i in (0, 1)]
+        # Theorem 1: an input is purgeable iff the other input carries a key scheme
+        ok = (bool(usable[1]), bool(usable[0]))
+        out.append((p, (p[0], p[1]), ok, carried))
+        both = [k for k in usable[0] if k in usable[1]]
+        emitted: list[Carried] = []
+        for i in (0, 1):
+            for constants, rng in both:
+                attrs = tuple(cols[i][j] for j in constants) + ((cols[i][rng],) if rng is not None else ())
+                ranges = frozenset([cols[i][rng]]) if rng is not None else frozenset()
+                if len({a[0] for a in attrs}) == 1 and (attrs, ranges) not in emitted:
+                    emitted.append((attrs, ranges))
+        return emitted
+
+    visit(plan)
+    return out
+
+
+def label(c: Carried) -> str:
+    """``B(k, d<=)``-style text of carried columns (one stream)."""
+    attrs, ranges = c
+    return f"{attrs[0][0]}(" + ", ".join(a + ("<=" if (s, a) in ranges else "") for s, a in attrs) + ")"
