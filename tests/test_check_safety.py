@@ -57,7 +57,8 @@ def test_sql_auction_join_is_safe(spark, auction):
     # the marker column stays in the attribute lists; schemes: unique key, declared ones
     assert r.join_graph["streams"][a] == ["id", "seller", "is_punct"]
     assert r.join_graph["schemes"] == {a: [["id"]], b: [["auction"], ["bidder", "day<="]]}
-    assert r.explain().startswith("The query is SAFE")
+    assert r.explain().startswith(f"As Spark runs it, ({a} ⋈ {b}), the query is SAFE")
+    assert "The query is SAFE" in r.explain()   # and as one MJoin (Theorem 2)
     assert r.suggestions == []
     assert set(r.graph.nodes) >= {a, b}
     json.dumps(r.to_dict())

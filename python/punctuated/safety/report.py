@@ -57,6 +57,9 @@ class SafetyReport:
         self.unpurgeable = sorted(set(structure.names) - purgeable)
         self.safe = not self.unpurgeable
         self.theorem = theorem_for(structure, "query")
+        # the verdict as one MJoin (a report on a given plan may set safe/unpurgeable otherwise)
+        self.query_safe = self.safe
+        self.query_unpurgeable = list(self.unpurgeable)
 
     def __repr__(self) -> str:
         return (f"SafetyReport(safe={self.safe}, unpurgeable={self.unpurgeable}, "
@@ -99,11 +102,11 @@ class SafetyReport:
         ``limit`` of them, ``limit`` steps each; ``None``: all), the chain of
         punctuations that purges it."""
         q, s = self.query, self.structure
-        verdict = "SAFE" if self.safe else "NOT SAFE"
+        verdict = "SAFE" if self.query_safe else "NOT SAFE"
         lines = [f"The query is {verdict} ({_CITE[self.theorem]}; the query is taken as one MJoin)."]
-        if self.unpurgeable:
-            lines.append("Join state never purged for: " + ", ".join(self.unpurgeable) + ".")
-            for name in self.unpurgeable[:limit]:
+        if self.query_unpurgeable:
+            lines.append("Join state never purged for: " + ", ".join(self.query_unpurgeable) + ".")
+            for name in self.query_unpurgeable[:limit]:
                 reach, _ = s.closure(s.names.index(name))
                 missing = [x for x in s.names if s.names.index(x) not in reach]
                 lines.append(f"  {name} reaches only {', '.join(s.names[i] for i in reach)}; no chain of "

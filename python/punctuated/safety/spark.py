@@ -35,7 +35,9 @@ The join graph alone, without Spark:
 from __future__ import annotations
 
 import json
+
 from .report import SafetyReport
+from .tree import plan_to_str
 
 
 class QuerySafetyReport(SafetyReport):
@@ -69,7 +71,6 @@ class QuerySafetyReport(SafetyReport):
         self.stream_joins = stream_joins
         self.source = source
         self.enforced = enforced
-        self.query_safe = self.safe
         self.plan = None if no_state else plan
         self.plan_report = None
         if self.plan is not None and not isinstance(self.plan, str):
@@ -119,9 +120,10 @@ class QuerySafetyReport(SafetyReport):
                     f"if any, is not judged by this analysis.")
         text = super().explain(limit)
         if self.plan_report is not None:
-            text = text.replace(f"The query is {'SAFE' if self.safe else 'NOT SAFE'} (",
-                                f"The query is {'SAFE' if self.query_safe else 'NOT SAFE'} (", 1)
-            text += "\n" + self.plan_report.explain()
+            head = (f"As Spark runs it, {plan_to_str(self.plan)}, the query is "
+                    + ("SAFE: every join state is purged." if self.safe else
+                       "NOT SAFE: state never purged for " + ", ".join(self.plan_report.unpurgeable) + "."))
+            text = head + "\n" + text + "\n" + self.plan_report.explain()
             if self.query_safe and not self.plan_report.safe:
                 text += ("\nSpark runs this tree of binary joins, and a join passes on only the "
                          "punctuations of key values both its inputs close: write the joins so "
@@ -318,6 +320,10 @@ def format_report(report: SafetyReport) -> str:
         lines.extend(f"  {k}. add {s}" for k, s in enumerate(report.suggestions, 1))
         if not report.suggestions_minimal:
             lines.append("  (search budget exhausted: not necessarily the fewest schemes)")
+    elif not report.safe and getattr(report, "plan_report", None) is not None and report.query_safe:
+        lines.append("Suggestions: none needed as one multi-way join (the query is safe, Theorems 2/4); "
+                     "for the tree of joins Spark runs, join each stream on columns that every "
+                     "stream below that join punctuates")
     elif not report.safe and getattr(report, "query_suggestions", None):
         lines.append("Suggestions: none for the tree of joins Spark runs; as one multi-way join "
                      "(Theorems 2/4) these would make it safe:")
