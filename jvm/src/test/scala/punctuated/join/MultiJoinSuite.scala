@@ -117,6 +117,42 @@ class MultiJoinSuite extends PunctuatedStreamTest {
       AssertAllStates(rows = 0, punctuations = 0, operators = 3))
   }
 
+  test("random interleavings of a star join: output = the batch join, nothing left once every key closes") {
+    val rng = new scala.util.Random(2006)
+    for (caseNo <- 0 until 10) {
+      val (a, b, c, da, db, dc) = streams()
+      val joined = da.join(db, da("a_k") === db("b_k")).join(dc, db("b_k") === dc("c_k"))
+        .select(da("a_k"), da("a_v"), db("b_v"), dc("c_v"))
+      // a grammatical interleaving: a stream's rows of a key all come before its punctuation
+      val sources = Seq(a, b, c)
+      val open = Array.fill(3)(scala.collection.mutable.Set(1L, 2L, 3L, 4L))
+      val events = scala.collection.mutable.ArrayBuffer.empty[(Int, KV)]
+      for (i <- 0 until 30) {
+        val s = rng.nextInt(3)
+        if (open(s).nonEmpty) {
+          val k = open(s).toSeq(rng.nextInt(open(s).size))
+          if (rng.nextInt(4) == 0) { open(s) -= k; events += s -> close(k) }
+          else events += s -> kv(k, s"${"abc" (s)}$i")
+        }
+      }
+      for (s <- 0 until 3; k <- open(s).toSeq.sorted) events += s -> close(k)
+      val cuts = (Seq(0, events.size) ++ Seq.fill(4)(rng.nextInt(events.size + 1))).distinct.sorted
+      val batches = cuts.zip(cuts.tail).map { case (from, to) => events.slice(from, to).toSeq }
+      val restartAfter = rng.nextInt(math.max(1, batches.size - 1))   // a batch runs after the restart
+      val actions = batches.zipWithIndex.flatMap { case (batch, i) =>
+        val add = MultiAddData(sources.indices.map(s => sources(s) -> batch.collect { case (`s`, e) => e }): _*)
+        if (i == restartAfter && i < batches.size - 1) Seq(add, ProcessAllAvailable(), StopStream, StartStream())
+        else Seq(add)
+      }
+      val rows = sources.indices.map(s => events.collect { case (`s`, KV(Some(k), Some(v), false)) => k -> v })
+      val expected = for ((k, av) <- rows(0); (kb, bv) <- rows(1) if kb == k; (kc, cv) <- rows(2) if kc == k)
+        yield (k, av, bv, cv)
+      withClue(s"case $caseNo: ${events.mkString(", ")}") {
+        testStream(joined)(actions ++ Seq(CheckAnswer(expected.toSeq: _*), AssertAllStates(rows = 0, punctuations = 0)): _*)
+      }
+    }
+  }
+
   test("a third stream joined on another column than the lower join's key is never purged: strict refuses") {
     val (_, _, _, da, db, dc) = streams()
     val chain = da.join(db, da("a_k") === db("b_k")).join(dc, db("b_v") === dc("c_v"))
