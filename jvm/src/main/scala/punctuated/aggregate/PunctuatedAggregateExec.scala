@@ -91,7 +91,8 @@ case class PunctuatedAggregateExec(
     val coordinator = stateStoreCoordinator
     val storeConf = new StateStoreConf(conf)
     val hadoopConf = broadcastHadoopConf()
-    val wide = sparkContext.broadcast(partitionWide.map(_.gather(child, layout, keyExpressions.size)).getOrElse(Array.empty))
+    // few rows: shipped in the tasks' closure
+    val wide = partitionWide.map(_.gather(child, layout, keyExpressions.size)).getOrElse(Array.empty)
     child.execute().mapPartitionsWithStateStore(
       getStateInfo,
       keyExpressions.toStructType,
@@ -99,7 +100,7 @@ case class PunctuatedAggregateExec(
       NoPrefixKeyStateEncoderSpec(keyExpressions.toStructType),
       session.sessionState,
       Some(coordinator)) { (store, iter) =>
-      new PunctuatedAggregateTask(this, store, storeConf, hadoopConf.value.value, wide.value).run(iter)
+      new PunctuatedAggregateTask(this, store, storeConf, hadoopConf.value.value, wide).run(iter)
     }
   }
 

@@ -75,7 +75,7 @@ case class PunctuatedDeduplicateExec(
     val coordinator = stateStoreCoordinator
     val storeConf = new StateStoreConf(conf)
     val hadoopConf = broadcastHadoopConf()
-    val wide = sparkContext.broadcast(gatherWide())
+    val wide = gatherWide() // few rows: shipped in the tasks' closure
     child.execute().mapPartitionsWithStateStore(
       getStateInfo,
       keyExpressions.toStructType,
@@ -83,7 +83,7 @@ case class PunctuatedDeduplicateExec(
       NoPrefixKeyStateEncoderSpec(keyExpressions.toStructType),
       session.sessionState,
       Some(coordinator)) { (store, iter) =>
-      new PunctuatedDeduplicateTask(this, store, storeConf, hadoopConf.value.value, wide.value).run(iter)
+      new PunctuatedDeduplicateTask(this, store, storeConf, hadoopConf.value.value, wide).run(iter)
     }
   }
 

@@ -104,7 +104,8 @@ case class PunctuatedSymmetricHashJoinExec(
     RangeIndex.indexedSchemes((if (isLeft) rightSpec else leftSpec).keySchemes, leftKeys.length)
 
   override val stateStoreNames: Seq[String] =
-    JoinInputState.storeNames(indexSchemes(isLeft = true).nonEmpty, indexSchemes(isLeft = false).nonEmpty)
+    JoinInputState.storeNames("left", leftSpec.keySchemes, leftKeys.length, indexSchemes(isLeft = true).nonEmpty) ++
+      JoinInputState.storeNames("right", rightSpec.keySchemes, rightKeys.length, indexSchemes(isLeft = false).nonEmpty)
 
   override def requiredChildDistribution: Seq[Distribution] =
     StatefulOpClusteredDistribution(leftKeys, getStateInfo.numPartitions) ::
@@ -137,13 +138,14 @@ case class PunctuatedSymmetricHashJoinExec(
     val (leftRdd, rightRdd) = (left.execute(), right.execute())
     // Punctuations that do not fix a whole join key (a prefix, a range) concern every
     // partition, but arrive in one: gather them first (one extra pass over this batch's
-    // shuffled punctuation rows, only for inputs declaring such schemes) and give them to all.
-    val global = sparkContext.broadcast(
+    // shuffled punctuation rows, only for inputs declaring such schemes) and give them to all
+    // (in the tasks' closure: they are few, and the closure is shipped anyway).
+    val global =
       PunctuatedSymmetricHashJoinExec.partitionWide(leftRdd, leftSpec, leftKeys, left.output) ->
-        PunctuatedSymmetricHashJoinExec.partitionWide(rightRdd, rightSpec, rightKeys, right.output))
+        PunctuatedSymmetricHashJoinExec.partitionWide(rightRdd, rightSpec, rightKeys, right.output)
     leftRdd.stateStoreAwareZipPartitions(
       rightRdd, getStateInfo, stateStoreNames, coordinator) { (partitionId, l, r) =>
-      new PunctuatedJoinTask(this, partitionId, storeConf, hadoopConf.value.value, global.value).run(l, r)
+      new PunctuatedJoinTask(this, partitionId, storeConf, hadoopConf.value.value, global).run(l, r)
     }
   }
 
