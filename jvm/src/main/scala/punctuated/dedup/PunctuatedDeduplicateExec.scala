@@ -175,7 +175,8 @@ private[dedup] class PunctuatedDeduplicateTask(
       closing.foreach(p => forget(p.constants))
       newKeys.foreach(forget)
       if (wide.nonEmpty) {
-        store.iterator().map(_.key.copy()).filter(k => wide.exists(p => held.covers(p, k))).toArray.foreach(forget)
+        val index = held.index(wide)
+        store.iterator().map(_.key.copy()).filter(index.covers).toArray.foreach(forget)
       }
       (closing ++ wide).distinct.foreach(p => held.hold(p, batch, op.settings.punctuationRetention))
     }

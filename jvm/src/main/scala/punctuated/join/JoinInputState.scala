@@ -257,8 +257,13 @@ class JoinInputState(
    * Is every row of this input with `key` excluded by a held punctuation? Answers from the
    * state as of the previous batch for keys asked before this batch's punctuations apply.
    */
-  def covers(key: UnsafeRow): Boolean = keySchemes.nonEmpty && coverCache.getOrElseUpdate(key.copy(),
-    keySchemes.exists(s => coveredBy(s, key)))
+  def covers(key: UnsafeRow): Boolean = keySchemes.nonEmpty && (coverCache.get(key) match {
+    case Some(answer) => answer
+    case None =>
+      val answer = keySchemes.exists(s => coveredBy(s, key))
+      coverCache(key.copy()) = answer
+      answer
+  })
 
   def coveredBy(scheme: KeyScheme, key: InternalRow): Boolean = {
     val constants = constantsProj(scheme)(key)

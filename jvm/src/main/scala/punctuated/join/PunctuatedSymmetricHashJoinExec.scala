@@ -111,7 +111,7 @@ case class PunctuatedSymmetricHashJoinExec(
     StatefulOpClusteredDistribution(leftKeys, getStateInfo.numPartitions) ::
       StatefulOpClusteredDistribution(rightKeys, getStateInfo.numPartitions) :: Nil
 
-  override def output: Seq[Attribute] = joinType match {
+  override lazy val output: Seq[Attribute] = joinType match {
     case Inner => left.output ++ right.output
     case LeftOuter => left.output ++ right.output.map(_.withNullability(true))
     case RightOuter => left.output.map(_.withNullability(true)) ++ right.output
@@ -274,7 +274,8 @@ private[join] class PunctuatedJoinTask(
     val start = System.nanoTime
     val out = processInput(leftIter, isLeft = true) ++ processInput(rightIter, isLeft = false) ++
       Iterator.single(()).flatMap(_ => endOfBatch())
-    val counted = out.map { row => metric("numOutputRows") += 1; row }
+    val numOutputRows = metric("numOutputRows")
+    val counted = out.map { row => numOutputRows += 1; row }
     new CompletingIterator[InternalRow](counted, () => {
       metric("allUpdatesTimeMs") += NANOSECONDS.toMillis(System.nanoTime - start)
       metric("commitTimeMs") += timed { leftState.commit(); rightState.commit() }
