@@ -266,6 +266,15 @@ private[join] class PunctuatedJoinTask(
   private val newPunctuations = Map(
     true -> ArrayBuffer.from(partitionWide._1.map { case (s, k) => leftState.punctuationFor(s, k) }),
     false -> ArrayBuffer.from(partitionWide._2.map { case (s, k) => rightState.punctuationFor(s, k) }))
+  /**
+   * Whole join keys an input closed in this batch (its punctuations and unique keys). The left
+   * input is processed first: a right row with a key the left one closed has met every left
+   * row it ever will, so it is not stored (as if it had come in the next batch, when the
+   * punctuation is held), instead of being stored and purged at the end of this batch.
+   */
+  private val closedNow = Map(
+    true -> scala.collection.mutable.HashSet.empty[UnsafeRow],
+    false -> scala.collection.mutable.HashSet.empty[UnsafeRow])
   private var seq = 0L
   private var stored = 0L
   private var purged = 0L
@@ -357,7 +366,7 @@ private[join] class PunctuatedJoinTask(
       results += outputProj(value).copy()     // emitted once; nothing more to wait for
     } else if (isLeft && joinType == LeftAnti && matched) {
       // never emitted
-    } else if (other.covers(key)) {
+    } else if (other.covers(key) || closedNow(!isLeft).contains(key)) {
       // The other input closed this key: no future partner, so the row is not stored.
       if (preserved(isLeft) && !matched && joinType != LeftSemi) results += padded(value, isLeft)
     } else {
@@ -365,7 +374,10 @@ private[join] class PunctuatedJoinTask(
       own.append(key, (batch << 32) | seq, value)
       seq += 1; stored += 1
     }
-    spec.unique.foreach(u => newPunctuations(isLeft) += own.punctuationFor(u, key))
+    spec.unique.foreach { u =>
+      newPunctuations(isLeft) += own.punctuationFor(u, key)
+      if (u.isWholeKey(key.numFields)) closedNow(isLeft) += key
+    }
     results.iterator
   }
 
@@ -376,8 +388,10 @@ private[join] class PunctuatedJoinTask(
       case Some(keyScheme) =>
         metric(PunctuationsReceived) += 1
         // partition-wide ones come to every partition from `partitionWide`
-        keyScheme.filter(_.isWholeKey(keyLength))
-          .foreach(s => newPunctuations(isLeft) += own.punctuationFor(s, keyProj(row)))
+        keyScheme.filter(_.isWholeKey(keyLength)).foreach { s =>
+          newPunctuations(isLeft) += own.punctuationFor(s, keyProj(row))
+          closedNow(isLeft) += keyProj(row).copy()
+        }
       case None if settings.failOnInvalidPunctuations =>
         throw new SparkException(
           s"[PUNCTUATED_INVALID_PUNCTUATION] Punctuation row ${render(row, spec)} of ${spec.name} " +
