@@ -254,6 +254,9 @@ private[join] class PunctuatedJoinTask(
   private val nullLeft = new GenericInternalRow(leftValueAttrs.size)
   private val nullRight = new GenericInternalRow(rightValueAttrs.size)
   private val joined = new JoinedRow
+  private val leftView = new JoinedRow
+  private val rightView = new JoinedRow
+  private val unmatched = new GenericInternalRow(Array[Any](false))
 
   /** Does this input keep unmatched rows (outer joins, and the left of semi/anti joins)? */
   private def preserved(isLeft: Boolean) = joinType match {
@@ -339,10 +342,14 @@ private[join] class PunctuatedJoinTask(
 
   private def joinRow(row: InternalRow, key: UnsafeRow, spec: InputSpec, own: JoinInputState,
       other: JoinInputState, isLeft: Boolean): Iterator[InternalRow] = {
-    val value = own.valueOf(row, matched = false).copy()
+    // the row in the stored layout (`matched` false), as a view: copied only if stored
+    val value = (if (isLeft) leftView else rightView)(row, unmatched)
     val results = ArrayBuffer.empty[InternalRow]
     var matched = false
-    val partners = other.rowsWithKey(key).map(p => (p.key.copy(), p.value.copy())).toArray
+    // partners are read as the scan goes, unless the loop changes the other input's rows
+    val partners =
+      if (preserved(!isLeft) || semi) other.rowsWithKey(key).map(p => (p.key.copy(), p.value.copy())).toArray.iterator
+      else other.rowsWithKey(key).map(p => (p.key, p.value))
     partners.foreach { case (otherKey, otherValue) =>
       val pair = if (isLeft) joined(value, otherValue) else joined(otherValue, value)
       if (pairCondition(pair)) {
@@ -370,8 +377,7 @@ private[join] class PunctuatedJoinTask(
       // The other input closed this key: no future partner, so the row is not stored.
       if (preserved(isLeft) && !matched && joinType != LeftSemi) results += padded(value, isLeft)
     } else {
-      value.setBoolean(value.numFields - 1, matched)
-      own.append(key, (batch << 32) | seq, value)
+      own.append(key, (batch << 32) | seq, own.valueOf(row, matched))
       seq += 1; stored += 1
     }
     spec.unique.foreach { u =>
@@ -493,8 +499,8 @@ private[join] class PunctuatedJoinTask(
     sides.flatMap { isLeft =>
       val spec = if (isLeft) leftSpec else rightSpec
       val keys = if (isLeft) leftKeys else rightKeys
-      val input = if (isLeft) left.output else right.output
-      val offset = if (isLeft) 0 else left.output.size
+      val input = if (isLeft) leftValueAttrs.init else rightValueAttrs.init
+      val offset = if (isLeft) 0 else leftValueAttrs.size - 1
       val ordinals = keys.map {
         case a: Attribute => input.indexWhere(_.exprId == a.exprId)
         case _ => -1
@@ -506,7 +512,7 @@ private[join] class PunctuatedJoinTask(
         row.setBoolean(offset + spec.markerOrdinal, true)
         // the other input's marker, if in the output, says "not my punctuation"
         if (!semi) {
-          val (otherSpec, otherOffset) = if (isLeft) (rightSpec, left.output.size) else (leftSpec, 0)
+          val (otherSpec, otherOffset) = if (isLeft) (rightSpec, leftValueAttrs.size - 1) else (leftSpec, 0)
           if (otherSpec.markerOrdinal >= 0) row.setBoolean(otherOffset + otherSpec.markerOrdinal, false)
         }
         p.scheme.constants.zipWithIndex.foreach { case (pos, i) =>
