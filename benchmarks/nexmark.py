@@ -99,28 +99,9 @@ def read_stream(spark, table: str, args, engine: str):
     for k, v in options.items():
         reader = reader.option(k, str(v))
     df = reader.load()
-    if engine == "punctuated" and table == "auction" and QUERIES[args.query][1]:
-        df = nullable_auction_columns(df)
     if engine == "watermark":
         df = df.withWatermark("dateTime", "0 seconds")
     return df
-
-
-def nullable_auction_columns(df):
-    """The auction stream with its columns other than ``id`` nullable (same values).
-
-    Workaround: when an aggregation follows the join, the join's output punctuation rows
-    (``id = a``, every other column NULL) reach it; the source declares the auction columns
-    NOT NULL (they never are in data rows), so Spark's row writer turns those NULLs into 0
-    or fails on a NULL string. ``CASE WHEN is_punct THEN NULL ELSE c END`` is ``c`` on every
-    row of this stream (it has no punctuation rows: ids are unique) but nullable.
-    """
-    from pyspark.sql import functions as F
-
-    keep = ("id", "is_punct")
-    return df.select(*[F.col(c) if c in keep else
-                       F.when(F.col("is_punct"), F.lit(None)).otherwise(F.col(c)).alias(c)
-                       for c in df.columns])
 
 
 def checksum(df):
@@ -223,6 +204,16 @@ def live_working_set(spark, frames, args):
     return lambda e: None
 
 
+def offset_events(offset) -> int:
+    """Events of a `nexmark` offset as progress reports show it: a number (old checkpoints)
+    or ``{"events": n, "options": {...}}``."""
+    if isinstance(offset, dict):
+        return int(offset["events"])
+    if isinstance(offset, str) and offset.lstrip().startswith("{"):
+        return int(json.loads(offset)["events"])
+    return int(offset)
+
+
 def run_engine(spark, engine: str, args, tmp: Path, bar):
     """Runs one engine over all events; returns (per-batch rows, result, seconds, error)."""
     from pyspark.sql import functions as F
@@ -253,7 +244,7 @@ def run_engine(spark, engine: str, args, tmp: Path, bar):
             query.awaitTermination(0.5)
             p = query.lastProgress
             if p and p["sources"]:
-                reached = max(int(s["endOffset"]) for s in p["sources"] if s.get("endOffset"))
+                reached = max(offset_events(s["endOffset"]) for s in p["sources"] if s.get("endOffset"))
                 bar.update(max(0, reached - done))
                 done = max(done, reached)
         query.awaitTermination()
@@ -268,7 +259,7 @@ def run_engine(spark, engine: str, args, tmp: Path, bar):
         ops = p["stateOperators"]
         per_batch.append({
             "engine": engine, "batch": p["batchId"],
-            "events": max((int(s["endOffset"]) for s in p["sources"] if s.get("endOffset")), default=0),
+            "events": max((offset_events(s["endOffset"]) for s in p["sources"] if s.get("endOffset")), default=0),
             "input_rows": p["numInputRows"],
             "state_rows": sum(op["numRowsTotal"] for op in ops),
             "punctuations_held": sum(op.get("customMetrics", {}).get("numPunctuationsHeld", 0) for op in ops),

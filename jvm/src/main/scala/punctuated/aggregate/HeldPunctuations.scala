@@ -70,11 +70,39 @@ class HeldPunctuations(
     GroupPunctuation(kind, scheme, constantsProj(scheme)(key).copy(),
       scheme.range.map(p => InternalRow.copyValue(key.get(p, keySchema(p).dataType))))
 
-  /** Does `p` match the group with this key? */
-  def covers(p: GroupPunctuation, key: InternalRow): Boolean =
-    constantsProj(p.scheme)(key) == p.constants &&
-      p.scheme.range.forall(r => !key.isNullAt(r) && p.bound.exists(b =>
-        ordering(r).lteq(key.get(r, keySchema(r).dataType), b)))
+  /**
+   * Punctuations `ps` (a micro-batch's partition-wide ones) indexed for matching groups: per
+   * scheme and constants, the greatest bound. Matching a group is then one hash look-up per
+   * scheme, not a comparison with every punctuation.
+   */
+  def index(ps: Seq[GroupPunctuation]): PunctuationIndex = {
+    val bounds = mutable.HashMap.empty[(KeyScheme, UnsafeRow), Option[Any]]
+    ps.foreach { p =>
+      p.scheme.range match {
+        case None => bounds((p.scheme, p.constants)) = None
+        case Some(r) => p.bound.foreach { b =>
+          val greatest = bounds.get((p.scheme, p.constants)).flatten match {
+            case Some(c) if ordering(r).gteq(c, b) => c
+            case _ => b
+          }
+          bounds((p.scheme, p.constants)) = Some(greatest)
+        }
+      }
+    }
+    new PunctuationIndex(bounds.keys.map(_._1).toSeq.distinct, bounds)
+  }
+
+  /** [[index]]: does one of the indexed punctuations match the group with this key? */
+  final class PunctuationIndex private[HeldPunctuations] (
+      schemes: Seq[KeyScheme], bounds: mutable.HashMap[(KeyScheme, UnsafeRow), Option[Any]]) {
+    def isEmpty: Boolean = schemes.isEmpty
+    def covers(key: InternalRow): Boolean = schemes.exists { s =>
+      bounds.get((s, constantsProj(s)(key))).exists { bound =>
+        s.range.forall(r => !key.isNullAt(r) && bound.exists(b =>
+          ordering(r).lteq(key.get(r, keySchema(r).dataType), b)))
+      }
+    }
+  }
 
   /** Is this group closed by a held punctuation of `kind`? */
   def closes(kind: Int, scheme: KeyScheme, key: InternalRow): Boolean =

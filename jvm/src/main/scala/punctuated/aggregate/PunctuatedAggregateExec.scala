@@ -91,7 +91,8 @@ case class PunctuatedAggregateExec(
     val coordinator = stateStoreCoordinator
     val storeConf = new StateStoreConf(conf)
     val hadoopConf = broadcastHadoopConf()
-    val wide = sparkContext.broadcast(partitionWide.map(_.gather(child, layout, keyExpressions.size)).getOrElse(Array.empty))
+    // few rows: shipped in the tasks' closure
+    val wide = partitionWide.map(_.gather(child, layout, keyExpressions.size)).getOrElse(Array.empty)
     child.execute().mapPartitionsWithStateStore(
       getStateInfo,
       keyExpressions.toStructType,
@@ -99,7 +100,7 @@ case class PunctuatedAggregateExec(
       NoPrefixKeyStateEncoderSpec(keyExpressions.toStructType),
       session.sessionState,
       Some(coordinator)) { (store, iter) =>
-      new PunctuatedAggregateTask(this, store, storeConf, hadoopConf.value.value, wide.value).run(iter)
+      new PunctuatedAggregateTask(this, store, storeConf, hadoopConf.value.value, wide).run(iter)
     }
   }
 
@@ -166,6 +167,7 @@ private[aggregate] class PunctuatedAggregateTask(
   private val wide: Seq[GroupPunctuation] = wideKeys.toSeq.map { case (k, key) =>
     held.punctuationFor(k, layout.closing(k - 1), key)
   }.distinct
+  private val wideIndex = held.index(wide)
   private val Append = OutputMode.Append()
   private val Update = OutputMode.Update()
   private val Complete = OutputMode.Complete()
@@ -270,7 +272,7 @@ private[aggregate] class PunctuatedAggregateTask(
     } else {
       val implied = layout.implied.filter(k => layout.closing(k - 1).isWholeKey(keyLength))
       val closed = mode != Complete && ((bits & wholeKeyBits) != 0 || layout.implied.nonEmpty ||
-        wide.exists(p => held.covers(p, key)))
+        wideIndex.covers(key))
       layout.implied.foreach(k => closedHere += held.punctuationFor(k, layout.closing(k - 1), key))
       val impliedBits = if (op.emit) implied.foldLeft(0L)((b, k) => b | (1L << k)) else 0L
       if (closed) {
@@ -290,7 +292,7 @@ private[aggregate] class PunctuatedAggregateTask(
   /** One pass over the stored groups for this batch's partition-wide punctuations. */
   private def scan(out: ArrayBuffer[InternalRow]): Unit = {
     val closed = op.stateManager.iterator(store).map(p => p.value.copy())
-      .filter(v => wide.exists(p => held.covers(p, keyProj(v)))).toArray
+      .filter(v => wideIndex.covers(keyProj(v))).toArray
     closed.foreach { v =>
       op.stateManager.remove(store, keyProj(v).copy())
       op.metric(RowsPurged) += 1

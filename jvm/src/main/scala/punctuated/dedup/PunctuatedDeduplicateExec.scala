@@ -75,7 +75,7 @@ case class PunctuatedDeduplicateExec(
     val coordinator = stateStoreCoordinator
     val storeConf = new StateStoreConf(conf)
     val hadoopConf = broadcastHadoopConf()
-    val wide = sparkContext.broadcast(gatherWide())
+    val wide = gatherWide() // few rows: shipped in the tasks' closure
     child.execute().mapPartitionsWithStateStore(
       getStateInfo,
       keyExpressions.toStructType,
@@ -83,7 +83,7 @@ case class PunctuatedDeduplicateExec(
       NoPrefixKeyStateEncoderSpec(keyExpressions.toStructType),
       session.sessionState,
       Some(coordinator)) { (store, iter) =>
-      new PunctuatedDeduplicateTask(this, store, storeConf, hadoopConf.value.value, wide.value).run(iter)
+      new PunctuatedDeduplicateTask(this, store, storeConf, hadoopConf.value.value, wide).run(iter)
     }
   }
 
@@ -175,7 +175,8 @@ private[dedup] class PunctuatedDeduplicateTask(
       closing.foreach(p => forget(p.constants))
       newKeys.foreach(forget)
       if (wide.nonEmpty) {
-        store.iterator().map(_.key.copy()).filter(k => wide.exists(p => held.covers(p, k))).toArray.foreach(forget)
+        val index = held.index(wide)
+        store.iterator().map(_.key.copy()).filter(index.covers).toArray.foreach(forget)
       }
       (closing ++ wide).distinct.foreach(p => held.hold(p, batch, op.settings.punctuationRetention))
     }

@@ -29,12 +29,16 @@ final case class KeyPunctuation(scheme: KeyScheme, constants: UnsafeRow, bound: 
  *                    value: (input columns..., matched BOOLEAN)
  *   <input>-puncts   key: (scheme INT, constants BINARY)
  *                    value: (bound BINARY, closedAtBatch BIGINT)
+ *                    (only when the input has a scheme that fixes the whole key)
  *   <input>-gpuncts  the same, for punctuations that do not fix the whole key (a prefix of
  *                    it, or a range): they concern every partition, so every partition holds
- *                    a copy (only partition 0's copy is counted in the metrics)
+ *                    a copy (only partition 0's copy is counted in the metrics); only when
+ *                    the input has such a scheme
  *   <input>-rindex   the stored join keys by the other input's range and prefix schemes
  *                    ([[RangeIndex]]; only when the other input declares such schemes)
  * }}}
+ *
+ * Only the stores an input can use are opened: each costs a file per micro-batch at commit.
  *
  * Every access is a point look-up or a prefix scan on one join key: finding a key's rows,
  * purging a closed key, and asking whether a key is covered by held punctuations (one
@@ -68,14 +72,15 @@ class JoinInputState(
 
   private val rows = open(rowsStoreName(input), rowKeySchema, valueSchema,
     PrefixKeyScanStateEncoderSpec(rowKeySchema, keyLength))
-  private val localPuncts = open(punctsStoreName(input), PunctKeySchema, PunctValueSchema,
-    NoPrefixKeyStateEncoderSpec(PunctKeySchema))
-  private val globalPuncts = open(globalPunctsStoreName(input), PunctKeySchema, PunctValueSchema,
-    NoPrefixKeyStateEncoderSpec(PunctKeySchema))
+  private val localPuncts = if (!holdsWholeKey(keySchemes, keyLength)) None else Some(open(
+    punctsStoreName(input), PunctKeySchema, PunctValueSchema, NoPrefixKeyStateEncoderSpec(PunctKeySchema)))
+  private val globalPuncts = if (!holdsPartitionWide(keySchemes, keyLength)) None else Some(open(
+    globalPunctsStoreName(input), PunctKeySchema, PunctValueSchema, NoPrefixKeyStateEncoderSpec(PunctKeySchema)))
   private val indexStore = if (indexSchemes.isEmpty) None else Some(open(RangeIndex.storeName(input),
     PunctKeySchema, RangeIndex.ValueSchema, NoPrefixKeyStateEncoderSpec(PunctKeySchema)))
   private val index = indexStore.map(new RangeIndex(_, keySchema, indexSchemes))
-  private def puncts(scheme: KeyScheme) =
+  /** The store of `scheme`'s held punctuations (None: this input has no such scheme, holds none). */
+  private def puncts(scheme: KeyScheme): Option[StateStore] =
     if (scheme.isWholeKey(keyLength)) localPuncts else globalPuncts
 
   private def open(name: String, key: StructType, value: StructType, spec: KeyStateEncoderSpec) = {
@@ -177,7 +182,7 @@ class JoinInputState(
 
   /** The held punctuation with this scheme and these constants, if any: (bound, closedAt). */
   def held(scheme: KeyScheme, constants: UnsafeRow): Option[(Option[Any], Long)] =
-    Option(puncts(scheme).get(storeKey(scheme, constants))).map { v =>
+    puncts(scheme).flatMap(store => Option(store.get(storeKey(scheme, constants)))).map { v =>
       val bound = if (v.isNullAt(0)) None else {
         val r = new UnsafeRow(1)
         val bytes = v.getBinary(0)
@@ -194,17 +199,19 @@ class JoinInputState(
       case _ => true
     }
 
+  private val boundProjs = mutable.HashMap.empty[Int, UnsafeProjection]
+  private def boundProj(position: Int) = boundProjs.getOrElseUpdate(position,
+    UnsafeProjection.create(Array[DataType](keySchema(position).dataType)))
+
   def hold(p: KeyPunctuation, closedAtBatch: Long): Unit = {
-    val bound = p.bound.map { v =>
-      UnsafeProjection.create(Array[DataType](keySchema(p.scheme.range.get).dataType))(
-        new GenericInternalRow(Array[Any](v))).getBytes
-    }
-    puncts(p.scheme).put(storeKey(p.scheme, p.constants),
+    val bound = p.bound.map(v => boundProj(p.scheme.range.get)(new GenericInternalRow(Array[Any](v))).getBytes)
+    puncts(p.scheme).getOrElse(throw new IllegalStateException(s"$input holds no ${p.scheme}"))
+      .put(storeKey(p.scheme, p.constants),
       punctValue(new GenericInternalRow(Array[Any](bound.orNull, closedAtBatch))).copy())
   }
 
   def release(scheme: KeyScheme, constants: UnsafeRow): Unit =
-    puncts(scheme).remove(storeKey(scheme, constants))
+    puncts(scheme).foreach(_.remove(storeKey(scheme, constants)))
 
   /**
    * This input's held whole-key punctuations, as (scheme, constants, store key): for
@@ -212,7 +219,7 @@ class JoinInputState(
    */
   def heldWholeKey: Iterator[(KeyScheme, UnsafeRow, UnsafeRow)] = {
     val byId = keySchemes.map(s => s.id -> s).toMap
-    localPuncts.iterator().flatMap { pair =>
+    localPuncts.iterator.flatMap(_.iterator()).flatMap { pair =>
       byId.get(pair.key.getInt(0)).map { scheme =>
         val bytes = pair.key.getBinary(1)
         val constants = new UnsafeRow(scheme.constants.length)
@@ -223,21 +230,21 @@ class JoinInputState(
   }
 
   /** Releases the held punctuation under this store key (from [[heldWholeKey]]). */
-  def releaseHeld(storeKey: UnsafeRow): Unit = localPuncts.remove(storeKey)
+  def releaseHeld(storeKey: UnsafeRow): Unit = localPuncts.foreach(_.remove(storeKey))
 
   /** Marks the held punctuation under this store key closed at `batch` (for retention). */
-  def closeHeld(storeKey: UnsafeRow, batch: Long): Unit = {
-    val v = localPuncts.get(storeKey)
+  def closeHeld(storeKey: UnsafeRow, batch: Long): Unit = localPuncts.foreach { store =>
+    val v = store.get(storeKey)
     if (v != null && v.getLong(1) < 0) {
       val copy = v.copy()
       copy.setLong(1, batch)
-      localPuncts.put(storeKey, copy)
+      store.put(storeKey, copy)
     }
   }
 
   /** Releases held punctuations closed at least `retention` batches before `batchId`. */
   def releaseExpired(batchId: Long, retention: Int): Unit =
-    for (store <- Seq(localPuncts, globalPuncts)) {
+    for (store <- localPuncts ++ globalPuncts) {
       store.iterator().filter { pair =>
         val closedAt = pair.value.getLong(1)
         closedAt >= 0 && batchId - closedAt >= retention
@@ -250,8 +257,13 @@ class JoinInputState(
    * Is every row of this input with `key` excluded by a held punctuation? Answers from the
    * state as of the previous batch for keys asked before this batch's punctuations apply.
    */
-  def covers(key: UnsafeRow): Boolean = keySchemes.nonEmpty && coverCache.getOrElseUpdate(key.copy(),
-    keySchemes.exists(s => coveredBy(s, key)))
+  def covers(key: UnsafeRow): Boolean = keySchemes.nonEmpty && (coverCache.get(key) match {
+    case Some(answer) => answer
+    case None =>
+      val answer = keySchemes.exists(s => coveredBy(s, key))
+      coverCache(key.copy()) = answer
+      answer
+  })
 
   def coveredBy(scheme: KeyScheme, key: InternalRow): Boolean = {
     val constants = constantsProj(scheme)(key)
@@ -265,7 +277,7 @@ class JoinInputState(
 
   // ---- commit ------------------------------------------------------------------------
 
-  private def stores = Seq(rows, localPuncts, globalPuncts) ++ indexStore
+  private def stores = Seq(rows) ++ localPuncts ++ globalPuncts ++ indexStore
 
   def commit(): Unit = {
     index.foreach { i =>
@@ -286,7 +298,8 @@ class JoinInputState(
   def numRows: Long = rows.metrics.numKeys
   /** Held punctuations of this partition (copies of partition-wide ones counted in partition 0). */
   def numPunctuations: Long =
-    localPuncts.metrics.numKeys + (if (partitionId == 0) globalPuncts.metrics.numKeys else 0L)
+    localPuncts.map(_.metrics.numKeys).getOrElse(0L) +
+      (if (partitionId == 0) globalPuncts.map(_.metrics.numKeys).getOrElse(0L) else 0L)
   def memoryUsedBytes: Long = stores.map(_.metrics.memoryUsedBytes).sum
 }
 
@@ -301,10 +314,20 @@ object JoinInputState {
   def rowsStoreName(input: String): String = s"$input-punctuated-rows"
   def punctsStoreName(input: String): String = s"$input-punctuated-puncts"
   def globalPunctsStoreName(input: String): String = s"$input-punctuated-gpuncts"
-  /** The stores of both inputs; an input's [[RangeIndex]] store only if it is `indexed`. */
-  def storeNames(leftIndexed: Boolean, rightIndexed: Boolean): Seq[String] =
-    Seq("left" -> leftIndexed, "right" -> rightIndexed).flatMap { case (i, indexed) =>
-      Seq(rowsStoreName(i), punctsStoreName(i), globalPunctsStoreName(i)) ++
-        (if (indexed) Seq(RangeIndex.storeName(i)) else Nil)
-    }
+  /** Does an input with these schemes hold punctuations that fix the whole key? */
+  def holdsWholeKey(keySchemes: Seq[KeyScheme], keyLength: Int): Boolean =
+    keySchemes.exists(_.isWholeKey(keyLength))
+  /** ... and ones that do not (a prefix of the key, or a range)? */
+  def holdsPartitionWide(keySchemes: Seq[KeyScheme], keyLength: Int): Boolean =
+    keySchemes.exists(!_.isWholeKey(keyLength))
+
+  /**
+   * The stores of one input: its rows, its held punctuations of the kinds its schemes have,
+   * its [[RangeIndex]] store if it is `indexed`.
+   */
+  def storeNames(input: String, keySchemes: Seq[KeyScheme], keyLength: Int, indexed: Boolean): Seq[String] =
+    Seq(rowsStoreName(input)) ++
+      (if (holdsWholeKey(keySchemes, keyLength)) Seq(punctsStoreName(input)) else Nil) ++
+      (if (holdsPartitionWide(keySchemes, keyLength)) Seq(globalPunctsStoreName(input)) else Nil) ++
+      (if (indexed) Seq(RangeIndex.storeName(input)) else Nil)
 }

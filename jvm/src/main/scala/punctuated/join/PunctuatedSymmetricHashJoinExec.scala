@@ -104,13 +104,14 @@ case class PunctuatedSymmetricHashJoinExec(
     RangeIndex.indexedSchemes((if (isLeft) rightSpec else leftSpec).keySchemes, leftKeys.length)
 
   override val stateStoreNames: Seq[String] =
-    JoinInputState.storeNames(indexSchemes(isLeft = true).nonEmpty, indexSchemes(isLeft = false).nonEmpty)
+    JoinInputState.storeNames("left", leftSpec.keySchemes, leftKeys.length, indexSchemes(isLeft = true).nonEmpty) ++
+      JoinInputState.storeNames("right", rightSpec.keySchemes, rightKeys.length, indexSchemes(isLeft = false).nonEmpty)
 
   override def requiredChildDistribution: Seq[Distribution] =
     StatefulOpClusteredDistribution(leftKeys, getStateInfo.numPartitions) ::
       StatefulOpClusteredDistribution(rightKeys, getStateInfo.numPartitions) :: Nil
 
-  override def output: Seq[Attribute] = joinType match {
+  override lazy val output: Seq[Attribute] = joinType match {
     case Inner => left.output ++ right.output
     case LeftOuter => left.output ++ right.output.map(_.withNullability(true))
     case RightOuter => left.output.map(_.withNullability(true)) ++ right.output
@@ -137,13 +138,14 @@ case class PunctuatedSymmetricHashJoinExec(
     val (leftRdd, rightRdd) = (left.execute(), right.execute())
     // Punctuations that do not fix a whole join key (a prefix, a range) concern every
     // partition, but arrive in one: gather them first (one extra pass over this batch's
-    // shuffled punctuation rows, only for inputs declaring such schemes) and give them to all.
-    val global = sparkContext.broadcast(
+    // shuffled punctuation rows, only for inputs declaring such schemes) and give them to all
+    // (in the tasks' closure: they are few, and the closure is shipped anyway).
+    val global =
       PunctuatedSymmetricHashJoinExec.partitionWide(leftRdd, leftSpec, leftKeys, left.output) ->
-        PunctuatedSymmetricHashJoinExec.partitionWide(rightRdd, rightSpec, rightKeys, right.output))
+        PunctuatedSymmetricHashJoinExec.partitionWide(rightRdd, rightSpec, rightKeys, right.output)
     leftRdd.stateStoreAwareZipPartitions(
       rightRdd, getStateInfo, stateStoreNames, coordinator) { (partitionId, l, r) =>
-      new PunctuatedJoinTask(this, partitionId, storeConf, hadoopConf.value.value, global.value).run(l, r)
+      new PunctuatedJoinTask(this, partitionId, storeConf, hadoopConf.value.value, global).run(l, r)
     }
   }
 
@@ -251,6 +253,9 @@ private[join] class PunctuatedJoinTask(
   private val nullLeft = new GenericInternalRow(leftValueAttrs.size)
   private val nullRight = new GenericInternalRow(rightValueAttrs.size)
   private val joined = new JoinedRow
+  private val leftView = new JoinedRow
+  private val rightView = new JoinedRow
+  private val unmatched = new GenericInternalRow(Array[Any](false))
 
   /** Does this input keep unmatched rows (outer joins, and the left of semi/anti joins)? */
   private def preserved(isLeft: Boolean) = joinType match {
@@ -263,6 +268,15 @@ private[join] class PunctuatedJoinTask(
   private val newPunctuations = Map(
     true -> ArrayBuffer.from(partitionWide._1.map { case (s, k) => leftState.punctuationFor(s, k) }),
     false -> ArrayBuffer.from(partitionWide._2.map { case (s, k) => rightState.punctuationFor(s, k) }))
+  /**
+   * Whole join keys an input closed in this batch (its punctuations and unique keys). The left
+   * input is processed first: a right row with a key the left one closed has met every left
+   * row it ever will, so it is not stored (as if it had come in the next batch, when the
+   * punctuation is held), instead of being stored and purged at the end of this batch.
+   */
+  private val closedNow = Map(
+    true -> scala.collection.mutable.HashSet.empty[UnsafeRow],
+    false -> scala.collection.mutable.HashSet.empty[UnsafeRow])
   private var seq = 0L
   private var stored = 0L
   private var purged = 0L
@@ -271,7 +285,8 @@ private[join] class PunctuatedJoinTask(
     val start = System.nanoTime
     val out = processInput(leftIter, isLeft = true) ++ processInput(rightIter, isLeft = false) ++
       Iterator.single(()).flatMap(_ => endOfBatch())
-    val counted = out.map { row => metric("numOutputRows") += 1; row }
+    val numOutputRows = metric("numOutputRows")
+    val counted = out.map { row => numOutputRows += 1; row }
     new CompletingIterator[InternalRow](counted, () => {
       metric("allUpdatesTimeMs") += NANOSECONDS.toMillis(System.nanoTime - start)
       metric("commitTimeMs") += timed { leftState.commit(); rightState.commit() }
@@ -325,10 +340,14 @@ private[join] class PunctuatedJoinTask(
 
   private def joinRow(row: InternalRow, key: UnsafeRow, spec: InputSpec, own: JoinInputState,
       other: JoinInputState, isLeft: Boolean): Iterator[InternalRow] = {
-    val value = own.valueOf(row, matched = false).copy()
+    // the row in the stored layout (`matched` false), as a view: copied only if stored
+    val value = (if (isLeft) leftView else rightView)(row, unmatched)
     val results = ArrayBuffer.empty[InternalRow]
     var matched = false
-    val partners = other.rowsWithKey(key).map(p => (p.key.copy(), p.value.copy())).toArray
+    // partners are read as the scan goes, unless the loop changes the other input's rows
+    val partners =
+      if (preserved(!isLeft) || semi) other.rowsWithKey(key).map(p => (p.key.copy(), p.value.copy())).toArray.iterator
+      else other.rowsWithKey(key).map(p => (p.key, p.value))
     partners.foreach { case (otherKey, otherValue) =>
       val pair = if (isLeft) joined(value, otherValue) else joined(otherValue, value)
       if (pairCondition(pair)) {
@@ -352,15 +371,17 @@ private[join] class PunctuatedJoinTask(
       results += outputProj(value).copy()     // emitted once; nothing more to wait for
     } else if (isLeft && joinType == LeftAnti && matched) {
       // never emitted
-    } else if (other.covers(key)) {
+    } else if (other.covers(key) || closedNow(!isLeft).contains(key)) {
       // The other input closed this key: no future partner, so the row is not stored.
       if (preserved(isLeft) && !matched && joinType != LeftSemi) results += padded(value, isLeft)
     } else {
-      value.setBoolean(value.numFields - 1, matched)
-      own.append(key, (batch << 32) | seq, value)
+      own.append(key, (batch << 32) | seq, own.valueOf(row, matched))
       seq += 1; stored += 1
     }
-    spec.unique.foreach(u => newPunctuations(isLeft) += own.punctuationFor(u, key))
+    spec.unique.foreach { u =>
+      newPunctuations(isLeft) += own.punctuationFor(u, key)
+      if (u.isWholeKey(key.numFields)) closedNow(isLeft) += key
+    }
     results.iterator
   }
 
@@ -371,8 +392,10 @@ private[join] class PunctuatedJoinTask(
       case Some(keyScheme) =>
         metric(PunctuationsReceived) += 1
         // partition-wide ones come to every partition from `partitionWide`
-        keyScheme.filter(_.isWholeKey(keyLength))
-          .foreach(s => newPunctuations(isLeft) += own.punctuationFor(s, keyProj(row)))
+        keyScheme.filter(_.isWholeKey(keyLength)).foreach { s =>
+          newPunctuations(isLeft) += own.punctuationFor(s, keyProj(row))
+          closedNow(isLeft) += keyProj(row).copy()
+        }
       case None if settings.failOnInvalidPunctuations =>
         throw new SparkException(
           s"[PUNCTUATED_INVALID_PUNCTUATION] Punctuation row ${render(row, spec)} of ${spec.name} " +
@@ -475,8 +498,8 @@ private[join] class PunctuatedJoinTask(
     sides.flatMap { isLeft =>
       val spec = if (isLeft) leftSpec else rightSpec
       val keys = if (isLeft) leftKeys else rightKeys
-      val input = if (isLeft) left.output else right.output
-      val offset = if (isLeft) 0 else left.output.size
+      val input = if (isLeft) leftValueAttrs.init else rightValueAttrs.init
+      val offset = if (isLeft) 0 else leftValueAttrs.size - 1
       val ordinals = keys.map {
         case a: Attribute => input.indexWhere(_.exprId == a.exprId)
         case _ => -1
@@ -491,7 +514,7 @@ private[join] class PunctuatedJoinTask(
         row.setBoolean(offset + marker, true)
         // the other input's marker, if in the output, says "not my punctuation"
         if (!semi) {
-          val (otherSpec, otherOffset) = if (isLeft) (rightSpec, left.output.size) else (leftSpec, 0)
+          val (otherSpec, otherOffset) = if (isLeft) (rightSpec, leftValueAttrs.size - 1) else (leftSpec, 0)
           otherSpec.punctuationOrdinals.foreach(m => row.setBoolean(otherOffset + m, false))
         }
         p.scheme.constants.zipWithIndex.foreach { case (pos, i) =>

@@ -16,7 +16,7 @@ final class NexmarkMicroBatchStream(config: NexmarkConfig)
   private var availableNowEnd: Option[Long] = None
   private var availableNow = false
 
-  override def initialOffset(): Offset = NexmarkOffset(0L)
+  override def initialOffset(): Offset = NexmarkOffset(0L, config)
 
   override def latestOffset(): Offset =
     throw new UnsupportedOperationException("nexmark: latestOffset(start, limit) is to be used")
@@ -36,17 +36,22 @@ final class NexmarkMicroBatchStream(config: NexmarkConfig)
         availableNowEnd = Some(s)
         s
       }
-      NexmarkOffset(math.max(start, math.min(next, stop)))
+      NexmarkOffset(math.max(start, math.min(next, stop)), config)
     } else {
-      NexmarkOffset(math.max(start, next))
+      NexmarkOffset(math.max(start, next), config)
     }
   }
 
   override def prepareForTriggerAvailableNow(): Unit = availableNow = true
 
-  override def reportLatestOffset(): Offset = config.totalEvents.map(NexmarkOffset(_)).orNull
+  override def reportLatestOffset(): Offset = config.totalEvents.map(NexmarkOffset(_, config)).orNull
 
-  override def deserializeOffset(json: String): Offset = NexmarkOffset.fromJson(json)
+  /** Offsets from the checkpoint: they must come from a stream with the same generator options. */
+  override def deserializeOffset(json: String): Offset = {
+    val offset = NexmarkOffset.fromJson(json)
+    NexmarkOffset.check(offset, config)
+    offset
+  }
 
   override def planInputPartitions(start: Offset, end: Offset): Array[InputPartition] = {
     val (s, e) = (events(start), events(end))

@@ -202,6 +202,39 @@ class NexmarkSourceSuite extends PunctuatedStreamTest {
       CheckAnswerRows(expected, lastOnly = false, isSorted = false)))
   }
 
+  test("offsets record the generator options; bare-number offsets of old checkpoints are still read") {
+    val config = NexmarkConfig(NexmarkTableKind.Bid, seed = 7L, punctuations = true)
+    val offset = NexmarkOffset(1200L, config)
+    val read = NexmarkOffset.fromJson(offset.json())
+    assert(read == offset && read.options == NexmarkOffset.fingerprint(config))
+    assert(read.options("seed") == "7" && read.options("table") == "bid")
+    val old = NexmarkOffset.fromJson("1200")
+    assert(old.events == 1200L && old.options.isEmpty)
+    NexmarkOffset.check(old, config)                       // nothing recorded: nothing to compare
+    NexmarkOffset.check(read, config.copy(eventsPerBatch = 10L, numPartitions = 5, totalEvents = Some(9L)))
+    val e = intercept[IllegalStateException](NexmarkOffset.check(read, config.copy(baseTime = 5L)))
+    assert(e.getMessage.contains("baseTime is 5") && e.getMessage.contains("baseTime = 0"))
+    intercept[IllegalArgumentException](NexmarkOffset.fromJson("{\"options\":{}}"))
+  }
+
+  test("a restart with other generator options against the checkpoint fails, naming option, values and fix") {
+    val checkpoint = java.nio.file.Files.createTempDirectory("nexmark-ckpt").toFile.getCanonicalPath
+    def run(total: String, options: (String, String)*): Unit = {
+      val q = read("bid", Seq("totalEvents" -> total, "eventsPerBatch" -> "1000", "seed" -> "9") ++ options: _*)
+        .writeStream.format("noop").option("checkpointLocation", checkpoint)
+        .trigger(Trigger.AvailableNow()).start()
+      try q.awaitTermination() finally q.stop()
+    }
+    run("3000")
+    // batching and partitioning may change, and the stream may go on further
+    run("5000", "eventsPerBatch" -> "700", "numPartitions" -> "3")
+    val e = intercept[Exception](run("8000", "seed" -> "10"))
+    val messages = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString("\n")
+    assert(messages.contains("NEXMARK_OPTIONS_CHANGED"), messages)
+    assert(messages.contains("option seed is 10") && messages.contains("seed = 9"), messages)
+    assert(messages.contains("new checkpoint location"), messages)
+  }
+
   test("streams of one seed agree: a punctuated join of auctions and bids forgets its state") {
     val opts = Seq("totalEvents" -> "10000", "eventsPerBatch" -> "2000", "punctuations" -> "true")
     val auctions = read("auction", opts: _*)
