@@ -20,9 +20,14 @@ class PunctuatedExtensions extends (SparkSessionExtensions => Unit) {
     // of a query reading declared streams could never be purged.
     extensions.injectCheckRule(CheckJoinSafety)
 
+    // FROM a, b WHERE a.k = b.k: equalities between two streams of inner stream-stream joins
+    // become the joins' conditions (same query), so that the next rule can mark them.
+    extensions.injectPostHocResolutionRule(MoveWhereEqualitiesIntoJoins)
+
     // Mark stream-stream equi-joins with a declared input as punctuated joins: the mark keeps
     // each input's marker column alive through column pruning and carries the declarations
-    // to the physical plan. Runs once, after resolution, before Spark's streaming checks.
+    // to the physical plan; a punctuated join's output is a punctuated input of the join above.
+    // Runs once, after resolution, before Spark's streaming checks.
     extensions.injectPostHocResolutionRule(PunctuateStreamingJoins)
 
     // Mark streaming dropDuplicates / DISTINCT / UNION over input whose punctuations close keys

@@ -1,15 +1,14 @@
 package punctuated.spark.rules
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeReference, EqualNullSafe, EqualTo, ExprId, Expression, IsNull}
+import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeReference, ExprId, Expression, IsNull}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
-import org.apache.spark.sql.catalyst.plans.{FullOuter, Inner, LeftAnti, LeftOuter, LeftSemi, RightOuter}
+import org.apache.spark.sql.catalyst.plans.{FullOuter, LeftAnti, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Filter, Join, LogicalPlan, Project, SubqueryAlias, View}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.types.MetadataBuilder
 
-import punctuated.declaration.{Declaration, Derived, Scheme, SchemeAttribute}
-import punctuated.join.{InputDeclaration, KeySchemes, PunctuationColumns}
+import punctuated.join.{DerivedDeclarations, InputDeclaration, PunctuationColumns}
 import punctuated.spark.DeclaredStreams
 
 /**
@@ -17,8 +16,7 @@ import punctuated.spark.DeclaredStreams
  * input as a punctuated join, by adding the [[PunctuationColumns]] conjunct (always TRUE)
  * to its condition. Joins with no declared input are left exactly as they are. An input that
  * is itself a punctuated join's output counts as declared when that join passes punctuations
- * on (a derived declaration), so trees of joins purge at every level. Joins written with
- * `WHERE` equalities (`FROM a, b WHERE a.k = b.k`) get them as their condition first.
+ * on (a derived declaration, [[DerivedDeclarations]]), so trees of joins purge at every level.
  *
  * Outer and semi joins: Spark refuses a stream-stream outer (or semi) join unless a join key carries an
  * event-time watermark. A punctuated outer join needs none (the other input's punctuations
@@ -28,52 +26,7 @@ import punctuated.spark.DeclaredStreams
  */
 case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPlan] {
 
-  override def apply(plan: LogicalPlan): LogicalPlan = mark(whereIntoJoins(plan))
-
-  /**
-   * `FROM a, b WHERE a.k = b.k`: the analyzer keeps the equality in a Filter above a join
-   * without condition (the optimizer pushes it into the join later, too late for the mark).
-   * Equalities between two streams of inner stream-stream joins move into the join whose
-   * inputs they compare; the rest of the WHERE clause stays where it is. Same result.
-   */
-  private def whereIntoJoins(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsDown {
-    case f @ Filter(condition, j: Join) if innerStreamJoin(j) =>
-      val all = conjuncts(condition)
-      val (joined, rest) = pushEqualities(j, all)
-      if (rest.size == all.size) f else rest.reduceOption(And).map(Filter(_, joined)).getOrElse(joined)
-  }
-
-  private def innerStreamJoin(p: LogicalPlan): Boolean = p match {
-    case j: Join => j.joinType == Inner && j.left.isStreaming && j.right.isStreaming &&
-      PunctuationColumns.find(j.condition).isEmpty
-    case _ => false
-  }
-
-  /** Moves the equalities among `cs` into the joins of `j`'s tree; returns the others. */
-  private def pushEqualities(j: Join, cs: Seq[Expression]): (Join, Seq[Expression]) = {
-    val (equalities, others) = cs.partition {
-      case EqualTo(_: Attribute, _: Attribute) | EqualNullSafe(_: Attribute, _: Attribute) => true
-      case _ => false
-    }
-    def into(side: LogicalPlan, e: Seq[Expression]): (LogicalPlan, Seq[Expression]) = side match {
-      case inner: Join if innerStreamJoin(inner) && e.nonEmpty => pushEqualities(inner, e)
-      case other => (other, e)
-    }
-    val (toLeft, r1) = equalities.partition(_.references.subsetOf(j.left.outputSet))
-    val (toRight, r2) = r1.partition(_.references.subsetOf(j.right.outputSet))
-    val (here, rest) = r2.partition(_.references.subsetOf(j.left.outputSet ++ j.right.outputSet))
-    val (newLeft, leftRest) = into(j.left, toLeft)
-    val (newRight, rightRest) = into(j.right, toRight)
-    val condition = (j.condition.toSeq ++ here).reduceOption(And)
-    (j.copy(left = newLeft, right = newRight, condition = condition), others ++ rest ++ leftRest ++ rightRest)
-  }
-
-  private def conjuncts(e: Expression): Seq[Expression] = e match {
-    case And(a, b) => conjuncts(a) ++ conjuncts(b)
-    case other => Seq(other)
-  }
-
-  private def mark(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
+  override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
     case j @ Join(left, right, joinType, Some(condition), hint)
         if left.isStreaming && right.isStreaming && PunctuationColumns.find(j.condition).isEmpty &&
           ExtractEquiJoinKeys.unapply(j).isDefined =>
@@ -130,71 +83,9 @@ case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPl
         s.output.filter(a => visible.contains(a.exprId)).map(a => a.name -> a.exprId).toMap)
     }.filter(d => d.columns.nonEmpty) match {
       case Seq(single) => Some(single)
-      case _ => lowerJoin(input).flatMap(derived(_, visible))   // none, or several streams
+      case _ => DerivedDeclarations.of(input, visible)   // none, or several streams: a join's output?
     }
   }
-
-  /** The punctuated join whose output this input is, through pass-through nodes only. */
-  private def lowerJoin(node: LogicalPlan): Option[Join] = node match {
-    case j: Join if PunctuationColumns.find(j.condition).isDefined => Some(j)
-    case _: Project | _: Filter | _: SubqueryAlias | _: View | _: EventTimeWatermark => lowerJoin(node.children.head)
-    case _ => None
-  }
-
-  /**
-   * The declaration a punctuated join's output carries for the join above it (Li et al. 2006,
-   * §4: an intermediate input carries the schemes its operator propagates). The join emits
-   * an output punctuation for a join-key value once both its inputs have closed it (Tucker
-   * et al. 2003, Table 3), one per input: that input's key columns set, and the marker of the
-   * stream those columns come from true. So the output carries each key scheme both inputs
-   * have, as a scheme on each input's key columns; both inputs' states are then purgeable by
-   * it (Theorem 1), as Lemma 1 requires of a propagated scheme.
-   */
-  private def derived(j: Join, visible: Set[ExprId]): Option[InputDeclaration] = j match {
-    case ExtractEquiJoinKeys(_, lk, rk, _, _, _, _, _) =>
-      val mark = PunctuationColumns.find(j.condition).get
-      val sides = Seq((mark.left, lk), (mark.right, rk)).collect { case (Some(d), keys) => (d, keys) }
-      def usable(d: InputDeclaration, keys: Seq[Expression]) =
-        KeySchemes.usable(d, keys).filter { case (s, _) => d.hasPunctuations(s) }.map(_._2)
-      val byBoth = if (sides.size < 2) Nil
-        else usable(sides(0)._1, sides(0)._2).filter(usable(sides(1)._1, sides(1)._2).contains).distinct
-      val columns = scala.collection.mutable.LinkedHashMap.empty[String, ExprId]
-      val owners = scala.collection.mutable.LinkedHashMap.empty[String, String]
-      /** A column's name in the derived declaration, and the marker of the stream it comes from. */
-      def column(d: InputDeclaration, e: Expression): Option[(String, String)] = e match {
-        case a: Attribute if visible.contains(a.exprId) =>
-          val own = d.columns.collectFirst { case (n, id) if id == a.exprId => n }
-          val named = d.declaration.derived match {
-            case None => for (n <- own; m <- d.declaration.marker if d.markerId.exists(visible.contains))
-              yield (s"${shortName(d)}.$n", s"${shortName(d)}.$m")
-            case Some(x) => for (n <- own; m <- x.owners.collectFirst { case (`n`, m) => m }) yield (n, m)
-          }
-          named.foreach { case (n, m) => columns(n) = a.exprId; owners(n) = m }
-          named
-        case _ => None
-      }
-      val schemes = for {
-        (d, keys) <- sides
-        k <- byBoth
-        attrs = (k.constants.toSeq.map(_ -> false) ++ k.range.map(_ -> true)).map { case (pos, range) =>
-          column(d, keys(pos)).map { case (n, m) => (SchemeAttribute(n, range), m) } }
-        if attrs.forall(_.isDefined) && attrs.flatten.map(_._2).distinct.size == 1
-      } yield Scheme(attrs.flatten.map(_._1))
-      if (schemes.isEmpty) None
-      else {
-        val markers = sides.flatMap { case (d, _) => d.markerIds.filter(visible.contains).map { id =>
-          val n = d.columns.collectFirst { case (c, `id`) => c }.get
-          val full = if (d.declaration.derived.isDefined) n else s"${shortName(d)}.$n"
-          columns(full) = id; full } }
-        val table = s"(${sides.map(s => shortName(s._1)).mkString(" ⋈ ")})"
-        Some(InputDeclaration(Declaration(table, schemes.distinct, None, None,
-          Some(Derived(markers, owners.toSeq))), columns.toMap))
-      }
-    case _ => None
-  }
-
-  private def shortName(d: InputDeclaration): String =
-    if (d.declaration.derived.isDefined) d.declaration.table else d.declaration.table.split('.').last
 
   /** Is the node that introduces these columns reached through pass-through nodes only? */
   private def passesThrough(node: LogicalPlan, ids: Set[ExprId]): Boolean = {

@@ -1,0 +1,80 @@
+package punctuated.join
+
+import org.apache.spark.sql.catalyst.expressions.{Attribute, ExprId, Expression}
+import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
+import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Filter, Join, LogicalPlan, Project, SubqueryAlias, View}
+
+import punctuated.declaration.{Declaration, Derived, Scheme, SchemeAttribute}
+
+/**
+ * The declaration of a join input that is itself a punctuated join's output (Li et al. 2006,
+ * §4, binary join trees): see [[punctuated.declaration.Derived]].
+ */
+object DerivedDeclarations {
+
+  /** The derived declaration of `input` (reached through pass-through nodes), if it has schemes. */
+  def of(input: LogicalPlan, visible: Set[ExprId]): Option[InputDeclaration] =
+    lowerJoin(input).flatMap(derived(_, visible))
+
+  /** The punctuated join whose output this input is, through pass-through nodes only. */
+  private def lowerJoin(node: LogicalPlan): Option[Join] = node match {
+    case j: Join if PunctuationColumns.find(j.condition).isDefined => Some(j)
+    case _: Project | _: Filter | _: SubqueryAlias | _: View | _: EventTimeWatermark => lowerJoin(node.children.head)
+    case _ => None
+  }
+
+  /**
+   * The declaration a punctuated join's output carries for the join above it (Li et al. 2006,
+   * §4: an intermediate input carries the schemes its operator propagates). The join emits
+   * an output punctuation for a join-key value once both its inputs have closed it (Tucker
+   * et al. 2003, Table 3), one per input: that input's key columns set, and the marker of the
+   * stream those columns come from true. So the output carries each key scheme both inputs
+   * have, as a scheme on each input's key columns; both inputs' states are then purgeable by
+   * it (Theorem 1), as Lemma 1 requires of a propagated scheme.
+   */
+  private def derived(j: Join, visible: Set[ExprId]): Option[InputDeclaration] = j match {
+    case ExtractEquiJoinKeys(_, lk, rk, _, _, _, _, _) =>
+      val mark = PunctuationColumns.find(j.condition).get
+      val sides = Seq((mark.left, lk), (mark.right, rk)).collect { case (Some(d), keys) => (d, keys) }
+      def usable(d: InputDeclaration, keys: Seq[Expression]) =
+        KeySchemes.usable(d, keys).filter { case (s, _) => d.hasPunctuations(s) }.map(_._2)
+      val byBoth = if (sides.size < 2) Nil
+        else usable(sides(0)._1, sides(0)._2).filter(usable(sides(1)._1, sides(1)._2).contains).distinct
+      val columns = scala.collection.mutable.LinkedHashMap.empty[String, ExprId]
+      val owners = scala.collection.mutable.LinkedHashMap.empty[String, String]
+      /** A column's name in the derived declaration, and the marker of the stream it comes from. */
+      def column(d: InputDeclaration, e: Expression): Option[(String, String)] = e match {
+        case a: Attribute if visible.contains(a.exprId) =>
+          val own = d.columns.collectFirst { case (n, id) if id == a.exprId => n }
+          val named = d.declaration.derived match {
+            case None => for (n <- own; m <- d.declaration.marker if d.markerId.exists(visible.contains))
+              yield (s"${shortName(d)}.$n", s"${shortName(d)}.$m")
+            case Some(x) => for (n <- own; m <- x.owners.collectFirst { case (`n`, m) => m }) yield (n, m)
+          }
+          named.foreach { case (n, m) => columns(n) = a.exprId; owners(n) = m }
+          named
+        case _ => None
+      }
+      val schemes = for {
+        (d, keys) <- sides
+        k <- byBoth
+        attrs = (k.constants.toSeq.map(_ -> false) ++ k.range.map(_ -> true)).map { case (pos, range) =>
+          column(d, keys(pos)).map { case (n, m) => (SchemeAttribute(n, range), m) } }
+        if attrs.forall(_.isDefined) && attrs.flatten.map(_._2).distinct.size == 1
+      } yield Scheme(attrs.flatten.map(_._1))
+      if (schemes.isEmpty) None
+      else {
+        val markers = sides.flatMap { case (d, _) => d.markerIds.filter(visible.contains).map { id =>
+          val n = d.columns.collectFirst { case (c, `id`) => c }.get
+          val full = if (d.declaration.derived.isDefined) n else s"${shortName(d)}.$n"
+          columns(full) = id; full } }
+        val table = s"(${sides.map(s => shortName(s._1)).mkString(" ⋈ ")})"
+        Some(InputDeclaration(Declaration(table, schemes.distinct, None, None,
+          Some(Derived(markers, owners.toSeq))), columns.toMap))
+      }
+    case _ => None
+  }
+
+  private def shortName(d: InputDeclaration): String =
+    if (d.declaration.derived.isDefined) d.declaration.table else d.declaration.table.split('.').last
+}
