@@ -166,21 +166,12 @@ def live_working_set(spark, frames, args):
         b = auction_id - FIRST_ID
         return (b // 3) * EVENTS_PER_EPOCH + 1 + b % 3
 
-    if args.query == "q20":
-        # open category-10 auctions: created, and not past their expiry (bids may still come)
-        rows = (frames["auction"].where("category = 10")
-                .select("id", F.floor(F.unix_micros("expires") / 1000).cast("long").alias("expires")).collect())
-        created = sorted(auction_event(r["id"]) for r in rows)
-        expiries = sorted(r["expires"] for r in rows)
-
-        def live(e):
-            return bisect.bisect_left(created, e) - bisect.bisect_left(expiries, ts_ms(e - 1))
-        return live
-    if args.query in PER_CLOSED_AUCTION:
-        # open auctions (all categories): each holds a row in the join and, once it has a
-        # bid, its group in the aggregation; a closed auction holds nothing
-        rows = (frames["auction"]
-                .select("id", F.floor(F.unix_micros("expires") / 1000).cast("long").alias("expires")).collect())
+    if args.query == "q20" or args.query in PER_CLOSED_AUCTION:
+        # open auctions (created, not past their expiry: bids may still come) — of category
+        # 10 for q20; of every category for the aggregating queries, where each holds a row
+        # in the join and, once it has a bid, its group in the aggregation
+        auctions = frames["auction"].where("category = 10") if args.query == "q20" else frames["auction"]
+        rows = auctions.select("id", F.floor(F.unix_micros("expires") / 1000).cast("long").alias("expires")).collect()
         created = sorted(auction_event(r["id"]) for r in rows)
         expiries = sorted(r["expires"] for r in rows)
 
