@@ -21,24 +21,26 @@ final case class KeyPunctuation(scheme: KeyScheme, constants: UnsafeRow, bound: 
 
 /**
  * The state of one input of [[PunctuatedSymmetricHashJoinExec]] in one partition: its
- * stored rows and its held punctuations, in two Spark state stores (fault tolerant,
- * versioned with the micro-batch, HDFS-backed or RocksDB).
+ * stored rows in a Spark state store of its own, its held punctuations and range index in
+ * namespaces of the store both inputs share ([[StoreNamespace]]): fault tolerant, versioned
+ * with the micro-batch, HDFS-backed or RocksDB.
  *
  * {{{
- *   <input>-rows     key: (join key..., seq BIGINT)   prefix-scannable by the join key
- *                    value: (input columns..., matched BOOLEAN)
- *   <input>-puncts   key: (scheme INT, constants BINARY)
- *                    value: (bound BINARY, closedAtBatch BIGINT)
- *                    (only when the input has a scheme that fixes the whole key)
- *   <input>-gpuncts  the same, for punctuations that do not fix the whole key (a prefix of
- *                    it, or a range): they concern every partition, so every partition holds
- *                    a copy (only partition 0's copy is counted in the metrics); only when
- *                    the input has such a scheme
- *   <input>-rindex   the stored join keys by the other input's range and prefix schemes
- *                    ([[RangeIndex]]; only when the other input declares such schemes)
+ *   <input>-punctuated-rows  key: (join key..., seq BIGINT)   prefix-scannable by the join key
+ *                            value: (input columns..., matched BOOLEAN)
+ *   punctuated-meta, this input's namespaces ([[StoreNamespace]]):
+ *     held whole-key punctuations   key: (scheme INT, constants BINARY)
+ *                                   value: (bound BINARY, closedAtBatch BIGINT)
+ *     held partition-wide ones      the same, for punctuations that do not fix the whole key
+ *                                   (a prefix of it, or a range): they concern every
+ *                                   partition, so every partition holds a copy (only
+ *                                   partition 0's copy is counted in the metrics)
+ *     range index                   the stored join keys by the other input's range and
+ *                                   prefix schemes ([[RangeIndex]])
  * }}}
  *
- * Only the stores an input can use are opened: each costs a file per micro-batch at commit.
+ * The shared store is opened only when an input holds punctuations or is indexed: each
+ * store costs files at every micro-batch's commit.
  *
  * Every access is a point look-up or a prefix scan on one join key: finding a key's rows,
  * purging a closed key, and asking whether a key is covered by held punctuations (one
@@ -47,6 +49,7 @@ final case class KeyPunctuation(scheme: KeyScheme, constants: UnsafeRow, bound: 
  * look-up) and purges each by a prefix scan: no access reads the whole store.
  *
  * @param input         "left" or "right": the store-name prefix
+ * @param meta          the store both inputs share ([[StoreNamespace.StoreName]]), if opened
  * @param keySchema     types of the join key
  * @param inputSchema   the input's columns
  * @param keySchemes    the input's key schemes (for `covers`)
@@ -55,6 +58,7 @@ final case class KeyPunctuation(scheme: KeyScheme, constants: UnsafeRow, bound: 
  */
 class JoinInputState(
     input: String,
+    meta: Option[StateStore],
     stateInfo: StatefulOperatorStateInfo,
     partitionId: Int,
     keySchema: StructType,
@@ -72,24 +76,23 @@ class JoinInputState(
 
   private val rows = open(rowsStoreName(input), rowKeySchema, valueSchema,
     PrefixKeyScanStateEncoderSpec(rowKeySchema, keyLength))
-  private val localPuncts = if (!holdsWholeKey(keySchemes, keyLength)) None else Some(open(
-    punctsStoreName(input), PunctKeySchema, PunctValueSchema, NoPrefixKeyStateEncoderSpec(PunctKeySchema)))
-  private val globalPuncts = if (!holdsPartitionWide(keySchemes, keyLength)) None else Some(open(
-    globalPunctsStoreName(input), PunctKeySchema, PunctValueSchema, NoPrefixKeyStateEncoderSpec(PunctKeySchema)))
-  private val indexStore = if (indexSchemes.isEmpty) None else Some(open(RangeIndex.storeName(input),
-    PunctKeySchema, RangeIndex.ValueSchema, NoPrefixKeyStateEncoderSpec(PunctKeySchema)))
-  private val index = indexStore.map(new RangeIndex(_, keySchema, indexSchemes))
-  /** The store of `scheme`'s held punctuations (None: this input has no such scheme, holds none). */
-  private def puncts(scheme: KeyScheme): Option[StateStore] =
+  private val firstNamespace = if (input == "left") 0 else StoreNamespace.PerInput
+  private def namespace(offset: Int, valueFields: Int) = Some(new StoreNamespace(
+    meta.getOrElse(throw new IllegalStateException(s"$input: the shared store is not open")),
+    firstNamespace + offset, PunctKeySchema.length, valueFields))
+  private val localPuncts =
+    if (!holdsWholeKey(keySchemes, keyLength)) None else namespace(0, PunctValueSchema.length)
+  private val globalPuncts =
+    if (!holdsPartitionWide(keySchemes, keyLength)) None else namespace(1, PunctValueSchema.length)
+  private val index =
+    if (indexSchemes.isEmpty) None
+    else namespace(2, RangeIndex.ValueSchema.length).map(new RangeIndex(_, keySchema, indexSchemes))
+  /** The namespace of `scheme`'s held punctuations (None: this input has no such scheme, holds none). */
+  private def puncts(scheme: KeyScheme): Option[StoreNamespace] =
     if (scheme.isWholeKey(keyLength)) localPuncts else globalPuncts
 
-  private def open(name: String, key: StructType, value: StructType, spec: KeyStateEncoderSpec) = {
-    val id = StateStoreProviderId(
-      StateStoreId(stateInfo.checkpointLocation, stateInfo.operatorId, partitionId, name),
-      stateInfo.queryRunId)
-    StateStore.get(id, key, value, spec, stateInfo.storeVersion, None, None,
-      useColumnFamilies = false, storeConf, hadoopConf)
-  }
+  private def open(name: String, key: StructType, value: StructType, spec: KeyStateEncoderSpec) =
+    JoinInputState.open(stateInfo, partitionId, name, key, value, spec, storeConf, hadoopConf)
 
   // ---- stored rows -------------------------------------------------------------------
 
@@ -224,7 +227,7 @@ class JoinInputState(
         val bytes = pair.key.getBinary(1)
         val constants = new UnsafeRow(scheme.constants.length)
         constants.pointTo(bytes, bytes.length)
-        (scheme, constants, pair.key.copy())
+        (scheme, constants, pair.key)
       }
     }
   }
@@ -236,9 +239,8 @@ class JoinInputState(
   def closeHeld(storeKey: UnsafeRow, batch: Long): Unit = localPuncts.foreach { store =>
     val v = store.get(storeKey)
     if (v != null && v.getLong(1) < 0) {
-      val copy = v.copy()
-      copy.setLong(1, batch)
-      store.put(storeKey, copy)
+      v.setLong(1, batch)
+      store.put(storeKey, v)
     }
   }
 
@@ -248,7 +250,7 @@ class JoinInputState(
       store.iterator().filter { pair =>
         val closedAt = pair.value.getLong(1)
         closedAt >= 0 && batchId - closedAt >= retention
-      }.map(_.key.copy()).toArray.foreach(store.remove(_))
+      }.map(_.key).toArray.foreach(store.remove(_))
     }
 
   private val coverCache = mutable.HashMap.empty[UnsafeRow, Boolean]
@@ -277,8 +279,7 @@ class JoinInputState(
 
   // ---- commit ------------------------------------------------------------------------
 
-  private def stores = Seq(rows) ++ localPuncts ++ globalPuncts ++ indexStore
-
+  /** Writes the range index back and commits the rows store (the shared one is the task's). */
   def commit(): Unit = {
     index.foreach { i =>
       maybeEmptied.foreach { key =>
@@ -290,17 +291,17 @@ class JoinInputState(
       maybeEmptied.clear()
       i.flush()
     }
-    stores.foreach(_.commit())
+    rows.commit()
   }
 
-  def abortIfNeeded(): Unit = stores.foreach(s => if (!s.hasCommitted) s.abort())
+  def abortIfNeeded(): Unit = if (!rows.hasCommitted) rows.abort()
 
   def numRows: Long = rows.metrics.numKeys
   /** Held punctuations of this partition (copies of partition-wide ones counted in partition 0). */
   def numPunctuations: Long =
-    localPuncts.map(_.metrics.numKeys).getOrElse(0L) +
-      (if (partitionId == 0) globalPuncts.map(_.metrics.numKeys).getOrElse(0L) else 0L)
-  def memoryUsedBytes: Long = stores.map(_.metrics.memoryUsedBytes).sum
+    localPuncts.map(_.numKeys).getOrElse(0L) +
+      (if (partitionId == 0) globalPuncts.map(_.numKeys).getOrElse(0L) else 0L)
+  def memoryUsedBytes: Long = rows.metrics.memoryUsedBytes
 }
 
 object JoinInputState {
@@ -312,8 +313,24 @@ object JoinInputState {
     .add("bound", BinaryType, nullable = true).add("closedAtBatch", LongType, nullable = false)
 
   def rowsStoreName(input: String): String = s"$input-punctuated-rows"
-  def punctsStoreName(input: String): String = s"$input-punctuated-puncts"
-  def globalPunctsStoreName(input: String): String = s"$input-punctuated-gpuncts"
+
+  def open(stateInfo: StatefulOperatorStateInfo, partitionId: Int, name: String, key: StructType,
+      value: StructType, spec: KeyStateEncoderSpec, storeConf: StateStoreConf,
+      hadoopConf: org.apache.hadoop.conf.Configuration): StateStore = {
+    val id = StateStoreProviderId(
+      StateStoreId(stateInfo.checkpointLocation, stateInfo.operatorId, partitionId, name),
+      stateInfo.queryRunId)
+    StateStore.get(id, key, value, spec, stateInfo.storeVersion, None, None,
+      useColumnFamilies = false, storeConf, hadoopConf)
+  }
+
+  /** The store both inputs share ([[StoreNamespace]]). */
+  def openShared(stateInfo: StatefulOperatorStateInfo, partitionId: Int, storeConf: StateStoreConf,
+      hadoopConf: org.apache.hadoop.conf.Configuration): StateStore =
+    open(stateInfo, partitionId, StoreNamespace.StoreName, StoreNamespace.KeySchema,
+      StoreNamespace.ValueSchema, PrefixKeyScanStateEncoderSpec(StoreNamespace.KeySchema, 1),
+      storeConf, hadoopConf)
+
   /** Does an input with these schemes hold punctuations that fix the whole key? */
   def holdsWholeKey(keySchemes: Seq[KeyScheme], keyLength: Int): Boolean =
     keySchemes.exists(_.isWholeKey(keyLength))
@@ -321,13 +338,14 @@ object JoinInputState {
   def holdsPartitionWide(keySchemes: Seq[KeyScheme], keyLength: Int): Boolean =
     keySchemes.exists(!_.isWholeKey(keyLength))
 
+  /** Does an input with these schemes, indexed or not, use the shared store? */
+  def usesShared(keySchemes: Seq[KeyScheme], keyLength: Int, indexed: Boolean): Boolean =
+    keySchemes.nonEmpty || indexed
+
   /**
-   * The stores of one input: its rows, its held punctuations of the kinds its schemes have,
-   * its [[RangeIndex]] store if it is `indexed`.
+   * The stores of a join: each input's rows, and the shared store ([[StoreNamespace]]) when
+   * either input holds punctuations or is indexed.
    */
-  def storeNames(input: String, keySchemes: Seq[KeyScheme], keyLength: Int, indexed: Boolean): Seq[String] =
-    Seq(rowsStoreName(input)) ++
-      (if (holdsWholeKey(keySchemes, keyLength)) Seq(punctsStoreName(input)) else Nil) ++
-      (if (holdsPartitionWide(keySchemes, keyLength)) Seq(globalPunctsStoreName(input)) else Nil) ++
-      (if (indexed) Seq(RangeIndex.storeName(input)) else Nil)
+  def storeNames(shared: Boolean): Seq[String] =
+    Seq(rowsStoreName("left"), rowsStoreName("right")) ++ (if (shared) Seq(StoreNamespace.StoreName) else Nil)
 }

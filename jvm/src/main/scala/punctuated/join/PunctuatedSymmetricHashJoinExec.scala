@@ -75,6 +75,10 @@ import punctuated.spark.{PunctuatedConf, PunctuatedStatefulOperator}
  * @param leftSpec   the left input's declaration, in ordinals of its rows
  * @param rightSpec  the right input's declaration
  * @param settings   the `spark.punctuated.*` settings
+ * @param leftReplicated  whether the left input comes through a
+ *                   [[PunctuationReplicatingExchangeExec]] (its partition-wide punctuations
+ *                   reach every partition); otherwise they are gathered by a job first
+ * @param rightReplicated the same, for the right input
  * @param left       left input plan
  * @param right      right input plan
  */
@@ -87,6 +91,8 @@ case class PunctuatedSymmetricHashJoinExec(
     leftSpec: InputSpec,
     rightSpec: InputSpec,
     settings: PunctuatedConf,
+    leftReplicated: Boolean,
+    rightReplicated: Boolean,
     left: SparkPlan,
     right: SparkPlan)
   extends BinaryExecNode with PunctuatedStatefulOperator {
@@ -103,9 +109,12 @@ case class PunctuatedSymmetricHashJoinExec(
   private[join] def indexSchemes(isLeft: Boolean): Seq[KeyScheme] =
     RangeIndex.indexedSchemes((if (isLeft) rightSpec else leftSpec).keySchemes, leftKeys.length)
 
-  override val stateStoreNames: Seq[String] =
-    JoinInputState.storeNames("left", leftSpec.keySchemes, leftKeys.length, indexSchemes(isLeft = true).nonEmpty) ++
-      JoinInputState.storeNames("right", rightSpec.keySchemes, rightKeys.length, indexSchemes(isLeft = false).nonEmpty)
+  /** Does either input hold punctuations or keep a range index (in the shared store)? */
+  private[join] def usesSharedStore: Boolean =
+    JoinInputState.usesShared(leftSpec.keySchemes, leftKeys.length, indexSchemes(isLeft = true).nonEmpty) ||
+      JoinInputState.usesShared(rightSpec.keySchemes, rightKeys.length, indexSchemes(isLeft = false).nonEmpty)
+
+  override val stateStoreNames: Seq[String] = JoinInputState.storeNames(usesSharedStore)
 
   override def requiredChildDistribution: Seq[Distribution] =
     StatefulOpClusteredDistribution(leftKeys, getStateInfo.numPartitions) ::
@@ -137,12 +146,16 @@ case class PunctuatedSymmetricHashJoinExec(
     metrics // initialise on the driver
     val (leftRdd, rightRdd) = (left.execute(), right.execute())
     // Punctuations that do not fix a whole join key (a prefix, a range) concern every
-    // partition, but arrive in one: gather them first (one extra pass over this batch's
-    // shuffled punctuation rows, only for inputs declaring such schemes) and give them to all
-    // (in the tasks' closure: they are few, and the closure is shipped anyway).
+    // partition. An input whose shuffle is a PunctuationReplicatingExchangeExec brings them to
+    // every partition itself; from any other (an input already partitioned by the key, e.g.
+    // the output of a join below) they are gathered first (one extra pass over this batch's
+    // rows, only for inputs declaring such schemes) and given to all (in the tasks' closure:
+    // they are few, and the closure is shipped anyway).
     val global =
-      PunctuatedSymmetricHashJoinExec.partitionWide(leftRdd, leftSpec, leftKeys, left.output) ->
-        PunctuatedSymmetricHashJoinExec.partitionWide(rightRdd, rightSpec, rightKeys, right.output)
+      (if (leftReplicated) Array.empty[(KeyScheme, UnsafeRow)]
+       else PunctuatedSymmetricHashJoinExec.partitionWide(leftRdd, leftSpec, leftKeys, left.output)) ->
+        (if (rightReplicated) Array.empty[(KeyScheme, UnsafeRow)]
+         else PunctuatedSymmetricHashJoinExec.partitionWide(rightRdd, rightSpec, rightKeys, right.output))
     leftRdd.stateStoreAwareZipPartitions(
       rightRdd, getStateInfo, stateStoreNames, coordinator) { (partitionId, l, r) =>
       new PunctuatedJoinTask(this, partitionId, storeConf, hadoopConf.value.value, global).run(l, r)
@@ -229,12 +242,16 @@ private[join] class PunctuatedJoinTask(
   private val leftInputSchema = org.apache.spark.sql.catalyst.types.DataTypeUtils.fromAttributes(left.output)
   private val rightInputSchema = org.apache.spark.sql.catalyst.types.DataTypeUtils.fromAttributes(right.output)
 
-  private val leftState = new JoinInputState("left", info, partitionId, keySchema(leftKeys),
+  /** Both inputs' held punctuations and range indexes ([[StoreNamespace]]). */
+  private val shared =
+    if (usesSharedStore) Some(JoinInputState.openShared(info, partitionId, storeConf, hadoopConf)) else None
+  private val leftState = new JoinInputState("left", shared, info, partitionId, keySchema(leftKeys),
     leftInputSchema, leftSpec.keySchemes, indexSchemes(isLeft = true), storeConf, hadoopConf)
-  private val rightState = new JoinInputState("right", info, partitionId, keySchema(rightKeys),
+  private val rightState = new JoinInputState("right", shared, info, partitionId, keySchema(rightKeys),
     rightInputSchema, rightSpec.keySchemes, indexSchemes(isLeft = false), storeConf, hadoopConf)
   Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit] { _ =>
     leftState.abortIfNeeded(); rightState.abortIfNeeded()
+    shared.foreach(s => if (!s.hasCommitted) s.abort())
   })
 
   // Rows are handled in the stored layout: input columns then `matched`.
@@ -289,10 +306,12 @@ private[join] class PunctuatedJoinTask(
     val counted = out.map { row => numOutputRows += 1; row }
     new CompletingIterator[InternalRow](counted, () => {
       metric("allUpdatesTimeMs") += NANOSECONDS.toMillis(System.nanoTime - start)
-      metric("commitTimeMs") += timed { leftState.commit(); rightState.commit() }
+      val held = leftState.numPunctuations + rightState.numPunctuations // read before the commit
+      metric("commitTimeMs") += timed { leftState.commit(); rightState.commit(); shared.foreach(_.commit()) }
       metric("numTotalStateRows") += leftState.numRows + rightState.numRows
-      metric(PunctuationsHeld) += leftState.numPunctuations + rightState.numPunctuations
-      metric("stateMemory") += leftState.memoryUsedBytes + rightState.memoryUsedBytes
+      metric(PunctuationsHeld) += held
+      metric("stateMemory") += leftState.memoryUsedBytes + rightState.memoryUsedBytes +
+        shared.map(_.metrics.memoryUsedBytes).getOrElse(0L)
       metric("numUpdatedStateRows") += stored
       metric("numRemovedStateRows") += purged
       metric(RowsPurged) += purged
@@ -390,9 +409,17 @@ private[join] class PunctuatedJoinTask(
     val keyLength = (if (isLeft) leftKeys else rightKeys).length
     spec.schemeOf(row) match {
       case Some(keyScheme) =>
-        metric(PunctuationsReceived) += 1
-        // partition-wide ones come to every partition from `partitionWide`
-        keyScheme.filter(_.isWholeKey(keyLength)).foreach { s =>
+        // a partition-wide punctuation of a replicated input comes to every partition: the
+        // copy in the partition the hash names (its home) counts it and applies the rest
+        val replicated = if (isLeft) leftReplicated else rightReplicated
+        val home = !replicated || !keyScheme.exists(!_.isWholeKey(keyLength)) ||
+          homePartition(isLeft)(row) == partitionId
+        if (home) metric(PunctuationsReceived) += 1
+        // partition-wide ones of other inputs come to every partition from `partitionWide`
+        if (replicated) keyScheme.filterNot(_.isWholeKey(keyLength)).foreach { s =>
+          newPunctuations(isLeft) += own.punctuationFor(s, keyProj(row))
+        }
+        if (home) keyScheme.filter(_.isWholeKey(keyLength)).foreach { s =>
           newPunctuations(isLeft) += own.punctuationFor(s, keyProj(row))
           closedNow(isLeft) += keyProj(row).copy()
         }
@@ -406,6 +433,13 @@ private[join] class PunctuatedJoinTask(
         metric(InvalidPunctuationsDropped) += 1
     }
   }
+
+  /** Per replicated input: the partition Spark's hash partitioning gives a row. */
+  private lazy val homePartition: Map[Boolean, InternalRow => Int] = Seq(
+    true -> (left, leftReplicated), false -> (right, rightReplicated)).collect {
+    case (isLeft, (child, true)) => isLeft -> PunctuationReplicatingExchangeExec.partitionOf(
+      child.outputPartitioning.asInstanceOf[HashPartitioning], child.output)()
+  }.toMap
 
   private def late(row: InternalRow, spec: InputSpec): Unit = {
     if (settings.failOnLateRows) {

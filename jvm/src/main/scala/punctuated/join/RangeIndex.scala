@@ -4,7 +4,6 @@ import scala.collection.mutable
 
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.util.{GenericArrayData, TypeUtils}
-import org.apache.spark.sql.execution.streaming.state.StateStore
 import org.apache.spark.sql.types._
 
 /**
@@ -28,9 +27,10 @@ import org.apache.spark.sql.types._
  * of the range attribute.
  *
  * {{{
- *   <input>-punctuated-rindex  key:   (scheme INT, constants BINARY)   as the held punctuations
- *                              value: (keys ARRAY<BINARY>)             the distinct stored join
- *                                                                      keys, as UnsafeRow bytes
+ *   an input's range-index namespace of the shared store ([[StoreNamespace]]):
+ *                   key:   (scheme INT, constants BINARY)   as the held punctuations
+ *                   value: (keys ARRAY<BINARY>)             the distinct stored join keys,
+ *                                                           as UnsafeRow bytes
  * }}}
  *
  * The index is exact at every commit: a key is listed in every slot it belongs to while the
@@ -41,11 +41,11 @@ import org.apache.spark.sql.types._
  * A slot's size is the number of open keys sharing its constants; a scheme without
  * constants (`day<=` over key `day`) has one slot per partition.
  *
- * @param store     the index store (key [[JoinInputState.PunctKeySchema]], value [[RangeIndex.ValueSchema]])
+ * @param store     the index namespace (key [[JoinInputState.PunctKeySchema]], value [[RangeIndex.ValueSchema]])
  * @param keySchema types of the join key
  * @param schemes   the other input's schemes that do not fix the whole key
  */
-class RangeIndex(store: StateStore, keySchema: StructType, val schemes: Seq[KeyScheme]) {
+class RangeIndex(store: StoreNamespace, keySchema: StructType, val schemes: Seq[KeyScheme]) {
   import RangeIndex._
 
   private val keyLength = keySchema.length
@@ -132,7 +132,7 @@ class RangeIndex(store: StateStore, keySchema: StructType, val schemes: Seq[KeyS
       if (sl.keys.isEmpty) store.remove(k)
       else {
         val bytes: Array[Any] = sl.keys.iterator.map(_.getBytes).toArray
-        store.put(k, valueProj(new GenericInternalRow(Array[Any](new GenericArrayData(bytes)))).copy())
+        store.put(k, valueProj(new GenericInternalRow(Array[Any](new GenericArrayData(bytes)))))
       }
       sl.dirty = false
     }
@@ -142,8 +142,6 @@ class RangeIndex(store: StateStore, keySchema: StructType, val schemes: Seq[KeyS
 object RangeIndex {
   val ValueSchema: StructType =
     new StructType().add("keys", ArrayType(BinaryType, containsNull = false), nullable = false)
-
-  def storeName(input: String): String = s"$input-punctuated-rindex"
 
   /** The schemes of the other input an input's stored keys must be indexed for. */
   def indexedSchemes(otherSchemes: Seq[KeyScheme], keyLength: Int): Seq[KeyScheme] =

@@ -281,6 +281,44 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 1, punctuations = 1))
   }
 
+  test("range punctuations reach every partition through the shuffle itself, counted once") {
+    withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> "4") {
+      val readings = MemoryStream[(Option[Int], Option[Long], Boolean)]
+      val days = MemoryStream[(Option[Int], Option[String], Boolean)]
+      val r = declare(readings.toDF().toDF("day", "sensor", "p"), "readings", Schemes -> "day<=", Marker -> "p")
+      val d = declare(days.toDF().toDF("day", "name", "p"), "days", Schemes -> "day<=", Marker -> "p")
+      val joined = r.join(d, r("day") === d("day")).select(r("day"), r("sensor"), d("name"))
+      val twelveDays = (1 to 12).map(day => (Some(day), Some(day * 10L), false))
+      testStream(joined)(
+        AddData(readings, twelveDays: _*),                 // days 1..12 spread over 4 partitions
+        CheckNewAnswer(),
+        AssertOnQuery("both inputs come through the replicating exchange") { q =>
+          val plan = q.lastExecution.executedPlan
+          val joins = plan.collect { case j: PunctuatedSymmetricHashJoinExec => j }
+          plan.collect { case e: PunctuationReplicatingExchangeExec => e }.size == 2 &&
+            joins.size == 1 && joins.head.leftReplicated && joins.head.rightReplicated
+        },
+        AssertOnQuery("the rows are in several partitions") { q =>
+          q.lastProgress.stateOperators.head.numRowsTotal == 12
+        },
+        AddData(days, (Some(8), None, true)),              // no more days <= 8: every partition
+        CheckNewAnswer(),
+        AssertPunctuatedState(rows = 4, punctuations = 1),  // readings 1..8 purged everywhere
+        AssertMetric("numPunctuationsReceived", 1),         // one punctuation, not one per copy
+        AssertMetric("numRowsPurged", 8),
+        StopStream,
+        StartStream(),
+        AddData(readings, (Some(5), Some(99L), false)),    // days closed 5: not stored
+        AddData(days, (Some(10), Some("wed"), false)),
+        CheckNewAnswer((10, 100L, "wed")),
+        AssertPunctuatedState(rows = 5, punctuations = 1),
+        AddData(readings, (Some(12), None, true)),         // no more readings <= 12
+        CheckNewAnswer(),
+        // day 10 purged, readings 9..12 stay; the days' "<= 8" is released (both closed 8)
+        AssertPunctuatedState(rows = 4, punctuations = 1))
+    }
+  }
+
   test("range and prefix punctuations read only the stored rows they purge (range index)") {
     val readings = MemoryStream[(Option[Int], Option[Int], Option[Double], Boolean)]
     val calibrations = MemoryStream[(Option[Int], Option[Int], Option[Double], Boolean)]

@@ -2,11 +2,13 @@ package punctuated.spark.rules
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{And, Expression, Literal}
+import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, SparkPlan}
+import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 import org.apache.spark.sql.execution.streaming.operators.stateful.join.StreamingSymmetricHashJoinExec
 
-import punctuated.join.{KeySchemes, PunctuatedSymmetricHashJoinExec, PunctuationColumns}
+import punctuated.join.{InputSpec, KeySchemes, PunctuatedSymmetricHashJoinExec, PunctuationColumns, PunctuationReplicatingExchangeExec}
 import punctuated.spark.PunctuatedConf
 
 /**
@@ -14,8 +16,9 @@ import punctuated.spark.PunctuatedConf
  * each stateful operator its state location and `EnsureRequirements` has placed the
  * shuffles): a `StreamingSymmetricHashJoinExec` whose condition carries the
  * [[PunctuationColumns]] mark becomes a [[PunctuatedSymmetricHashJoinExec]] with the same
- * keys, join type, condition (less the mark), state location and children. Every other plan
- * is returned unchanged.
+ * keys, join type, condition (less the mark), state location and children. Spark's shuffle
+ * below an input whose punctuations can concern every partition becomes a
+ * [[PunctuationReplicatingExchangeExec]]. Every other plan is returned unchanged.
  */
 case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
 
@@ -35,25 +38,47 @@ case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
       case j: StreamingSymmetricHashJoinExec if j.stateInfo.isDefined &&
           PunctuationColumns.find(j.condition.full).isDefined =>
         val mark = PunctuationColumns.find(j.condition.full).get
+        val leftSpec = KeySchemes.inputSpec(mark.left, j.leftKeys, j.left.output)
+        val rightSpec = KeySchemes.inputSpec(mark.right, j.rightKeys, j.right.output)
+        val (left, leftReplicated) = replicating(j.left, leftSpec, j.leftKeys)
+        val (right, rightReplicated) = replicating(j.right, rightSpec, j.rightKeys)
         val exec = PunctuatedSymmetricHashJoinExec(
           leftKeys = j.leftKeys,
           rightKeys = j.rightKeys,
           joinType = j.joinType,
           condition = j.condition.full.flatMap(withoutMark),
           stateInfo = j.stateInfo,
-          leftSpec = KeySchemes.inputSpec(mark.left, j.leftKeys, j.left.output),
-          rightSpec = KeySchemes.inputSpec(mark.right, j.rightKeys, j.right.output),
+          leftSpec = leftSpec,
+          rightSpec = rightSpec,
           settings = conf.copy(emitPunctuations = {
             val markers = (mark.left.toSeq ++ mark.right).flatMap(_.markerId)
             (conf.emitPunctuations && markers.exists(resultIds.contains)) || markers.exists(consumed.contains)
           }),
-          left = j.left,
-          right = j.right)
+          leftReplicated = leftReplicated,
+          rightReplicated = rightReplicated,
+          left = left,
+          right = right)
         exec.copyTagsFrom(j)
         exec
       }
     }
   }
+
+  /**
+   * Spark's hash shuffle below an input with partition-wide schemes (range, key prefix)
+   * becomes a [[PunctuationReplicatingExchangeExec]] (same partitioning; such punctuation
+   * rows go to every partition): returns the input and whether it was replaced.
+   */
+  private def replicating(child: SparkPlan, spec: InputSpec, keys: Seq[Expression]): (SparkPlan, Boolean) =
+    child match {
+      case s: ShuffleExchangeExec if PunctuatedSymmetricHashJoinExec.hasPartitionWide(spec, keys) =>
+        s.outputPartitioning match {
+          case h: HashPartitioning =>
+            (PunctuationReplicatingExchangeExec(h, spec, keys.length, s.child), true)
+          case _ => (child, false)
+        }
+      case _ => (child, false)
+    }
 
   /** The query's result columns (below the sink's write node, which outputs nothing). */
   private def queryOutput(plan: SparkPlan): Seq[org.apache.spark.sql.catalyst.expressions.Attribute] =

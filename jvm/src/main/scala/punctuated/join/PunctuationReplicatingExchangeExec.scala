@@ -1,0 +1,99 @@
+package punctuated.join
+
+import org.apache.spark.{Partitioner, ShuffleDependency}
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, UnsafeProjection}
+import org.apache.spark.sql.catalyst.plans.physical.{HashPartitioning, Partitioning}
+import org.apache.spark.sql.execution.{ShuffledRowRDD, SparkPlan, UnaryExecNode, UnsafeRowSerializer}
+import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
+import org.apache.spark.sql.execution.metric.{SQLMetrics, SQLShuffleReadMetricsReporter, SQLShuffleWriteMetricsReporter}
+
+/**
+ * The shuffle below an input of [[PunctuatedSymmetricHashJoinExec]] whose punctuations may
+ * concern every partition: schemes with a range (`seller<=`: "no more auctions by sellers up
+ * to 1041") or fixing a prefix of the join key. It replaces Spark's own
+ * `ShuffleExchangeExec(HashPartitioning(keys, n))` there (same partitioning object):
+ *
+ * {{{
+ *        input partitions                          join partitions (n = 3)
+ *   row (seller=1017, ...)        --hash-->        [p1]                 as Spark's exchange
+ *   punctuation (seller<=1041)    --every-->       [p0] [p1] [p2]       one copy each
+ *   punctuation (id=1017), whole key --hash-->     [p1]                 as a data row
+ * }}}
+ *
+ * A data row, and a punctuation of a scheme fixing the whole key, goes to the partition
+ * Spark's hash partitioning names, so the state of a key stays where it has always been; a
+ * punctuation row of a partition-wide scheme goes to every partition. Each join partition
+ * thus reads, in the same micro-batch and the same stage, every punctuation that can purge its
+ * state (Tucker et al. 2003, §5: a punctuation must reach the state it matches), without a
+ * job that gathers them first. The join's task recognises its *home* copy (the one the hash
+ * names) to apply the row's whole-key meaning and count it once.
+ *
+ * @param partitioning the hash partitioning of Spark's exchange it replaces
+ * @param spec         the input's declaration (which rows are punctuations, of what scheme)
+ * @param keyLength    number of join-key columns (a scheme fixing all of them is not replicated)
+ * @param child        the input below the shuffle
+ */
+case class PunctuationReplicatingExchangeExec(
+    partitioning: HashPartitioning,
+    spec: InputSpec,
+    keyLength: Int,
+    child: SparkPlan) extends UnaryExecNode {
+
+  override def output: Seq[Attribute] = child.output
+  override def outputPartitioning: Partitioning = partitioning
+  override def nodeName: String = "PunctuationReplicatingExchange"
+
+  private lazy val writeMetrics = SQLShuffleWriteMetricsReporter.createShuffleWriteMetrics(sparkContext)
+  private lazy val readMetrics = SQLShuffleReadMetricsReporter.createShuffleReadMetrics(sparkContext)
+  override lazy val metrics = Map(
+    "dataSize" -> SQLMetrics.createSizeMetric(sparkContext, "data size"),
+    "numReplicatedPunctuations" -> SQLMetrics.createMetric(sparkContext, "number of punctuation copies")
+  ) ++ readMetrics ++ writeMetrics
+
+  protected override def doExecute(): RDD[InternalRow] = {
+    val n = partitioning.numPartitions
+    val target = PunctuationReplicatingExchangeExec.partitionOf(partitioning, child.output)
+    val (inputSpec, keys) = (spec, keyLength)
+    val copies = longMetric("numReplicatedPunctuations")
+    val rows = child.execute().mapPartitions { iter =>
+      val partitionOf = target()
+      iter.flatMap { row =>
+        if (PunctuationReplicatingExchangeExec.isPartitionWide(inputSpec, keys, row)) {
+          val copy = row.copy()
+          copies += n
+          Iterator.tabulate(n)(p => (p, copy))
+        } else Iterator.single((partitionOf(row), row.copy()))
+      }
+    }
+    val dependency = new ShuffleDependency[Int, InternalRow, InternalRow](
+      rows, new PunctuationReplicatingExchangeExec.PartitionIdPassthrough(n),
+      new UnsafeRowSerializer(child.output.size, longMetric("dataSize")),
+      shuffleWriterProcessor = ShuffleExchangeExec.createShuffleWriteProcessor(writeMetrics))
+    new ShuffledRowRDD(dependency, readMetrics)
+  }
+
+  override protected def withNewChildInternal(newChild: SparkPlan): SparkPlan = copy(child = newChild)
+}
+
+object PunctuationReplicatingExchangeExec {
+
+  /** A factory (per task) of the partition Spark's hash partitioning gives a row. */
+  def partitionOf(partitioning: HashPartitioning, output: Seq[Attribute]): () => InternalRow => Int = {
+    val expr: Expression = partitioning.partitionIdExpression
+    () => {
+      val proj = UnsafeProjection.create(Seq(expr), output)
+      row => proj(row).getInt(0)
+    }
+  }
+
+  /** Is this row a punctuation of a scheme that does not fix the whole join key? */
+  def isPartitionWide(spec: InputSpec, keyLength: Int, row: InternalRow): Boolean =
+    spec.isPunctuation(row) && spec.schemeOf(row).flatten.exists(!_.isWholeKey(keyLength))
+
+  /** Sends a record to the partition its key names (the key is the partition id). */
+  final class PartitionIdPassthrough(override val numPartitions: Int) extends Partitioner {
+    override def getPartition(key: Any): Int = key.asInstanceOf[Int]
+  }
+}
