@@ -13,6 +13,9 @@ deterministic events):
   auction's row emitted once its id is closed; Spark's own plan runs them in update mode.
   q4's outer AVG per category is closed by no punctuation: it has no final rows in append
   mode, and Spark refuses it (the engine is recorded as not run, with Spark's message).
+* ``floor`` (optional, q3 and q20): a reference, not an answer — the same streams through the
+  same filters with no join (``sql/nexmark/<q>_floor.sql``): what every engine pays before it
+  joins anything, so ``floor / native`` bounds what any join plan can gain over Spark's own.
 
 Per micro-batch it records input rows, state rows (``numRowsTotal`` of the stateful
 operators; held punctuations separately), batch time and the live working set the
@@ -43,6 +46,8 @@ SQL = ROOT / "sql" / "nexmark"
 RESULTS = Path(__file__).resolve().parent / "results"
 
 ENGINES = ("native", "watermark", "punctuated")
+# Reference engines: run only when asked for (--engines), results not compared.
+REFERENCE_ENGINES = ("floor",)
 QUERIES = {
     # query: tables it reads, whether it aggregates after the join
     "q3": (("auction", "person"), False),
@@ -81,7 +86,9 @@ def bounds(eps: int, events: int) -> dict:
 
 
 def query_sql(query: str, engine: str, eps: int, events: int) -> str:
-    name = f"{query}_watermark.sql" if engine == "watermark" else f"{query}.sql"
+    name = f"{query}_{engine}.sql" if engine in ("watermark", "floor") else f"{query}.sql"
+    if not (SQL / name).exists():
+        raise ValueError(f"engine {engine} has no query for {query} (sql/nexmark/{name})")
     text = (SQL / name).read_text()
     body = "\n".join(l for l in text.splitlines() if not l.lstrip().startswith("--"))
     return body.format(**bounds(eps, events))
@@ -221,6 +228,7 @@ def run_engine(spark, engine: str, args, tmp: Path, bar):
 
     try:
         df = spark.sql(query_sql(args.query, engine, args.events_per_second, args.events))
+        # (a floor query has no stateful operator: append mode)
         # Spark's own engine has no final rows for an aggregation without watermark: update mode
         mode = "update" if (engine == "native" and QUERIES[args.query][1]) else "append"
         query = (df.writeStream.foreachBatch(sink).outputMode(mode)
@@ -297,7 +305,8 @@ def main(argv=None) -> int:
     ap.add_argument("--query", choices=sorted(QUERIES), required=True)
     ap.add_argument("--events", type=int, default=2_000_000, help="events of the global sequence")
     ap.add_argument("--engines", default=",".join(ENGINES),
-                    help=f"comma-separated, of {', '.join(ENGINES)}")
+                    help=f"comma-separated, of {', '.join(ENGINES + REFERENCE_ENGINES)} "
+                         "(floor: the inputs without the join, a reference)")
     ap.add_argument("--out", default=str(RESULTS), help="directory for the JSON, CSV, PNG, Markdown")
     ap.add_argument("--name", help="file name stem (default nexmark_<query>_<events>)")
     ap.add_argument("--events-per-batch", type=int, default=100_000)
@@ -307,9 +316,9 @@ def main(argv=None) -> int:
     ap.add_argument("--driver-memory", default="6g")
     args = ap.parse_args(argv)
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
-    unknown = [e for e in engines if e not in ENGINES]
+    unknown = [e for e in engines if e not in ENGINES + REFERENCE_ENGINES]
     if unknown:
-        ap.error(f"unknown engines {unknown}; choose from {', '.join(ENGINES)}")
+        ap.error(f"unknown engines {unknown}; choose from {', '.join(ENGINES + REFERENCE_ENGINES)}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     name = args.name or f"nexmark_{args.query}_{args.events}"
@@ -356,7 +365,9 @@ def main(argv=None) -> int:
             "events_per_second": round(eps),
             "max_state_rows": max((r["state_rows"] for r in per_batch), default=0),
             "final_state_rows": per_batch[-1]["state_rows"] if per_batch else 0,
-            "results_match": (totals["rows"], totals["checksum"]) == expected,
+            # a reference engine computes something else: nothing to compare
+            "results_match": None if engine in REFERENCE_ENGINES
+            else (totals["rows"], totals["checksum"]) == expected,
             "seconds": round(elapsed, 2),
             "batches": len(per_batch),
             "events_per_second_per_core": round(eps / cores),
@@ -366,7 +377,7 @@ def main(argv=None) -> int:
             "result_rows": totals["rows"], "expected_rows": expected[0],
             "expected_rows_all_auctions": expected_all[0],
             # an engine's rows are the batch rows or fewer (a time bound only removes results)
-            "missing_rows": expected[0] - totals["rows"],
+            "missing_rows": None if engine in REFERENCE_ENGINES else expected[0] - totals["rows"],
         })
         summaries.append(s)
 
@@ -404,7 +415,8 @@ def markdown(summaries, args, command, name, expected, expected_all, cores) -> s
         if s.get("error"):
             lines.append(f"| {s['engine']} | – | – | – | – | – | – | – | not run: {s['error']} |")
             continue
-        match = "yes" if s["results_match"] else f"**no** ({s['missing_rows']:,} rows missing)"
+        match = ("– (reference: no join)" if s["results_match"] is None
+                 else "yes" if s["results_match"] else f"**no** ({s['missing_rows']:,} rows missing)")
         lines.append(
             f"| {s['engine']} | {s['events_per_second']:,} | {s['events_per_second_per_core']:,} | "
             f"{s['max_state_rows']:,} | {s['final_state_rows']:,} | {s['max_state_over_live_working_set']} | "
@@ -421,6 +433,10 @@ def markdown(summaries, args, command, name, expected, expected_all, cores) -> s
         st = ratio(a, b, "final_state_rows", 5)
         if t is not None:
             lines.append(f"- throughput {a} / {b}: **{t}**; final state {a} / {b}: **{st}**")
+    floor = ratio("floor", "native", "events_per_second")
+    if floor is not None:
+        lines.append(f"- throughput floor / native: **{floor}** — the most any join plan could gain "
+                     f"over Spark's own here (floor: the same inputs and filters, no join)")
     flink = FLINK_PER_CORE.get(args.query)
     if flink:
         lines += ["", f"Context, not a like-for-like comparison: Flink 1.13 on 8 cores reported "

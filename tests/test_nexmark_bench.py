@@ -1,7 +1,8 @@
 """The NEXMark benchmark runner on a tiny event count: its files, and our engine's results.
 
 Runs ``benchmarks/nexmark.py`` as a subprocess (its own SparkSession), for q3, q20, q9 and
-q4's inner query with Spark's own plan and ours; the full q4 is refused by both. Asserts on results and state sizes, never on timings.
+q4's inner query with Spark's own plan and ours (and q3's "floor" reference); the full q4 is
+refused by both. Asserts on results and state sizes, never on timings.
 """
 
 from __future__ import annotations
@@ -97,3 +98,28 @@ def test_q4_outer_average_is_refused(tmp_path):
     assert by["native"]["error"] and by["native"]["results_match"] is None
     assert "append" in by["punctuated"]["error"].lower()
     assert by["punctuated"]["results_match"] is None and by["punctuated"]["final_state_rows"] is None
+
+
+def test_floor_reference_engine(tmp_path):
+    """The optional "floor" engine runs q3's inputs and filters without the join: every row
+    that reaches the join passes through it, it holds no state, its results are compared with
+    nothing, and the Markdown gives floor / native; a query without a floor query is recorded
+    as not run."""
+    events = 100_000
+    cmd = [sys.executable, "-m", "benchmarks.nexmark", "--query", "q3", "--events", str(events),
+           "--events-per-batch", "50000", "--engines", "floor,native", "--out", str(tmp_path),
+           "--driver-memory", "1g"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    by = {s["engine"]: s for s in json.loads((tmp_path / f"nexmark_q3_{events}.json").read_text())}
+    floor, spark = by["floor"], by["native"]
+    assert floor["results_match"] is None and floor["max_state_rows"] == 0
+    assert spark["results_match"] is True
+    # the join's inputs, filtered: at least one row per result (each result has an auction)
+    assert floor["result_rows"] > spark["result_rows"] > 0
+    assert "throughput floor / native" in (tmp_path / f"nexmark_q3_{events}.md").read_text()
+
+    from benchmarks import nexmark
+
+    with pytest.raises(ValueError, match="no query for q9"):
+        nexmark.query_sql("q9", "floor", 10_000, events)
