@@ -279,20 +279,20 @@ class JoinInputState(
 
   // ---- commit ------------------------------------------------------------------------
 
-  /** Writes the range index back and commits the rows store (the shared one is the task's). */
-  def commit(): Unit = {
-    index.foreach { i =>
-      maybeEmptied.foreach { key =>
-        val left = rows.prefixScan(key)
-        try {
-          if (left.hasNext) scanned += 1 else i.remove(key)
-        } finally left.close()
-      }
-      maybeEmptied.clear()
-      i.flush()
+  /** Writes the range index back (into the shared store), before the task commits the stores. */
+  def prepareCommit(): Unit = index.foreach { i =>
+    maybeEmptied.foreach { key =>
+      val left = rows.prefixScan(key)
+      try {
+        if (left.hasNext) scanned += 1 else i.remove(key)
+      } finally left.close()
     }
-    rows.commit()
+    maybeEmptied.clear()
+    i.flush()
   }
+
+  /** This input's rows store (committed by the task, see [[prepareCommit]]). */
+  def rowsStore: StateStore = rows
 
   def abortIfNeeded(): Unit = if (!rows.hasCommitted) rows.abort()
 

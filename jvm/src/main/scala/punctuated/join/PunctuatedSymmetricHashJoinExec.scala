@@ -307,7 +307,10 @@ private[join] class PunctuatedJoinTask(
     new CompletingIterator[InternalRow](counted, () => {
       metric("allUpdatesTimeMs") += NANOSECONDS.toMillis(System.nanoTime - start)
       val held = leftState.numPunctuations + rightState.numPunctuations // read before the commit
-      metric("commitTimeMs") += timed { leftState.commit(); rightState.commit(); shared.foreach(_.commit()) }
+      metric("commitTimeMs") += timed {
+        leftState.prepareCommit(); rightState.prepareCommit()
+        (Seq(leftState.rowsStore, rightState.rowsStore) ++ shared).foreach(_.commit())
+      }
       metric("numTotalStateRows") += leftState.numRows + rightState.numRows
       metric(PunctuationsHeld) += held
       metric("stateMemory") += leftState.memoryUsedBytes + rightState.memoryUsedBytes +
