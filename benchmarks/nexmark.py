@@ -18,7 +18,8 @@ deterministic events):
   joins anything, so ``floor / native`` bounds what any join plan can gain over Spark's own.
 
 Per micro-batch it records input rows, state rows (``numRowsTotal`` of the stateful
-operators; held punctuations separately), batch time and the live working set the
+operators; held punctuations separately), batch time (and of it Spark's planning time and the
+state stores' commit time, summed over tasks) and the live working set the
 generator implies; it checks each engine's results (row count and an order-independent
 checksum) against a batch computation of the same query over the same events (for q9 and
 q4_inner: over the auctions closed before the stream ends, the only final rows). It writes
@@ -262,10 +263,19 @@ def run_engine(spark, engine: str, args, tmp: Path, bar):
             "input_rows": p["numInputRows"],
             "state_rows": sum(op["numRowsTotal"] for op in ops),
             "punctuations_held": sum(op.get("customMetrics", {}).get("numPunctuationsHeld", 0) for op in ops),
-            "batch_ms": p["durationMs"].get("triggerExecution", 0)})
+            "batch_ms": p["durationMs"].get("triggerExecution", 0),
+            # where a batch's time goes: Spark's planning, and the state stores' commits
+            # (summed over the operators' tasks, which run two at a time here)
+            "planning_ms": p["durationMs"].get("queryPlanning", 0),
+            "state_commit_ms": sum(op.get("commitTimeMs", 0) for op in ops)})
     if len(query.recentProgress) >= int(spark.conf.get("spark.sql.streaming.numRecentProgressUpdates")):
         print(f"warning: {engine}: only the last progress reports are kept", file=sys.stderr)
     return per_batch, totals, elapsed, None
+
+
+def mean(rows, key: str):
+    """Mean of ``key`` over per-batch rows (None without rows), rounded to 0.1."""
+    return round(sum(r[key] for r in rows) / len(rows), 1) if rows else None
 
 
 def plot(path: Path, rows, query: str, events: int) -> None:
@@ -275,16 +285,19 @@ def plot(path: Path, rows, query: str, events: int) -> None:
 
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
     engines = list(dict.fromkeys(r["engine"] for r in rows))
+    colors = {e: f"C{i}" for i, e in enumerate(ENGINES + REFERENCE_ENGINES)}
     for engine in engines:
         rs = [r for r in rows if r["engine"] == engine]
         xs = [r["events"] / 1e6 for r in rs]
-        ax1.plot(xs, [max(1, r["state_rows"]) for r in rs], marker=".", label=engine)
+        if engine not in REFERENCE_ENGINES:  # (a reference engine holds no state)
+            ax1.plot(xs, [max(1, r["state_rows"]) for r in rs], marker=".", label=engine,
+                     color=colors[engine])
         prev, tput = 0, []
         for r in rs:
             tput.append((r["events"] - prev) / max(r["batch_ms"], 1) * 1000)
             prev = r["events"]
-        ax2.plot(xs, tput, marker=".", label=engine)
-    live = [r for r in rows if r["engine"] == engines[0] and r.get("live_working_set") is not None]
+        ax2.plot(xs, tput, marker=".", label=engine, color=colors[engine])
+    live = [r for r in rows if r["engine"] == engines[-1] and r.get("live_working_set") is not None]
     if live:
         ax1.plot([r["events"] / 1e6 for r in live], [max(1, r["live_working_set"]) for r in live],
                  "k--", label="live working set")
@@ -374,6 +387,10 @@ def main(argv=None) -> int:
             "max_punctuations_held": max((r["punctuations_held"] for r in per_batch), default=0),
             "final_punctuations_held": per_batch[-1]["punctuations_held"] if per_batch else 0,
             "max_state_over_live_working_set": round(max(ratios), 3) if ratios else None,
+            # per micro-batch, on average: its time, Spark's planning, the stores' commits
+            "mean_batch_ms": mean(per_batch, "batch_ms"),
+            "mean_planning_ms": mean(per_batch, "planning_ms"),
+            "mean_state_commit_ms": mean(per_batch, "state_commit_ms"),
             "result_rows": totals["rows"], "expected_rows": expected[0],
             "expected_rows_all_auctions": expected_all[0],
             # an engine's rows are the batch rows or fewer (a time bound only removes results)
@@ -390,7 +407,7 @@ def main(argv=None) -> int:
         plot(out / f"{name}.png", per_batch_rows, args.query, args.events)
     else:
         (out / f"{name}.csv").write_text("engine,batch,events,input_rows,state_rows,punctuations_held,"
-                                         "batch_ms,live_working_set\n")
+                                         "batch_ms,planning_ms,state_commit_ms,live_working_set\n")
     md = markdown(summaries, args, command, name, expected, expected_all, cores)
     (out / f"{name}.md").write_text(md)
     print(md)
@@ -421,6 +438,14 @@ def markdown(summaries, args, command, name, expected, expected_all, cores) -> s
             f"| {s['engine']} | {s['events_per_second']:,} | {s['events_per_second_per_core']:,} | "
             f"{s['max_state_rows']:,} | {s['final_state_rows']:,} | {s['max_state_over_live_working_set']} | "
             f"{s['final_punctuations_held']:,} | {s['result_rows']:,} | {match} |")
+    timed = [x for x in summaries if x.get("mean_batch_ms") is not None]
+    if timed:
+        lines += ["", "Where a micro-batch's time goes (means per batch; commits summed over the "
+                      f"{args.partitions} tasks of each stateful operator, which run in parallel):", "",
+                  "| engine | batch ms | Spark's planning ms | state-store commits ms |",
+                  "|---|---:|---:|---:|"]
+        lines += [f"| {x['engine']} | {x['mean_batch_ms']} | {x['mean_planning_ms']} | "
+                  f"{x['mean_state_commit_ms']} |" for x in timed]
     lines += ["", "Ratios (same run, same machine):", ""]
 
     def ratio(a, b, key, digits=3):

@@ -20,14 +20,19 @@ FIELDS = {"engine", "query", "events", "events_per_second", "max_state_rows", "f
           "results_match"}
 
 
-@pytest.mark.parametrize("query", ["q3", "q20"])
-def test_runner_files_and_our_results(tmp_path, query):
-    events = 150_000
+def run_runner(tmp_path, query: str, events: int, engines: str) -> None:
+    """Runs the benchmark runner on a tiny event count (50 K events per batch), into tmp_path."""
     cmd = [sys.executable, "-m", "benchmarks.nexmark", "--query", query, "--events", str(events),
-           "--events-per-batch", "50000", "--engines", "native,punctuated", "--out", str(tmp_path),
+           "--events-per-batch", "50000", "--engines", engines, "--out", str(tmp_path),
            "--driver-memory", "1g"]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+@pytest.mark.parametrize("query", ["q3", "q20"])
+def test_runner_files_and_our_results(tmp_path, query):
+    events = 150_000
+    run_runner(tmp_path, query, events, "native,punctuated")
 
     name = f"nexmark_{query}_{events}"
     summaries = json.loads((tmp_path / f"{name}.json").read_text())
@@ -49,9 +54,13 @@ def test_runner_files_and_our_results(tmp_path, query):
     with open(tmp_path / f"{name}.csv") as f:
         rows = list(csv.DictReader(f))
     assert {r["engine"] for r in rows} == {"native", "punctuated"}
-    assert {"batch", "events", "input_rows", "state_rows", "batch_ms"} <= set(rows[0])
+    assert {"batch", "events", "input_rows", "state_rows", "batch_ms", "planning_ms",
+            "state_commit_ms"} <= set(rows[0])
+    # both engines keep state, so both commit stores in every batch
+    assert ours["mean_state_commit_ms"] > 0 and spark["mean_state_commit_ms"] > 0
     md = (tmp_path / f"{name}.md").read_text()
     assert "throughput punctuated / native" in md and "Command:" in md
+    assert "Where a micro-batch's time goes" in md
     assert (tmp_path / f"{name}.png").stat().st_size > 0
 
 
@@ -60,11 +69,7 @@ def test_aggregation_after_the_join(tmp_path, query):
     """q9 / q4's inner query: our plan in append mode gives exactly the final rows of the
     auctions closed by the end (the batch answer over them), and purges their state."""
     events = 150_000
-    cmd = [sys.executable, "-m", "benchmarks.nexmark", "--query", query, "--events", str(events),
-           "--events-per-batch", "50000", "--engines", "native,punctuated", "--out", str(tmp_path),
-           "--driver-memory", "1g"]
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
+    run_runner(tmp_path, query, events, "native,punctuated")
 
     summaries = json.loads((tmp_path / f"nexmark_{query}_{events}.json").read_text())
     by = {s["engine"]: s for s in summaries}
@@ -89,11 +94,7 @@ def test_q4_outer_average_is_refused(tmp_path):
     sql = nexmark.query_sql("q4", "watermark", 10_000, 1_000_000)
     assert "{" not in sql and "MILLISECONDS" in sql
     events = 50_000
-    cmd = [sys.executable, "-m", "benchmarks.nexmark", "--query", "q4", "--events", str(events),
-           "--events-per-batch", "50000", "--engines", "native,punctuated", "--out", str(tmp_path),
-           "--driver-memory", "1g"]
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
+    run_runner(tmp_path, "q4", events, "native,punctuated")
     by = {s["engine"]: s for s in json.loads((tmp_path / f"nexmark_q4_{events}.json").read_text())}
     assert by["native"]["error"] and by["native"]["results_match"] is None
     assert "append" in by["punctuated"]["error"].lower()
@@ -106,11 +107,7 @@ def test_floor_reference_engine(tmp_path):
     nothing, and the Markdown gives floor / native; a query without a floor query is recorded
     as not run."""
     events = 100_000
-    cmd = [sys.executable, "-m", "benchmarks.nexmark", "--query", "q3", "--events", str(events),
-           "--events-per-batch", "50000", "--engines", "floor,native", "--out", str(tmp_path),
-           "--driver-memory", "1g"]
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
+    run_runner(tmp_path, "q3", events, "floor,native")
     by = {s["engine"]: s for s in json.loads((tmp_path / f"nexmark_q3_{events}.json").read_text())}
     floor, spark = by["floor"], by["native"]
     assert floor["results_match"] is None and floor["max_state_rows"] == 0
