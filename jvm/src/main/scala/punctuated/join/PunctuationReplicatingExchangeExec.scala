@@ -1,6 +1,6 @@
 package punctuated.join
 
-import org.apache.spark.{Partitioner, ShuffleDependency}
+import org.apache.spark.{Partitioner, ShuffleDependency, SparkEnv}
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, UnsafeProjection}
@@ -8,6 +8,7 @@ import org.apache.spark.sql.catalyst.plans.physical.{HashPartitioning, Partition
 import org.apache.spark.sql.execution.{ShuffledRowRDD, SparkPlan, UnaryExecNode, UnsafeRowSerializer}
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 import org.apache.spark.sql.execution.metric.{SQLMetrics, SQLShuffleReadMetricsReporter, SQLShuffleWriteMetricsReporter}
+import org.apache.spark.util.MutablePair
 
 /**
  * The shuffle below an input of [[PunctuatedSymmetricHashJoinExec]] whose punctuations may
@@ -57,14 +58,18 @@ case class PunctuationReplicatingExchangeExec(
     val target = PunctuationReplicatingExchangeExec.partitionOf(partitioning, child.output)
     val (inputSpec, keys) = (spec, keyLength)
     val copies = longMetric("numReplicatedPunctuations")
+    // as Spark's exchange: rows are copied only for a shuffle writer that keeps them
+    val copy = !PunctuationReplicatingExchangeExec.serializesAtOnce(n)
     val rows = child.execute().mapPartitions { iter =>
       val partitionOf = target()
+      val pair = new MutablePair[Int, InternalRow]()
+      def record(p: Int, row: InternalRow): Product2[Int, InternalRow] =
+        if (copy) (p, row.copy()) else pair.update(p, row)
       iter.flatMap { row =>
         if (PunctuationReplicatingExchangeExec.isPartitionWide(inputSpec, keys, row)) {
-          val copy = row.copy()
           copies += n
-          Iterator.tabulate(n)(p => (p, copy))
-        } else Iterator.single((partitionOf(row), row.copy()))
+          Iterator.tabulate(n)(p => record(p, row))
+        } else Iterator.single(record(partitionOf(row), row))
       }
     }
     val dependency = new ShuffleDependency[Int, InternalRow, InternalRow](
@@ -86,6 +91,17 @@ object PunctuationReplicatingExchangeExec {
       val proj = UnsafeProjection.create(Seq(expr), output)
       row => proj(row).getInt(0)
     }
+  }
+
+  /**
+   * Does the shuffle writer serialize each record as it is written (Spark's sort-based shuffle
+   * below 2^24 partitions: `ShuffleExchangeExec.needToCopyObjectsBeforeShuffle`)? Then rows
+   * need no copy.
+   */
+  def serializesAtOnce(numPartitions: Int): Boolean = {
+    val manager = SparkEnv.get.conf.get("spark.shuffle.manager", "sort").toLowerCase(java.util.Locale.ROOT)
+    Set("sort", "tungsten-sort", "org.apache.spark.shuffle.sort.sortshufflemanager").contains(manager) &&
+      numPartitions <= (1 << 24)
   }
 
   /** Is this row a punctuation of a scheme that does not fix the whole join key? */
