@@ -339,7 +339,7 @@ object JoinInputState {
     keySchemes.exists(!_.isWholeKey(keyLength))
 
   /** Does an input with these schemes, indexed or not, use the shared store? */
-  def usesShared(keySchemes: Seq[KeyScheme], keyLength: Int, indexed: Boolean): Boolean =
+  def usesShared(keySchemes: Seq[KeyScheme], indexed: Boolean): Boolean =
     keySchemes.nonEmpty || indexed
 
   /**

@@ -111,8 +111,8 @@ case class PunctuatedSymmetricHashJoinExec(
 
   /** Does either input hold punctuations or keep a range index (in the shared store)? */
   private[join] def usesSharedStore: Boolean =
-    JoinInputState.usesShared(leftSpec.keySchemes, leftKeys.length, indexSchemes(isLeft = true).nonEmpty) ||
-      JoinInputState.usesShared(rightSpec.keySchemes, rightKeys.length, indexSchemes(isLeft = false).nonEmpty)
+    JoinInputState.usesShared(leftSpec.keySchemes, indexSchemes(isLeft = true).nonEmpty) ||
+      JoinInputState.usesShared(rightSpec.keySchemes, indexSchemes(isLeft = false).nonEmpty)
 
   override val stateStoreNames: Seq[String] = JoinInputState.storeNames(usesSharedStore)
 
