@@ -20,7 +20,12 @@ import org.apache.spark.sql.execution.streaming.runtime.StreamingRelation
  *                   query's joins form one tree (none for a single stream, or joins under a union)
  */
 final case class JoinGraph(streams: Seq[JoinGraph.Stream], predicates: Seq[String],
-    tree: Option[JoinGraph.Tree] = None)
+    tree: Option[JoinGraph.Tree] = None, origins: Map[ExprId, (String, String)] = Map.empty) {
+
+  /** The stream and source column an attribute of the plan comes from, if traced. */
+  def origin(a: Attribute): Option[(JoinGraph.Stream, String)] =
+    origins.get(a.exprId).flatMap { case (s, c) => streams.find(_.name == s).map(_ -> c) }
+}
 
 object JoinGraph {
 
@@ -30,29 +35,35 @@ object JoinGraph {
   final case class Node(left: Tree, right: Tree) extends Tree
 
   /**
-   * @param schemes the schemes (attribute names) punctuations of this stream may instantiate:
-   *                the declared ones and the unique key
+   * @param schemes     the schemes (attribute names) punctuations of this stream may instantiate:
+   *                    the declared ones and the unique key
+   * @param table       the catalog table it reads (an identifier `ALTER TABLE` accepts), if any
+   * @param declaration its declaration as written (table properties or `with_schemes`), if any
+   * @param booleans    its BOOLEAN columns (candidates for a marker)
    */
   final case class Stream(name: String, attributes: Seq[String], schemes: Seq[Seq[String]],
-      declared: Boolean)
+      declared: Boolean, table: Option[String] = None,
+      declaration: Option[punctuated.declaration.Declaration] = None, booleans: Seq[String] = Nil)
 
   def of(plan: LogicalPlan, caseSensitive: Boolean): JoinGraph = {
     val origin = mutable.Map.empty[ExprId, (String, String)]   // exprId -> (stream, attribute)
     val streams = mutable.LinkedHashMap.empty[String, Stream]
     val declaredAt = DeclaredStreams.find(plan, caseSensitive).map(d => d.output.map(_.exprId).toSet -> d)
 
-    def register(name: String, output: Seq[Attribute], schemes: Seq[Seq[String]], declared: Boolean): Unit = {
+    def register(name: String, output: Seq[Attribute], schemes: Seq[Seq[String]], declared: Boolean,
+        table: Option[String], declaration: Option[punctuated.declaration.Declaration]): Unit = {
       val unique = Iterator.from(1).map(i => if (i == 1) name else s"${name}_$i")
         .find(n => !streams.contains(n) || streams(n).attributes == output.map(_.name) &&
           output.forall(a => origin.get(a.exprId).exists(_._1 == n))).get
-      streams(unique) = Stream(unique, output.map(_.name), schemes, declared)
+      val booleans = output.filter(_.dataType == org.apache.spark.sql.types.BooleanType).map(_.name)
+      streams(unique) = Stream(unique, output.map(_.name), schemes, declared, table, declaration, booleans)
       output.foreach(a => origin(a.exprId) = unique -> a.name)
     }
 
     plan.foreachUp { node =>
       node match {
         case leaf if leaf.children.isEmpty && leaf.isStreaming =>
-          register(shortName(leaf), leaf.output, Nil, declared = false)
+          register(shortName(leaf), leaf.output, Nil, declared = false, tableOf(leaf), None)
         case Project(list, _) =>
           list.foreach {
             case a @ Alias(child: Attribute, _) => origin.get(child.exprId).foreach(origin(a.exprId) = _)
@@ -65,9 +76,13 @@ object JoinGraph {
         .foreach { case (_, d) =>
           val decl = d.declaration
           val previous = node.output.flatMap(a => origin.get(a.exprId)).map(_._1).distinct
+          val table = previous.flatMap(p => streams.get(p).flatMap(_.table)).headOption
           previous.foreach(streams.remove)
           val name = decl.table.split('.').last
-          register(name, d.output, decl.instantiableSchemes.map(_.names), declared = true)
+          // a with_schemes declaration over a table's stream is the DataFrame's, not the table's
+          val ids = d.output.map(_.exprId)
+          val onTable = table.filter(_ => node.collectLeaves().exists(_.output.map(_.exprId) == ids))
+          register(name, d.output, decl.instantiableSchemes.map(_.names), declared = true, onTable, Some(decl))
         }
     }
 
@@ -80,7 +95,7 @@ object JoinGraph {
         case EqualNullSafe(l: Attribute, r: Attribute) => edge(origin, l, r)
         case _ => None
       }.distinct
-    JoinGraph(streams.values.toSeq, predicates, treeOf(plan, origin).collect { case n: Node => n })
+    JoinGraph(streams.values.toSeq, predicates, treeOf(plan, origin).collect { case n: Node => n }, origin.toMap)
   }
 
   private def streamJoin(p: LogicalPlan) = p match {
@@ -110,6 +125,20 @@ object JoinGraph {
     case And(a, b) => conjuncts(a) ++ conjuncts(b)
     case other => Seq(other)
   }
+
+  /** The catalog table a stream's leaf reads, as `ALTER TABLE` accepts it. */
+  private def tableOf(leaf: LogicalPlan): Option[String] = leaf match {
+    case r: StreamingRelation => r.dataSource.catalogTable.map(t => quoted(t.identifier.nameParts))
+    case r: LogicalRelation => r.catalogTable.map(t => quoted(t.identifier.nameParts))
+    case r: StreamingRelationV2 => for (c <- r.catalog; i <- r.identifier)
+      yield quoted(c.name +: (i.namespace.toSeq :+ i.name))
+    case _ => None
+  }
+
+  /** A multi-part name, each part backquoted only where SQL needs it. */
+  def quoted(parts: Seq[String]): String = parts.map { p =>
+    if (p.matches("[A-Za-z_][A-Za-z0-9_]*")) p else "`" + p.replace("`", "``") + "`"
+  }.mkString(".")
 
   /** A stream's short name: its table's name, or its source's. */
   private[spark] def shortName(leaf: LogicalPlan): String = leaf match {

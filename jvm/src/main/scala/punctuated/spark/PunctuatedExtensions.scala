@@ -16,9 +16,10 @@ class PunctuatedExtensions extends (SparkSessionExtensions => Unit) {
     // analysis, naming table, property and offending text.
     extensions.injectCheckRule(ValidateDeclarations)
 
-    // At start(): by spark.punctuated.safety.mode, fail (strict) or warn when some join state
-    // of a query reading declared streams could never be purged.
-    extensions.injectCheckRule(CheckJoinSafety)
+    // At start(), before Spark's output-mode check: by spark.punctuated.safety.mode, fail
+    // (strict) or warn when some join, aggregation or deduplication state of a query reading
+    // declared streams could never be purged.
+    extensions.injectHintResolutionRule(CheckJoinSafety)
 
     // FROM a, b WHERE a.k = b.k: equalities between two streams of inner stream-stream joins
     // become the joins' conditions (same query), so that the next rule can mark them.

@@ -22,7 +22,10 @@ object PythonApi {
 
   /**
    * The join graph of a (streaming) query, for the safety analysis:
-   * `{"streams": [{"name", "attributes", "schemes", "declared"}], "predicates": ["S1.a = S2.b"]}`.
+   * `{"streams": [{"name", "attributes", "schemes", "declared", "table", "declaration", "booleans"}],
+   * "predicates": ["S1.a = S2.b"], "tree": ...}`: `table` is the catalog table a stream reads
+   * (null for a DataFrame stream), `declaration` its properties as written (null if none),
+   * `booleans` its BOOLEAN columns — what an applicable fix needs.
    */
   def joinGraph(df: Dataset[_]): String = {
     val conf = df.sparkSession.sessionState.conf
@@ -33,7 +36,11 @@ object PythonApi {
           "name" -> JString(s.name),
           "attributes" -> JArray(s.attributes.map(JString(_)).toList),
           "schemes" -> JArray(s.schemes.map(sc => JArray(sc.map(JString(_)).toList)).toList),
-          "declared" -> JBool(s.declared))
+          "declared" -> JBool(s.declared),
+          "table" -> s.table.map(JString(_)).getOrElse(JNull),
+          "declaration" -> s.declaration.map(d => JObject(d.toProperties.toList.sortBy(_._1).map {
+            case (k, v) => k -> (JString(v): JValue) })).getOrElse(JNull),
+          "booleans" -> JArray(s.booleans.map(JString(_)).toList))
       }.toList),
       "predicates" -> JArray(graph.predicates.map(JString(_)).toList),
       "tree" -> graph.tree.map(treeJson).getOrElse(JNull))))
@@ -59,6 +66,23 @@ object PythonApi {
         "right" -> JString(v.right),
         "purgeable" -> JArray(List(JBool(v.purgeable._1), JBool(v.purgeable._2))),
         "problems" -> JArray(v.problems.map(p => JString(p.message)).toList))
+    }.toList)))
+  }
+
+  /**
+   * What the start-time check decides for each streaming aggregation and deduplication over
+   * declared streams ([[punctuated.spark.rules.StatefulSafety]]):
+   * `[{"operator", "keys": [...], "streams": [...], "closed": bool, "problem": text or null}]`.
+   */
+  def statefulSafety(df: Dataset[_]): String = {
+    val verdicts = punctuated.spark.rules.StatefulSafety.verdicts(df.queryExecution.analyzed)
+    compact(render(JArray(verdicts.map { v =>
+      JObject(
+        "operator" -> JString(v.operator),
+        "keys" -> JArray(v.keys.map(JString(_)).toList),
+        "streams" -> JArray(v.streams.map(JString(_)).toList),
+        "closed" -> JBool(v.problem.isEmpty),
+        "problem" -> v.problem.map(p => JString(p.message)).getOrElse(JNull))
     }.toList)))
   }
 

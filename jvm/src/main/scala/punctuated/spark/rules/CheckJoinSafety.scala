@@ -5,38 +5,53 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Join, LogicalPlan}
-import org.apache.spark.sql.catalyst.streaming.WriteToStream
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.catalyst.streaming.WriteToStreamStatement
 
 import punctuated.join.{InputDeclaration, KeySchemes, PunctuationColumns}
-import punctuated.spark.{DeclaredStreams, PunctuatedConf, PunctuatedErrors}
+import punctuated.spark.{DeclaredStreams, JoinGraph, PunctuatedConf, PunctuatedErrors}
 
 /**
- * Check rule run when a streaming query starts (its plan is then rooted at `WriteToStream`):
- * in a query that reads at least one declared stream, every stream-stream join state must be
- * purgeable (Li et al. 2006, Theorem 1 for a binary join: an input's stored rows can be
- * purged iff the *other* input has a punctuation scheme on join attributes). By
- * `spark.punctuated.safety.mode`: `strict` fails `start()` naming the unpurgeable input,
- * the scheme that would fix it and how; `warn` logs the same text; `off` checks nothing.
+ * The start-time safety check, run when a streaming query starts: in a query that reads at
+ * least one declared stream, every stream-stream join state must be purgeable (Li et al.
+ * 2006, Theorem 1 for a binary join: an input's stored rows can be purged iff the *other*
+ * input has a punctuation scheme on join attributes), and every aggregation and
+ * deduplication must be closed by the punctuations that reach it ([[StatefulSafety]],
+ * Tucker et al. 2003, §5.2). By `spark.punctuated.safety.mode`: `strict` fails `start()`
+ * naming the unpurgeable input or operator, the scheme that would fix it and how; `warn` logs
+ * the same text; `off` checks nothing.
+ *
+ * It is an analyzer rule of the hint batch, which runs before Spark's own resolution of the
+ * `start()` statement (`WriteToStreamStatement`), where Spark checks the output mode
+ * (`UnsupportedOperationChecker`): so an unsafe aggregation in append mode gets this error,
+ * not Spark's generic `STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION`. It changes no plan.
  *
  * Each join of the plan is judged on its own (Theorem 1); an input that is itself a punctuated
  * join's output carries the key schemes that join passes on (its derived declaration; Li et
  * al. §4, binary join trees). `punctuated.check_safety` in Python applies the same rule to
- * the same join tree (its `plan` verdict; shared vectors `testdata/safety_vectors.json`).
+ * the same join tree (its `plan` verdict; shared vectors `testdata/safety_vectors.json`) and
+ * reads the aggregation/deduplication verdicts of [[StatefulSafety]] itself.
  */
-case class CheckJoinSafety(session: SparkSession) extends (LogicalPlan => Unit) with Logging {
+case class CheckJoinSafety(session: SparkSession) extends Rule[LogicalPlan] with Logging {
 
-  override def apply(plan: LogicalPlan): Unit = plan match {
-    case w: WriteToStream =>
-      val mode = PunctuatedConf(session.sessionState.conf).safetyMode
-      if (mode != "off" && DeclaredStreams.find(w.inputQuery, caseSensitive = false).nonEmpty) {
-        val problems = JoinSafety.problems(w.inputQuery) ++ AggregateSafety.problems(w.inputQuery)
-        if (problems.nonEmpty) {
-          val text = problems.map(_.message).mkString("\n")
-          if (mode == "strict") throw PunctuatedErrors.unsafeQuery(text)
-          logWarning(s"Punctuated: the query's state will grow without bound.\n$text")
-        }
+  override def apply(plan: LogicalPlan): LogicalPlan = {
+    plan match {
+      case w: WriteToStreamStatement => check(w.inputQuery)
+      case _ =>
+    }
+    plan
+  }
+
+  private def check(query: LogicalPlan): Unit = {
+    val mode = PunctuatedConf(session.sessionState.conf).safetyMode
+    if (mode != "off" && DeclaredStreams.find(query, caseSensitive = false).nonEmpty) {
+      val problems = JoinSafety.problems(query) ++ StatefulSafety.problems(query)
+      if (problems.nonEmpty) {
+        val text = problems.map(_.message).mkString("\n")
+        if (mode == "strict") throw PunctuatedErrors.unsafeQuery(text)
+        logWarning(s"Punctuated: the query's state will grow without bound.\n$text")
       }
-    case _ =>
+    }
   }
 }
 
@@ -67,6 +82,7 @@ object JoinSafety {
   /** The verdict on each stream-stream equi-join of the plan, children before parents. */
   def verdicts(plan: LogicalPlan): Seq[Verdict] = {
     val watermarked = plan.exists(_.isInstanceOf[EventTimeWatermark])
+    lazy val graph = JoinGraph.of(plan, caseSensitive = false)
     val out = scala.collection.mutable.ArrayBuffer.empty[Verdict]
     plan.foreachUp {
       case j @ ExtractEquiJoinKeys(_, leftKeys, rightKeys, _, _, left, right, _)
@@ -77,8 +93,8 @@ object JoinSafety {
             val lName = name(mark.left, left, "left")
             val rName = name(mark.right, right, "right")
             val on = leftKeys.zip(rightKeys).map { case (l, r) => s"${l.sql} = ${r.sql}" }.mkString(" AND ")
-            val lp = missing(lName, rName, mark.right, rightKeys, on)
-            val rp = missing(rName, lName, mark.left, leftKeys, on)
+            val lp = missing(lName, rName, mark.right, rightKeys, right, on, graph)
+            val rp = missing(rName, lName, mark.left, leftKeys, left, on, graph)
             out += Verdict(join, lName, rName, (lp.isEmpty, rp.isEmpty), (lp ++ rp).toSeq)
           case None =>
             val problems = if (watermarked) Nil else
@@ -96,7 +112,7 @@ object JoinSafety {
 
   /** The problem of input `stored`, if `other` carries no punctuations on its join keys. */
   private def missing(stored: String, other: String, otherDecl: Option[InputDeclaration],
-      otherKeys: Seq[Expression], on: String): Option[Problem] = {
+      otherKeys: Seq[Expression], otherInput: LogicalPlan, on: String, graph: => JoinGraph): Option[Problem] = {
     val usable = otherDecl.toSeq.flatMap(d => KeySchemes.usable(d, otherKeys))
       .filter { case (s, _) => otherDecl.exists(_.hasPunctuations(s)) }
     if (usable.nonEmpty) None
@@ -108,20 +124,20 @@ object JoinSafety {
             s"values both its inputs close. Fix: join $other's inputs on the columns equal to " +
             s"($keyCols), with a punctuation scheme on them on both inputs"
         case None =>
-          s"declare one on $other, e.g. ALTER TABLE $other SET " +
-            s"TBLPROPERTIES ('punctuated.schemes' = '${otherKeys.map(k => plain(k)).mkString(", ")}', " +
-            "'punctuated.marker' = '<BOOLEAN column>'), or 'punctuated.unique' if that is a key " +
-            s"of $other"
+          // a scheme on the key columns of one stream of that input, as printed applicable
+          val traced = otherKeys.flatMap(k => SafetyFixes.column(graph, k))
+          traced.headOption.map(_.stream) match {
+            case Some(stream) =>
+              val columns = traced.filter(_.stream == stream).map(_.name).distinct
+              SafetyFixes.declare(stream, columns, otherInput) +
+                s" (or declare ${columns.mkString(", ")} as the unique key of ${stream.name} if it is one)"
+            case None => SafetyFixes.expressionKey(otherKeys.head)
+          }
       }
       s"The state of input $stored of the join ON $on can never be purged: input " +
         s"$other has no punctuation scheme on its join key ($keyCols) whose punctuations " +
         s"reach the join. Fix: $fix; or set ${PunctuatedConf.SafetyMode}=warn to run anyway."
     }))
-  }
-
-  private def plain(e: Expression): String = e match {
-    case a: Attribute => a.name
-    case other => other.sql
   }
 
   private def name(decl: Option[InputDeclaration], input: LogicalPlan, side: String): String =
