@@ -11,7 +11,7 @@ import pytest
 import punctuated
 from punctuated.cli import main as cli_main
 from punctuated.safety import analyze_safety
-from punctuated.safety.spark import check_safety, report_from_join_graph
+from punctuated.safety.spark import check_safety, format_report, report_from_join_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -280,3 +280,180 @@ def test_docstring_examples():
     import punctuated.safety.spark as mod
 
     assert doctest.testmod(mod).failed == 0
+
+
+# ------------------------------------------------- check_safety runs nothing
+
+NON_QUERIES = [
+    "DROP TABLE {t}",
+    "INSERT INTO {t} VALUES (1, 2, DATE'2024-01-01', false)",
+    "ALTER TABLE {t} SET TBLPROPERTIES ('punctuated.schemes' = 'bidder')",
+    "CREATE TABLE {t}_new (a INT) USING parquet",
+    "CACHE TABLE {t}",
+    "SET spark.punctuated.safety.mode=off",
+    "SELECT * FROM STREAM({t}); DROP TABLE {t}",
+]
+
+
+@pytest.mark.parametrize("statement", NON_QUERIES)
+def test_check_safety_refuses_anything_but_a_query_and_runs_nothing(spark, tables, statement):
+    t = tables("guard", BIDS)
+    spark.sql(f"INSERT INTO {t} VALUES (7, 1, DATE'2024-01-01', false)")
+    before = dict(spark.sql(f"SHOW TBLPROPERTIES {t}").collect())
+    with pytest.raises(ValueError, match="runs nothing") as e:
+        check_safety(spark, statement.format(t=t))
+    assert statement.format(t=t)[:20] in str(e.value)
+    # the table is untouched: still there, same rows, same properties, not cached
+    assert spark.catalog.tableExists(t)
+    assert [tuple(r) for r in spark.table(t).select("auction").collect()] == [(7,)]
+    assert dict(spark.sql(f"SHOW TBLPROPERTIES {t}").collect()) == before
+    assert not spark.catalog.isCached(t)
+    assert not spark.catalog.tableExists(f"{t}_new")
+    assert spark.conf.get("spark.punctuated.safety.mode", "strict") == "strict"
+
+
+def test_a_query_with_a_trailing_semicolon_is_still_a_query(spark, auction):
+    r = check_safety(spark, f"SELECT * FROM STREAM({auction['a']}) x JOIN STREAM({auction['b']}) y "
+                            f"ON x.id = y.auction ;")
+    assert r.safe
+
+
+# ---------------------------------- aggregations and deduplications are judged
+
+ORDERS = ("(order_id BIGINT, customer BIGINT, amount DOUBLE, is_punct BOOLEAN) USING parquet "
+          "TBLPROPERTIES ('punctuated.schemes' = 'order_id', 'punctuated.marker' = 'is_punct')")
+SHIPMENTS = ("(order_id BIGINT, carrier STRING, is_punct BOOLEAN) USING parquet "
+             "TBLPROPERTIES ('punctuated.schemes' = 'order_id', 'punctuated.marker' = 'is_punct')")
+
+
+def _starts(spark, sql, mode="append"):
+    from pyspark.errors import AnalysisException
+    try:
+        q = spark.sql(sql).writeStream.format("memory").queryName(f"t{uuid.uuid4().hex[:8]}") \
+            .outputMode(mode).start()
+        q.stop()
+        return True
+    except AnalysisException as e:
+        assert "PUNCTUATED_UNSAFE_QUERY" in str(e), str(e)[:500]
+        return False
+
+
+def test_group_by_a_column_the_join_never_closes_is_unsafe(spark, tables):
+    o, s = tables("orders", ORDERS), tables("shipments", SHIPMENTS)
+    join = f"FROM STREAM({o}) o JOIN STREAM({s}) s ON o.order_id = s.order_id"
+    sql = f"SELECT o.customer, count(*) AS n {join} GROUP BY o.customer"
+    r = check_safety(spark, sql)
+    assert not r.safe and "aggregation GROUP BY customer" in r.unpurgeable, r.explain()
+    assert r.plan_report.safe          # the join itself purges
+    assert "GROUP BY customer" in r.explain() and "both its inputs close" in r.explain()
+    assert r.to_dict()["stateful"][0]["closed"] is False
+    assert not _starts(spark, sql, "append") and not _starts(spark, sql, "update")
+    by_key = f"SELECT o.order_id, count(*) AS n {join} GROUP BY o.order_id"
+    ok = check_safety(spark, by_key)
+    assert ok.safe, ok.explain()
+    assert _starts(spark, by_key)
+
+
+def test_range_scheme_then_join_then_aggregation_is_unsafe(spark, tables):
+    a = tables("auctions", "(id BIGINT, seller BIGINT, is_punct BOOLEAN) USING parquet TBLPROPERTIES "
+                           "('punctuated.schemes' = 'id', 'punctuated.marker' = 'is_punct')")
+    b = tables("bids", "(auction BIGINT, price DOUBLE, is_punct BOOLEAN) USING parquet TBLPROPERTIES "
+                       "('punctuated.schemes' = 'auction<=', 'punctuated.marker' = 'is_punct')")
+    sql = (f"SELECT a.id, count(*) AS n FROM STREAM({a}) a JOIN STREAM({b}) b ON a.id = b.auction "
+           f"GROUP BY a.id")
+    r = check_safety(spark, sql)
+    assert not r.safe and "auction<=" in r.explain(), r.explain()
+    assert not _starts(spark, sql)
+
+
+def test_aggregation_and_distinct_over_one_stream_are_judged(spark, auction):
+    b = auction["b"]
+    per_bidder = f"SELECT bidder, count(*) AS n FROM STREAM({b}) GROUP BY bidder"
+    r = check_safety(spark, per_bidder)
+    assert not r.safe and r.stream_joins == 0 and "NOT SAFE" in r.explain(), r.explain()
+    assert not _starts(spark, per_bidder, "append")     # ours, not Spark's output-mode error
+    distinct = f"SELECT DISTINCT bidder FROM STREAM({b})"
+    assert not check_safety(spark, distinct).safe and not _starts(spark, distinct, "update")
+    closed = f"SELECT auction, count(*) AS n FROM STREAM({b}) GROUP BY auction"
+    assert check_safety(spark, closed).safe and _starts(spark, closed)
+
+
+# --------------------------------------------- fixes are applicable as printed
+
+def test_table_fix_applied_as_printed_makes_check_and_start_accept(spark, tables):
+    a = tables("auctions", AUCTIONS)
+    b = tables("bids", "(auction BIGINT, bidder BIGINT, closed BOOLEAN) USING parquet "
+                       "TBLPROPERTIES ('punctuated.schemes' = 'bidder', 'punctuated.marker' = 'closed')")
+    sql = f"SELECT * FROM STREAM({a}) x JOIN STREAM({b}) y ON x.id = y.auction"
+    r = check_safety(spark, sql)
+    assert not r.safe and str(r.suggestions[0]) == f"{b}(auction)"
+    fix = r.fixes(r.suggestions[0])
+    assert fix == [f"ALTER TABLE spark_catalog.default.{b} SET TBLPROPERTIES "
+                   "('punctuated.schemes' = 'bidder; auction', 'punctuated.marker' = 'closed')"]
+    assert fix[0] in format_report(r)
+    for statement in fix:
+        spark.sql(statement)
+    assert check_safety(spark, sql).safe and _starts(spark, sql)
+
+
+def test_table_without_declaration_or_boolean_column_gets_one(spark, tables):
+    a = tables("auctions", AUCTIONS)
+    b = tables("bids", "(auction BIGINT, bidder BIGINT) USING parquet")
+    sql = f"SELECT * FROM STREAM({a}) x JOIN STREAM({b}) y ON x.id = y.auction"
+    r = check_safety(spark, sql)
+    fix = r.fixes(r.suggestions[0])
+    assert fix == [f"ALTER TABLE spark_catalog.default.{b} ADD COLUMNS (is_punct BOOLEAN)",
+                   f"ALTER TABLE spark_catalog.default.{b} SET TBLPROPERTIES "
+                   "('punctuated.schemes' = 'auction', 'punctuated.marker' = 'is_punct')"]
+    for statement in fix:
+        spark.sql(statement)
+    assert check_safety(spark, sql).safe and _starts(spark, sql)
+
+
+def test_dataframe_fix_is_a_with_schemes_call_that_works_when_run(spark, auction):
+    df = spark.readStream.format("rate").load().selectExpr(
+        "value AS auction", "timestamp", "false AS closed")
+    b = spark.readStream.table(auction["b"])
+    r = check_safety(spark, df.join(b, "auction"))
+    assert not r.safe and r.suggestions
+    fix = r.fixes(r.suggestions[0])
+    assert len(fix) == 1 and fix[0].startswith("punctuated.with_schemes(df, schemes=['auction'], "
+                                                "marker='closed'"), fix
+    assert "ALTER TABLE" not in format_report(r)
+    declared = eval(fix[0].split("  #")[0], {"punctuated": punctuated, "df": df})
+    fixed = declared.join(b, "auction")
+    assert check_safety(spark, fixed).safe
+    q = fixed.writeStream.format("memory").queryName(f"t{uuid.uuid4().hex[:8]}").start()
+    q.stop()
+
+
+def test_expression_join_key_says_no_declaration_can_fix_it(spark, tables):
+    a = tables("auctions", AUCTIONS)
+    b = tables("bids", BIDS)
+    r = check_safety(spark, f"SELECT * FROM STREAM({a}) x JOIN STREAM({b}) y ON x.id + 1 = y.auction")
+    text = format_report(r)
+    assert not r.safe
+    assert "no declaration can make punctuations close" in text, text
+    assert "'punctuated.schemes' = '(" not in text
+
+
+def test_sql_example_file_fix_that_works(spark, tmp_path, capsys):
+    """The 3-way query of sql/safety_check.sql: no declaration fixes the tree Spark runs,
+    and the report says so; the documented alternative (people as a static table) is SAFE
+    and starts."""
+    db = f"cs_fix_{uuid.uuid4().hex[:8]}"
+    spark.sql(f"CREATE DATABASE {db}")
+    spark.sql(f"USE {db}")
+    try:
+        three = ("SELECT * FROM STREAM(people) p JOIN STREAM(auctions) a ON p.pid = a.seller "
+                 "JOIN STREAM(bids) b ON a.id = b.auction")
+        rc = cli_main(["check", "--setup", str(ROOT / "sql" / "safety_check.sql"), "--sql", three])
+        out = capsys.readouterr().out
+        assert rc == 1 and "no punctuation declaration makes the tree of binary joins" in out, out
+        static = ("SELECT * FROM STREAM(auctions) a JOIN STREAM(bids) b ON a.id = b.auction "
+                  "JOIN people p ON p.pid = a.seller")
+        assert cli_main(["check", "--sql", static]) == 0
+        assert _starts(spark, static)
+    finally:
+        spark.sql("USE default")
+        spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")

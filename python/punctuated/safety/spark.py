@@ -12,9 +12,15 @@ What is analysed:
 
 * the query is taken as one multi-way join of every stream it reads
   (Theorems 2 and 4 of paper 000);
-* a query with **no stream-stream join** holds no join state: it is reported
-  safe whatever its declarations (a stream-static join keeps no state either).
-  Other stateful operators (aggregations, deduplication) are not judged here;
+* a query with **no stream-stream join** holds no join state (a stream-static join
+  keeps no state either);
+* every streaming aggregation and deduplication over declared streams is judged
+  by the punctuations that reach it (Tucker et al. 2003, §5.2): the verdicts are
+  the start-time check's own (``PythonApi.statefulSafety``, one rule on the JVM),
+  in ``stateful``; one that nothing closes makes the query unsafe;
+* SQL text is parsed first, with Spark's parser: anything but one query (DDL,
+  DML, ``SET``, ``CACHE``, several statements) is refused with a ``ValueError``
+  before it reaches the catalog -- ``check_safety`` runs nothing;
 * join predicates written in ``WHERE`` (``FROM STREAM(a), STREAM(b) WHERE
   a.x = b.y``) count as much as ``ON``: they are read from the optimized plan too;
 * a join with no equality predicate (cross or theta join) is a cross product,
@@ -62,7 +68,8 @@ class QuerySafetyReport(SafetyReport):
 
     def __init__(self, base: SafetyReport, join_graph: dict, undeclared: list[str],
                  stream_joins: int | None, source: str | None = None, plan=None,
-                 enforced: list[dict] | None = None):
+                 enforced: list[dict] | None = None, stateful: list[dict] | None = None,
+                 sources: dict[str, dict] | None = None):
         no_state = stream_joins == 0
         purgeable = set(base.structure.names) if no_state else set(base.purgeable)
         super().__init__(base.query, base.structure, purgeable)
@@ -82,6 +89,12 @@ class QuerySafetyReport(SafetyReport):
         if self.plan_report is not None:
             self.safe = self.plan_report.safe
             self.unpurgeable = sorted(set(self.unpurgeable) | set(self.plan_report.unpurgeable))
+        self.sources = sources or {}
+        self.stateful = list(stateful or [])
+        never = [op for op in self.stateful if not op.get("closed", True)]
+        if never:
+            self.safe = False
+            self.unpurgeable = sorted(set(self.unpurgeable) | {stateful_label(op) for op in never})
 
     @property
     def has_join_state(self) -> bool:
@@ -112,16 +125,43 @@ class QuerySafetyReport(SafetyReport):
     def suggestions_minimal(self) -> bool:
         return super().suggestions_minimal if self.has_join_state else True
 
+    @property
+    def stateful_problems(self) -> list[str]:
+        """The start-time check's sentence for each aggregation/deduplication never purged."""
+        return [op["problem"] for op in self.stateful if not op.get("closed", True) and op.get("problem")]
+
+    def fixes(self, suggestion) -> list[str]:
+        """The statements that apply ``suggestion`` as printed (``ALTER TABLE`` / ``with_schemes``)."""
+        from .suggest import fix_statements
+        return fix_statements(suggestion, self.sources)
+
+    def _stateful_text(self) -> str:
+        if not self.stateful:
+            return ""
+        problems = self.stateful_problems
+        if not problems:
+            return ("\nEvery aggregation and deduplication is closed by punctuations that reach it: "
+                    + ", ".join(stateful_label(op) for op in self.stateful) + ".")
+        return "\nNOT SAFE: " + "\n".join(problems)
+
     def explain(self, limit: int | None = 20) -> str:
         streams = ", ".join(self.query.streams)
         if not self.has_join_state:
+            if self.stateful_problems:
+                return (f"The query is NOT SAFE: it has no stream-stream join (streams read: "
+                        f"{streams}), but state of its aggregations or deduplications is never "
+                        f"purged." + self._stateful_text())
             return (f"The query is SAFE: it has no stream-stream join, so it holds no join state "
-                    f"to purge (streams read: {streams}). Aggregation or deduplication state, "
-                    f"if any, is not judged by this analysis.")
+                    f"to purge (streams read: {streams})."
+                    + (self._stateful_text() or " It has no aggregation or deduplication over "
+                       "declared streams."))
         text = super().explain(limit)
         if self.plan_report is not None:
+            joins_safe = self.plan_report.safe
             head = (f"As Spark runs it, {plan_to_str(self.plan)}, the query is "
                     + ("SAFE: every join state is purged." if self.safe else
+                       "NOT SAFE: every join state is purged, but not every aggregation or "
+                       "deduplication state." if joins_safe else
                        "NOT SAFE: state never purged for " + ", ".join(self.plan_report.unpurgeable) + "."))
             text = head + "\n" + text + "\n" + self.plan_report.explain()
             if self.query_safe and not self.plan_report.safe:
@@ -129,6 +169,7 @@ class QuerySafetyReport(SafetyReport):
                          "punctuations of key values both its inputs close: write the joins so "
                          "that each one joins on columns every stream below it punctuates, or "
                          "set spark.punctuated.safety.mode=warn to run anyway.")
+        text += self._stateful_text()
         if self.undeclared:
             text += ("\nStreams without a punctuation declaration (no scheme, no unique key): "
                      + ", ".join(self.undeclared)
@@ -143,14 +184,23 @@ class QuerySafetyReport(SafetyReport):
                  streams={s: list(a) for s, a in self.join_graph["streams"].items()},
                  predicates=list(self.join_graph["predicates"]),
                  schemes=self.join_graph["schemes"], query_safe=self.query_safe,
+                 stateful=list(self.stateful),
+                 fixes=[self.fixes(s) for s in self.suggestions],
                  plan=self.plan_report.to_dict() if self.plan_report is not None else None)
         return d
+
+
+def stateful_label(op: dict) -> str:
+    """``aggregation GROUP BY customer``-style name of a stateful operator's verdict."""
+    by = "GROUP BY" if op.get("operator") == "aggregation" else "on"
+    return f"{op.get('operator', 'operator')} {by} {', '.join(op.get('keys', []))}"
 
 
 def report_from_join_graph(graph: dict, stream_joins: int | None = None,
                            ranges: dict[str, list[set[str]]] | None = None,
                            extra_predicates: list[str] = (), source: str | None = None,
-                           enforced: list[dict] | None = None) -> QuerySafetyReport:
+                           enforced: list[dict] | None = None,
+                           stateful: list[dict] | None = None) -> QuerySafetyReport:
     """Analyse a join graph in the JSON shape of ``PythonApi.joinGraph``.
 
     ``stream_joins``: number of stream-stream joins of the query (``0``: no join
@@ -160,6 +210,8 @@ def report_from_join_graph(graph: dict, stream_joins: int | None = None,
     ``extra_predicates`` are more predicates in the same syntax (from the
     optimized plan); those naming unknown streams or attributes are skipped.
     ``graph["tree"]`` (nested lists of stream names) is the join tree Spark runs.
+    ``stateful`` are the JVM's verdicts on aggregations and deduplications
+    (``PythonApi.statefulSafety``).
     """
     from . import analyze_safety
 
@@ -185,7 +237,10 @@ def report_from_join_graph(graph: dict, stream_joins: int | None = None,
         raise ValueError(f"cannot analyse the join graph of this query: {e}") from e
     tree = graph.get("tree")
     plan = _tuple_tree(tree) if tree is not None else None
-    return QuerySafetyReport(base, join_graph, undeclared, stream_joins, source, plan, enforced)
+    sources = {s["name"]: {k: s.get(k) for k in ("table", "declaration", "booleans", "used_names")}
+               for s in graph.get("streams", [])}
+    return QuerySafetyReport(base, join_graph, undeclared, stream_joins, source, plan, enforced,
+                             stateful, sources)
 
 
 def _tuple_tree(t):
@@ -231,6 +286,7 @@ def check_safety(spark, query, *, draw: str | None = None) -> QuerySafetyReport:
     source = None
     if isinstance(query, str):
         source = query
+        _refuse_non_query(spark, query)
         df = spark.sql(query)
     else:
         df = query
@@ -248,12 +304,38 @@ def check_safety(spark, query, *, draw: str | None = None) -> QuerySafetyReport:
     jvm = df.sparkSession._jvm
     graph = json.loads(jvm.punctuated.spark.PythonApi.joinGraph(df._jdf))
     enforced = json.loads(jvm.punctuated.spark.PythonApi.joinSafety(df._jdf))
+    stateful = json.loads(jvm.punctuated.spark.PythonApi.statefulSafety(df._jdf))
     report = report_from_join_graph(graph, stream_joins=_stream_joins(df),
                                     ranges=_ranges(df, graph), extra_predicates=_optimized_predicates(df),
-                                    source=source, enforced=enforced)
+                                    source=source, enforced=enforced, stateful=stateful)
     if draw:
         report.draw(draw)
     return report
+
+
+def _refuse_non_query(spark, text: str) -> None:
+    """Parse ``text`` with Spark's parser and refuse anything but one query, before
+    ``spark.sql`` could run it (a DDL/DML statement, ``SET``, ``CACHE``, a script of
+    several statements would run at once)."""
+    shown = text.strip() if len(text.strip()) <= 80 else text.strip()[:77] + "..."
+    jsession = getattr(spark, "_jsparkSession", None)
+    if jsession is None:
+        raise ValueError("check_safety needs a classic (JVM) SparkSession with the punctuated "
+                         "extension; Spark Connect sessions are not supported")
+    parser = jsession.sessionState().sqlParser()
+    try:
+        plan = parser.parsePlan(text)
+    except Exception as e:  # not one statement (several, or a syntax error)
+        detail = (str(getattr(e, "java_exception", e)).strip().splitlines() or [""])[0]
+        raise ValueError(f"check_safety analyses one SQL query and runs nothing: {shown!r} is not "
+                         f"one statement Spark can parse ({detail})") from None
+    try:
+        parser.parseQuery(text.strip().rstrip(";").rstrip())
+    except Exception:
+        kind = plan.getClass().getSimpleName()
+        raise ValueError(f"check_safety analyses a query and runs nothing: {shown!r} is a {kind} "
+                         "statement, not a query; it was not run. Give the streaming query itself, "
+                         "e.g. SELECT ... FROM STREAM(a) JOIN STREAM(b) ON ...") from None
 
 
 def _stream_joins(df) -> int | None:
@@ -315,22 +397,45 @@ def format_report(report: SafetyReport) -> str:
     undeclared = getattr(report, "undeclared", None)
     if undeclared is not None:
         lines.append("Undeclared streams: " + (", ".join(undeclared) or "none"))
+    fixes = getattr(report, "fixes", None)
+    joins_safe = report.plan_report.safe if getattr(report, "plan_report", None) is not None else None
     if report.suggestions:
-        lines.append("Suggestions (each alone makes the query safe):")
-        lines.extend(f"  {k}. add {s}" for k, s in enumerate(report.suggestions, 1))
+        lines.append("Suggestions (each alone makes the query's joins safe; run its statements):")
+        for k, s in enumerate(report.suggestions, 1):
+            lines.append(f"  {k}. add {s}")
+            lines.extend(f"       {st}" for st in (fixes(s) if fixes else []))
         if not report.suggestions_minimal:
             lines.append("  (search budget exhausted: not necessarily the fewest schemes)")
-    elif not report.safe and getattr(report, "plan_report", None) is not None and report.query_safe:
-        lines.append("Suggestions: none needed as one multi-way join (the query is safe, Theorems 2/4); "
-                     "for the tree of joins Spark runs, join each stream on columns that every "
-                     "stream below that join punctuates")
-    elif not report.safe and getattr(report, "query_suggestions", None):
-        lines.append("Suggestions: none for the tree of joins Spark runs; as one multi-way join "
-                     "(Theorems 2/4) these would make it safe:")
-        lines.extend(f"  {k}. add {s}" for k, s in enumerate(report.query_suggestions, 1))
+    elif joins_safe is False and report.query_safe:
+        lines.append("Suggestions: no declaration is missing as one multi-way join (the query is "
+                     "safe, Li et al. 2006, Theorems 2/4), and none makes the tree of binary joins "
+                     "Spark runs safe: " + _tree_advice())
+    elif joins_safe is False and getattr(report, "query_suggestions", None):
+        lines.append("Suggestions: no punctuation declaration makes the tree of binary joins Spark "
+                     "runs safe: " + _tree_advice())
+        lines.append("  (as one multi-way join, Li et al. 2006, Theorems 2/4, these schemes would, "
+                     "but Spark does not run one: "
+                     + "; ".join(str(s) for s in report.query_suggestions) + ")")
+    elif not report.safe and joins_safe is not False and getattr(report, "stateful_problems", None):
+        lines.append("Suggestions: see the fix of each aggregation/deduplication above")
     elif not report.safe:
         lines.append("Suggestions: none (no scheme on join attributes can make it safe)")
+    if not report.suggestions and not report.safe:
+        # the start-time check's own sentences: applicable fixes, or what can replace one
+        enforced = [p for e in getattr(report, "enforced", None) or [] for p in e.get("problems", [])]
+        lines.extend(f"  start() would say: {p}" for p in enforced)
     return "\n".join(lines)
 
 
-__all__ = ["check_safety", "QuerySafetyReport", "report_from_join_graph", "format_report"]
+def _tree_advice() -> str:
+    return ("a join passes on only punctuations of its own key that both its inputs close, so "
+            "each join needs its key closed by every stream below it. What can: join every "
+            "stream on one key that all of them punctuate (a star), or read a stream that "
+            "closes no key of the joins above it as a static table, joined after the "
+            "stream-stream joins (... JOIN STREAM(b) ON ... JOIN t ON ..., not JOIN STREAM(t)): "
+            "a stream-static join keeps no state; or set spark.punctuated.safety.mode=warn to "
+            "run anyway.")
+
+
+__all__ = ["check_safety", "QuerySafetyReport", "report_from_join_graph", "format_report",
+           "stateful_label"]

@@ -148,3 +148,61 @@ def _greedy(q: Query, cands: list[tuple[str, str]]) -> list[Suggestion]:
         if _safe(q.with_schemes(Scheme(st, (a,)) for st, a in rest)):
             added = rest
     return [Suggestion(tuple((st, (a,)) for st, a in sorted(added)))]
+
+
+def fix_statements(suggestion: Suggestion, sources: dict[str, dict]) -> list[str]:
+    """The statements that add ``suggestion``'s schemes, applicable as printed.
+
+    ``sources`` maps a stream to what ``PythonApi.joinGraph`` says of it: ``table`` (the
+    catalog table it reads, or ``None`` for a DataFrame stream), ``declaration`` (its
+    properties as written), ``booleans`` (its BOOLEAN columns) and ``used_names`` (the
+    names its columns are joined under).  A table gets ``ALTER TABLE <table> SET
+    TBLPROPERTIES (...)`` keeping its schemes (the new ones appended with ``;``), marker
+    and unique key (and a marker column added first if it has no BOOLEAN column); a
+    DataFrame stream gets the ``punctuated.with_schemes(df, ...)`` call, ``df`` being the
+    DataFrame as it enters the join.  The JVM's start-time message prints the same
+    (``SafetyFixes``).
+
+    >>> s = Suggestion((("bids", ("auction",)),))
+    >>> fix_statements(s, {"bids": {"table": "spark_catalog.default.bids", "booleans": ["p"],
+    ...                             "declaration": {"punctuated.schemes": "bidder"}}})
+    ["ALTER TABLE spark_catalog.default.bids SET TBLPROPERTIES ('punctuated.schemes' = 'bidder; auction', 'punctuated.marker' = 'p')"]
+    """
+    out = []
+    by_stream: dict[str, list[tuple[str, ...]]] = {}
+    for stream, attrs in suggestion.schemes:
+        by_stream.setdefault(stream, []).append(attrs)
+    for stream, added in by_stream.items():
+        src = sources.get(stream) or {}
+        decl = src.get("declaration") or {}
+        table = src.get("table")
+        used = src.get("used_names") or {}
+        name = (lambda a: a) if table else (lambda a: used.get(a, a))
+        existing = [s.strip() for s in decl.get("punctuated.schemes", "").split(";") if s.strip()]
+        schemes = existing + [t for t in (", ".join(_quote(name(a)) for a in attrs) for attrs in added)
+                              if t not in existing]
+        booleans = [name(b) for b in src.get("booleans") or []]
+        marker = decl.get("punctuated.marker") or (booleans[0] if booleans else None)
+        unique = decl.get("punctuated.unique")
+        if table:
+            props = [("punctuated.schemes", "; ".join(schemes)), ("punctuated.marker", marker or "is_punct")]
+            if unique:
+                props.append(("punctuated.unique", unique))
+            if marker is None:
+                out.append(f"ALTER TABLE {table} ADD COLUMNS (is_punct BOOLEAN)")
+            out.append(f"ALTER TABLE {table} SET TBLPROPERTIES ("
+                       + ", ".join(f"'{k}' = '{v}'" for k, v in props) + ")")
+        else:
+            args = [f"schemes={schemes!r}", f"marker={marker or '<a BOOLEAN column of the stream>'!r}"]
+            if unique:
+                args.append(f"unique={unique!r}")
+            args.append(f"name={stream!r}")
+            out.append(f"punctuated.with_schemes(df, {', '.join(args)})  "
+                       f"# df: the {stream} DataFrame as it enters the join")
+    return out
+
+
+def _quote(name: str) -> str:
+    import re
+
+    return name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) else "`" + name.replace("`", "``") + "`"

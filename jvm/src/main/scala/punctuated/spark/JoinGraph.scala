@@ -7,6 +7,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, P
 import org.apache.spark.sql.catalyst.streaming.StreamingRelationV2
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 import org.apache.spark.sql.execution.streaming.runtime.StreamingRelation
+import org.apache.spark.sql.types.BooleanType
 
 /**
  * The join graph of a streaming query, as the safety analysis needs it (Li, Chen,
@@ -39,11 +40,14 @@ object JoinGraph {
    *                    the declared ones and the unique key
    * @param table       the catalog table it reads (an identifier `ALTER TABLE` accepts), if any
    * @param declaration its declaration as written (table properties or `with_schemes`), if any
-   * @param booleans    its BOOLEAN columns (candidates for a marker)
+   * @param booleans    its BOOLEAN columns (candidates for a marker): a table's; a DataFrame
+   *                    stream's where it enters a join
+   * @param usedNames   attributes joined under another name: attribute -> name where joined
    */
   final case class Stream(name: String, attributes: Seq[String], schemes: Seq[Seq[String]],
       declared: Boolean, table: Option[String] = None,
-      declaration: Option[punctuated.declaration.Declaration] = None, booleans: Seq[String] = Nil)
+      declaration: Option[punctuated.declaration.Declaration] = None, booleans: Seq[String] = Nil,
+      usedNames: Map[String, String] = Map.empty)
 
   def of(plan: LogicalPlan, caseSensitive: Boolean): JoinGraph = {
     val origin = mutable.Map.empty[ExprId, (String, String)]   // exprId -> (stream, attribute)
@@ -55,7 +59,7 @@ object JoinGraph {
       val unique = Iterator.from(1).map(i => if (i == 1) name else s"${name}_$i")
         .find(n => !streams.contains(n) || streams(n).attributes == output.map(_.name) &&
           output.forall(a => origin.get(a.exprId).exists(_._1 == n))).get
-      val booleans = output.filter(_.dataType == org.apache.spark.sql.types.BooleanType).map(_.name)
+      val booleans = output.filter(_.dataType == BooleanType).map(_.name)
       streams(unique) = Stream(unique, output.map(_.name), schemes, declared, table, declaration, booleans)
       output.foreach(a => origin(a.exprId) = unique -> a.name)
     }
@@ -90,12 +94,27 @@ object JoinGraph {
     val predicates = plan.collect {
       case j: Join => j.condition.toSeq.flatMap(conjuncts)
       case f: Filter => conjuncts(f.condition)
-    }.flatten.flatMap {
-        case EqualTo(l: Attribute, r: Attribute) => edge(origin, l, r)
-        case EqualNullSafe(l: Attribute, r: Attribute) => edge(origin, l, r)
+    }.flatten
+    val pairs = predicates.collect {
+      case EqualTo(l: Attribute, r: Attribute) => (l, r)
+      case EqualNullSafe(l: Attribute, r: Attribute) => (l, r)
+    }
+    // the name each stream column has where it is joined (a DataFrame is declared there)
+    val used = pairs.flatMap { case (l, r) => Seq(l, r) }.flatMap(a => origin.get(a.exprId).map(_ -> a.name)).toMap
+    val edges = pairs.flatMap { case (l, r) => edge(origin, l, r) }.distinct
+    // a DataFrame stream's BOOLEAN columns where it enters a join (computed ones included)
+    val joinedBooleans: Map[String, Seq[String]] = plan.collect {
+      case j: Join if streamJoin(j) => j.children
+    }.flatten.flatMap { input =>
+      input.output.flatMap(a => origin.get(a.exprId)).map(_._1).distinct match {
+        case Seq(single) => Some(single -> input.output.filter(_.dataType == BooleanType).map(_.name))
         case _ => None
-      }.distinct
-    JoinGraph(streams.values.toSeq, predicates, treeOf(plan, origin).collect { case n: Node => n }, origin.toMap)
+      }
+    }.toMap
+    JoinGraph(streams.values.toSeq.map(st => st.copy(
+        usedNames = st.attributes.flatMap(a => used.get(st.name -> a).filter(_ != a).map(a -> _)).toMap,
+        booleans = if (st.table.isDefined) st.booleans else joinedBooleans.getOrElse(st.name, st.booleans))),
+      edges, treeOf(plan, origin).collect { case n: Node => n }, origin.toMap)
   }
 
   private def streamJoin(p: LogicalPlan) = p match {

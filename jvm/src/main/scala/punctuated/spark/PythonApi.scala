@@ -22,10 +22,11 @@ object PythonApi {
 
   /**
    * The join graph of a (streaming) query, for the safety analysis:
-   * `{"streams": [{"name", "attributes", "schemes", "declared", "table", "declaration", "booleans"}],
+   * `{"streams": [{"name", "attributes", "schemes", "declared", "table", "declaration", "booleans", "used_names"}],
    * "predicates": ["S1.a = S2.b"], "tree": ...}`: `table` is the catalog table a stream reads
    * (null for a DataFrame stream), `declaration` its properties as written (null if none),
-   * `booleans` its BOOLEAN columns — what an applicable fix needs.
+   * `booleans` its BOOLEAN columns, `used_names` the names its columns are joined under —
+   * what an applicable fix needs.
    */
   def joinGraph(df: Dataset[_]): String = {
     val conf = df.sparkSession.sessionState.conf
@@ -40,7 +41,8 @@ object PythonApi {
           "table" -> s.table.map(JString(_)).getOrElse(JNull),
           "declaration" -> s.declaration.map(d => JObject(d.toProperties.toList.sortBy(_._1).map {
             case (k, v) => k -> (JString(v): JValue) })).getOrElse(JNull),
-          "booleans" -> JArray(s.booleans.map(JString(_)).toList))
+          "booleans" -> JArray(s.booleans.map(JString(_)).toList),
+          "used_names" -> JObject(s.usedNames.toList.sortBy(_._1).map { case (k, v) => k -> (JString(v): JValue) }))
       }.toList),
       "predicates" -> JArray(graph.predicates.map(JString(_)).toList),
       "tree" -> graph.tree.map(treeJson).getOrElse(JNull))))

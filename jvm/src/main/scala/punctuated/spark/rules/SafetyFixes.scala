@@ -59,7 +59,8 @@ object SafetyFixes {
           decl.flatMap(_.unique).map(u => s"unique=${pyString(u.toString)}") ++
           Seq(s"name=${pyString(name)}")
         s"punctuated.with_schemes(df, ${args.mkString(", ")}), df being the $name DataFrame as it " +
-          "enters the operator (its columns as named there)"
+          s"enters the operator, its columns as named there (a DataFrame stream's form of " +
+          s"'${Declaration.Schemes}' = '${schemes.mkString("; ")}')"
     }
   }
 
