@@ -268,15 +268,20 @@ def _merge_predicates(given: list[str], extra: list[str], streams: dict) -> list
 def check_safety(spark, query, *, draw: str | None = None) -> QuerySafetyReport:
     """Will every join state of a streaming query be purged? (paper 000)
 
-    ``query`` is SQL text (read with ``spark.sql``; streams as ``STREAM(table)``)
-    or a streaming DataFrame (``spark.readStream...``, ``with_schemes(...)``).
+    ``query`` is the SQL text of one query (streams as ``STREAM(table)``) or a
+    streaming DataFrame (``spark.readStream...``, ``with_schemes(...)``).  SQL text
+    is parsed first and is analysed only, never run: anything but one query
+    (``DROP``, ``INSERT``, ``ALTER``, ``CREATE``, ``CACHE``, ``SET``, several
+    statements) raises ``ValueError`` before it reaches the catalog.
     Returns a :class:`QuerySafetyReport`: ``safe``, ``unpurgeable``,
-    ``undeclared``, ``explain()``, ``suggestions``, ``graph``, ``draw(path)``,
-    ``to_dict()``.  ``draw`` writes the punctuation graph to that ``.png`` or
-    ``.svg`` file too.
+    ``undeclared``, ``explain()``, ``suggestions`` and ``fixes(suggestion)``
+    (statements that apply one as printed), ``stateful`` (the verdicts on its
+    aggregations and deduplications), ``graph``, ``draw(path)``, ``to_dict()``.
+    ``draw`` writes the punctuation graph to that ``.png`` or ``.svg`` file too.
 
-    A query without a stream-stream join holds no join state and is safe.
-    Raises ``ValueError`` for a query that is not streaming.
+    A query is safe when every join state is purged and every aggregation or
+    deduplication over declared streams is closed by the punctuations that reach
+    it.  Raises ``ValueError`` for a query that is not streaming.
 
     >>> report = check_safety(spark, "SELECT * FROM STREAM(auctions) a "
     ...                              "JOIN STREAM(bids) b ON a.id = b.auction")  # doctest: +SKIP

@@ -59,15 +59,16 @@ object StatefulSafety {
       s"The state of the $operator $by ${columns.mkString(", ")} over ${streams.mkString(", ")} can " +
         s"never be purged: no punctuation that reaches it has all its attributes among its " +
         s"${if (operator == "aggregation") "grouping columns" else "keys"}, so no $what is ever known " +
-        s"to be complete (Tucker et al. 2003, §5.2)$where. Fix: ${fix(keys, input, reach, graph)}; " +
+        s"to be complete (Tucker et al. 2003, §5.2)$where. Fix: ${fix(operator, keys, input, reach, graph)}; " +
         s"or set ${PunctuatedConf.SafetyMode}=warn to run anyway."
     }))
     Verdict(operator, columns, streams, problem)
   }
 
   /** What would close the keys: a declaration on the stream they come from, or what else can. */
-  private def fix(keys: Seq[Expression], input: LogicalPlan, reach: ReachingPunctuations,
+  private def fix(operator: String, keys: Seq[Expression], input: LogicalPlan, reach: ReachingPunctuations,
       graph: JoinGraph): String = {
+    val by = if (operator == "aggregation") "group by" else "deduplicate on"
     val expression = keys.find(!_.isInstanceOf[Attribute])
     val traced = keys.flatMap(SafetyFixes.column(graph, _))
     val viaJoin = reach.lost.nonEmpty
@@ -75,18 +76,17 @@ object StatefulSafety {
       case Some(e) => SafetyFixes.expressionKey(e)
       case None if viaJoin =>
         val joinKeys = reach.schemes.flatMap(_.map(_._1.name)).distinct
-        (if (joinKeys.nonEmpty) s"group or deduplicate by join-key columns whose values both inputs " +
-          s"close (${joinKeys.mkString(", ")}), " else "declare the same scheme on the join key on both " +
+        (if (joinKeys.nonEmpty) s"$by join-key columns whose values both inputs close " +
+          s"(${joinKeys.mkString(", ")}), " else "declare the same scheme on the join key on both " +
           "inputs of the join (both constant, or both a range), ") +
-          "or make the keys part of the join condition, with the same punctuation scheme on them on " +
-          "both inputs: a join passes on only punctuations of its key that both inputs close"
+          s"or make the columns you $by part of the join condition, with the same punctuation " +
+          "scheme on them on both inputs"
       case None if traced.size == keys.size && traced.map(_.stream.name).distinct.size == 1 =>
         val stream = traced.head.stream
         SafetyFixes.declare(stream, traced.map(_.name), input) +
           s" (or declare them as the unique key of ${stream.name} if they are one)"
       case None =>
-        "group or deduplicate by columns of one declared stream, and declare a punctuation scheme " +
-          "on them there"
+        s"$by columns of one declared stream, and declare a punctuation scheme on them there"
     }
   }
 
