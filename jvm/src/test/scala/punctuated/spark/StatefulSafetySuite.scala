@@ -165,4 +165,23 @@ class StatefulSafetySuite extends PunctuatedStreamTest {
     val text2 = refused(b.join(declared, b("bidder") === declared("pid")))   // bids never close bidder
     assert(!text2.contains("input bids of"), text2)
   }
+
+  test("a chain of three streams: no ALTER TABLE for the join above, which no declaration fixes; the static join does") {
+    withDeclaredTable("auctions", "id BIGINT, seller BIGINT, is_punct BOOLEAN",
+        Map(Unique -> "id", Marker -> "is_punct")) {
+      withDeclaredTable("bids", "auction BIGINT, bidder BIGINT, is_punct BOOLEAN",
+          Map(Schemes -> "auction", Marker -> "is_punct")) {
+        withDeclaredTable("people", "pid BIGINT, name STRING", Map.empty) {
+          val text = refused(sql("SELECT * FROM STREAM(people) p JOIN STREAM(auctions) a ON p.pid = a.seller " +
+            "JOIN STREAM(bids) b ON a.id = b.auction"))
+          val upper = text.split("\n").find(_.contains("The state of input bids of")).getOrElse(fail(text))
+          assert(upper.contains("is the output of a join") && upper.contains("as a static table") &&
+            !upper.contains("ALTER TABLE"), upper)
+          // the people stream joined last, as a static table: no state for it, and the query starts
+          assert(start(sql("SELECT * FROM STREAM(auctions) a JOIN STREAM(bids) b ON a.id = b.auction " +
+            "JOIN people p ON p.pid = a.seller")).isEmpty)
+        }
+      }
+    }
+  }
 }

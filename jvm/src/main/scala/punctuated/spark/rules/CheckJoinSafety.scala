@@ -118,12 +118,20 @@ object JoinSafety {
     if (usable.nonEmpty) None
     else Some(Problem(stored, {
       val keyCols = otherKeys.map(_.sql).mkString(", ")
-      val fix = otherDecl.flatMap(_.declaration.derived) match {
-        case Some(_) =>
+      // the other input is a stream-stream join's output (declared or not): no declaration of
+      // one stream makes it pass on punctuations of columns that are not its own join key
+      val joinOutput = otherDecl.flatMap(_.declaration.derived).isDefined || otherInput.exists {
+        case j: Join => j.left.isStreaming && j.right.isStreaming
+        case _ => false
+      }
+      val fix = if (joinOutput) {
           s"input $other is the output of a join, which passes on punctuations only for join-key " +
-            s"values both its inputs close. Fix: join $other's inputs on the columns equal to " +
-            s"($keyCols), with a punctuation scheme on them on both inputs"
-        case None =>
+            s"values both its inputs close with the same scheme. Fix: join $other's inputs on the " +
+            s"columns equal to ($keyCols), with the same punctuation scheme on them on both inputs; " +
+            "or read a stream that closes no key of the joins above it as a static table, joined " +
+            "after the stream-stream joins (JOIN t ON ..., not JOIN STREAM(t)): a stream-static " +
+            "join keeps no state"
+        } else {
           // a scheme on the key columns of one stream of that input, as printed applicable
           val traced = otherKeys.flatMap(k => SafetyFixes.column(graph, k))
           traced.headOption.map(_.stream) match {
@@ -133,7 +141,7 @@ object JoinSafety {
                 s" (or declare ${columns.mkString(", ")} as the unique key of ${stream.name} if it is one)"
             case None => SafetyFixes.expressionKey(otherKeys.head)
           }
-      }
+        }
       s"The state of input $stored of the join ON $on can never be purged: input " +
         s"$other has no punctuation scheme on its join key ($keyCols) whose punctuations " +
         s"reach the join. Fix: $fix; or set ${PunctuatedConf.SafetyMode}=warn to run anyway."
