@@ -74,5 +74,8 @@ def declarations(df) -> list[dict]:
 
     Each item: ``{"table", "schemes": [[{"attr", "kind"}]], "marker", "unique"}``.
     """
+    from punctuated._session import require_extension
+
+    require_extension(df.sparkSession)
     jvm = df.sparkSession._jvm
     return json.loads(jvm.punctuated.spark.PythonApi.declarations(df._jdf))
