@@ -1,4 +1,4 @@
-"""Brute-force oracle for small queries: Defs 1-5 of paper 000 on concrete tuples.
+"""Brute-force oracle for small queries: Li et al. 2006, Defs. 1-5 (§2.2-2.4) on concrete tuples.
 
 Shares no code with the graph-based analysis (its own parsing, equality
 closure and plan enumeration) and never consults Theorems 1-5:
@@ -14,20 +14,20 @@ closure and plan enumeration) and never consults Theorems 1-5:
      attributes of inputs already handled, instantiate the scheme with the
      values of the tuples joinable with ``t`` so far, extend the joinable set;
   2. if it handles every input, the punctuations it produced are checked by
-     enumerating every possible future result with ``t`` (Def 4: any non-empty
+     enumerating every possible future result with ``t`` (Li et al. 2006, Def. 4: any non-empty
      set ``N`` of inputs contributing a new tuple, the others a stored one; new
      values are fresh, the best an adversary can do), which must all be
      excluded by a punctuation;
   3. otherwise a future result is exhibited that escapes even the set of *all*
      instantiations of all schemes over the values seen, so no finite set of
-     punctuations can purge ``t`` (Def 4).  If either check fails the oracle
+     punctuations can purge ``t`` (Li et al. 2006, Def. 4).  If either check fails the oracle
      raises :class:`OracleError` (the chained purge would be unsound or
      incomplete).
 
 A state is purgeable iff all its tuples are; punctuations of an input pass to
 the operator's output iff that input's state is purgeable (see
 :mod:`punctuated.safety.verdict`).  A query is safe iff some plan has only
-purgeable operators (Defs 3 and 5).
+purgeable operators (Li et al. 2006, Defs. 3 and 5).
 
 >>> q = Oracle({"A": ["x"], "B": ["x"]}, ["A.x = B.x"], {"B": [["x"]]})
 >>> q.plan_verdicts(("A", "B")), q.query_safe(), q.unpurgeable()
@@ -43,7 +43,7 @@ Attr = tuple[str, str]
 
 
 class OracleError(AssertionError):
-    """The chained purge disagrees with the exhaustive check of Def 4."""
+    """The chained purge disagrees with the exhaustive check of Li et al. 2006, Def. 4 (purgeability)."""
 
 
 def set_partitions(items: list) -> Iterator[list[list]]:
@@ -109,7 +109,7 @@ class Oracle:
                         return False
         return True
 
-    # --- Def 4 for one input of one operator ------------------------------
+    # --- Li et al. 2006, Def. 4, for one input of one operator ---------------
     def state_purgeable(self, inputs: list[tuple[frozenset, tuple]], i: int) -> bool:
         """``inputs``: per input, (streams, schemes as tuples of attributes)."""
         key = (tuple(inputs), i)
@@ -204,7 +204,7 @@ class Oracle:
         return out
 
     def plan_safe(self, plan) -> bool:
-        """Def 4: every operator of the plan is purgeable (stops at the first that is not)."""
+        """Li et al. 2006, Defs. 2 and 4: every operator of the plan is purgeable (stops at the first that is not)."""
         return self._safe_sub(plan)[2]
 
     def _safe_sub(self, p):
@@ -229,7 +229,7 @@ class Oracle:
         return [p for p in all_plans(list(self.streams)) if self.plan_safe(p)]
 
     def query_safe(self) -> bool:
-        """Def 5: some plan has only purgeable operators."""
+        """Li et al. 2006, Def. 5: some plan has only purgeable operators."""
         return any(self.plan_safe(p) for p in all_plans(list(self.streams)))
 
     def unpurgeable(self) -> list[str]:
