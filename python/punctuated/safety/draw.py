@@ -89,11 +89,17 @@ def fix_edges(report, which: str = "first") -> list[tuple[str, str, str, int]]:
     return out
 
 
+def _short(items: list[str], sep: str = ", ", keep: int = 12) -> str:
+    """At most ``keep`` of ``items`` joined by ``sep``, saying how many are left out."""
+    shown = sep.join(items[:keep])
+    return shown if len(items) <= keep else f"{shown} ... ({len(items) - keep} more)"
+
+
 def _title(report) -> str:
     if report.safe:
         head = "SAFE: every join state is purged"
     else:
-        head = "NOT SAFE: join state never purged for " + ", ".join(report.unpurgeable)
+        head = "NOT SAFE: join state never purged for " + _short(report.unpurgeable)
     return head + "\n" + CITATIONS[report.theorem]
 
 
@@ -125,7 +131,7 @@ def build_figure(report, suggestions: str = "first"):
     streams = [v for v, d in g.nodes(data=True) if d.get("kind") == "stream"]
     gen = [v for v, d in g.nodes(data=True) if d.get("kind") == "generalized"]
     labelled = len(streams) <= MAX_LABELLED
-    radius = max(1.2, 0.33 * len(streams)) if labelled else 6.0
+    radius = max(1.2, 0.24 * len(streams)) if labelled else 6.0
     pos = _layout(g, streams, gen, radius)
     bad = set(report.unpurgeable)
 
@@ -153,9 +159,9 @@ def build_figure(report, suggestions: str = "first"):
 
     labels = edge_labels(report) if labelled else {}
     style = {"plain": dict(color=PLAIN, ls="solid", lw=1.3),
-             "member": dict(color=GENERALIZED, ls=(0, (1, 2)), lw=1.2),
+             "member": dict(color=GENERALIZED, ls=":", lw=1.2),
              "generalized": dict(color=GENERALIZED, ls="solid", lw=1.8),
-             "fix": dict(color=FIX, ls=(0, (5, 3)), lw=1.8)}
+             "fix": dict(color=FIX, ls="--", lw=1.8)}
     drawn: dict[tuple[str, str], int] = {}
 
     def arrow(kind: str, u: str, v: str, label: str | None):
@@ -194,7 +200,8 @@ def build_figure(report, suggestions: str = "first"):
         handles.append(Line2D([], [], **style["member"], label="x \u00b7\u00b7> G: x provides the labelled attribute"))
     if fixes:
         shown = report.suggestions if suggestions == "all" else report.suggestions[:1]
-        handles.append(Line2D([], [], **style["fix"], label="suggested fix: add " + " | ".join(map(str, shown))))
+        label = "suggested fix: add " + _short([str(x) for x in shown], " | ", 3)
+        handles.append(Line2D([], [], **style["fix"], label=textwrap.fill(textwrap.shorten(label, 280), 70)))
     legend = fig.legend(handles=handles, loc="lower left", fontsize=8, frameon=False, handlelength=2.5)
     title = fig.text(0, 1, _title(report), ha="left", va="top", fontsize=9)
     _fit(fig, ax, title, legend)
@@ -221,7 +228,7 @@ def _fit(fig, ax, title, legend) -> None:
     and the legend below.  Two passes: extents in data units depend on the
     scale only, which the first pass fixes."""
     raw = title.get_text()
-    for _ in range(3):
+    for _ in range(2):
         fig.canvas.draw()
         r = fig.canvas.get_renderer()
         boxes = [a.get_window_extent(r) for a in ax.texts]
