@@ -331,7 +331,7 @@ HANDCRAFTED = [
     ("paper-3.1-conjunctive", "§3.1: conjunctive predicates, one punctuable join attribute suffices",
      {"S1": ["a", "b"], "S2": ["a", "b"]}, ["S1.a = S2.a", "S1.b = S2.b"], {"S1": [["a"]], "S2": [["b"]]},
      "Theorem 2", None),
-    ("def11-single-stream-generalized-edge", "Def 8 generalized edge {S1} -> S2 (both attributes joined with S1)",
+    ("def11-single-stream-generalized-edge", "generalized edge {S1} -> S2 (Li et al. 2006, Def. 8: both attributes joined with S1)",
      {"S1": ["a", "b"], "S2": ["a", "b"]}, ["S1.a = S2.a", "S1.b = S2.b"], {"S1": [["a"]], "S2": [["a", "b"]]},
      "Theorem 4", None),
     ("implied-equality", "S1.a = S2.a = S3.a implies S1.a = S3.a: S3(a) then S2(b) purge S1",
@@ -419,7 +419,7 @@ def build_vectors(random_cases: int = 40) -> dict:
         sp = spark_plans(c)
         if sp:
             c["spark_plans"] = sp
-    return {"about": "Safety of continuous join queries (paper 000: Li et al., VLDB 2006). Each case: a query "
+    return {"about": "Safety of continuous join queries (Li et al., VLDB 2006). Each case: a query "
                      "(streams -> attributes, predicates 'S.a = T.b', schemes stream -> list of attribute lists, "
                      "'attr<=' = range pattern) and expected: safe (Theorems 2/4), unpurgeable (sorted streams "
                      "that cannot reach all others), optionally theorem and suggestions (minimal sets of "
