@@ -176,7 +176,8 @@ def test_all_suggestions_can_be_drawn():
     r = three_generalized()
     assert [str(s) for s in r.suggestions] == ["S1(A)", "S2(C)"]
     assert set(_by_gid(build_figure(r), "edge:fix:")) == {"S3->S1"}
-    assert set(_by_gid(build_figure(r, suggestions="all"), "edge:fix:")) == {"S3->S1", "S3->S2"}
+    assert set(_by_gid(r.figure(suggestions="all"), "edge:fix:")) == {"S3->S1", "S3->S2"}
+    assert not _by_gid(r.figure(suggestions="none"), "edge:fix:")
     with pytest.raises(ValueError, match="'first', 'all' or 'none'"):
         build_figure(r, suggestions="best")
 

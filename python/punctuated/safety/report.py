@@ -140,9 +140,16 @@ class SafetyReport:
         return {"safe": self.safe, "unpurgeable": self.unpurgeable, "theorem": self.theorem}
 
     def draw(self, path: str, **kw) -> None:
-        """Write the punctuation graph to ``path`` (PNG or SVG by extension)."""
+        """Write the punctuation graph to ``path`` (PNG or SVG by extension);
+        ``suggestions``: the fixes drawn dashed, ``"first"`` (default), ``"all"``
+        or ``"none"`` (see :mod:`punctuated.safety.draw`)."""
         from .draw import draw_report
         draw_report(self, path, **kw)
+
+    def figure(self, suggestions: str = "first"):
+        """The drawing as a :class:`matplotlib.figure.Figure`, to embed or restyle."""
+        from .draw import build_figure
+        return build_figure(self, suggestions)
 
     def _repr_svg_(self) -> str:
         from .draw import render
