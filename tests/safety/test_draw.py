@@ -172,6 +172,24 @@ def test_the_suggested_fix_is_dashed_when_unsafe(make):
     assert f"suggested fix: add {first}" in legend
 
 
+def test_a_join_tree_no_scheme_fixes_gets_the_multi_way_fix_said_so():
+    # as check_safety reports sql/safety_check.sql: Spark runs ((people ⋈ auctions) ⋈ bids)
+    r = report_from_join_graph({"streams": [
+        {"name": "auctions", "attributes": ["id", "seller"], "schemes": [["id"]], "declared": True},
+        {"name": "bids", "attributes": ["auction", "bidder"], "schemes": [["auction"]], "declared": True},
+        {"name": "people", "attributes": ["pid", "name"], "schemes": [], "declared": False}],
+        "predicates": ["people.pid = auctions.seller", "auctions.id = bids.auction"],
+        "tree": [["people", "auctions"], "bids"]})
+    assert r.suggestions == [] and [str(s) for s in r.query_suggestions] == ["auctions(seller) + people(pid)"]
+    fig = build_figure(r)
+    assert set(_by_gid(fig, "edge:fix:")) == {"people->auctions", "auctions->people"}
+    legend = [t.get_text().replace("\n", " ") for t in fig.legends[0].get_texts()]
+    assert ("fix as one multi-way join (none for the tree Spark runs): add auctions(seller) + people(pid)"
+            in legend)
+    assert fig.texts[0].get_text().replace("\n", " ").startswith(
+        "NOT SAFE as Spark runs it, ((people ⋈ auctions) ⋈ bids): join state never purged for")
+
+
 def test_all_suggestions_can_be_drawn():
     r = three_generalized()
     assert [str(s) for s in r.suggestions] == ["S1(A)", "S2(C)"]

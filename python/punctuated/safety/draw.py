@@ -32,6 +32,7 @@ import textwrap
 import networkx as nx
 
 from .report import CITATIONS
+from .tree import plan_to_str
 
 PURGEABLE, UNPURGEABLE = "#b8e0b8", "#f4a6a6"
 PLAIN, GENERALIZED, FIX = "black", "#2255aa", "#e07b00"
@@ -72,17 +73,28 @@ def edge_labels(report) -> dict[tuple[str, str, str], str]:
     return out
 
 
-def fix_edges(report, which: str = "first") -> list[tuple[str, str, str, int]]:
-    """Edges a suggested fix adds: ``(u, v, attribute, rank)``; ``v`` would
-    punctuate ``attribute``, joined with ``u``.  ``which``: ``"first"``
-    (``report.suggestions[0]``), ``"all"`` or ``"none"``."""
+def drawn_suggestions(report, which: str = "first") -> tuple[list, str]:
+    """The fixes to draw and their legend text.  ``which``: ``"first"``
+    (``report.suggestions[0]``), ``"all"`` or ``"none"``.  For a
+    ``check_safety`` report whose join tree no scheme can fix, the fixes of the
+    query as one multi-way join, said so."""
     if which not in ("first", "all", "none"):
         raise ValueError(f"suggestions={which!r}: use 'first', 'all' or 'none'")
-    sugg = [] if which == "none" or report.safe else report.suggestions
+    if which == "none" or report.safe:
+        return [], ""
+    sugg, what = report.suggestions, "suggested fix: add "
+    if not sugg and getattr(report, "query_suggestions", None):
+        sugg, what = report.query_suggestions, "fix as one multi-way join (none for the tree Spark runs): add "
     sugg = sugg[:1] if which == "first" else sugg
+    return sugg, what + _short([str(x) for x in sugg], " | ", 3)
+
+
+def fix_edges(report, which: str = "first") -> list[tuple[str, str, str, int]]:
+    """Edges the drawn fixes add: ``(u, v, attribute, rank)``; ``v`` would
+    punctuate ``attribute``, joined with ``u`` (see :func:`drawn_suggestions`)."""
     q = report.query
     out = []
-    for k, s in enumerate(sugg):
+    for k, s in enumerate(drawn_suggestions(report, which)[0]):
         for stream, attrs in s.schemes:
             c = q.cls[(stream, attrs[0])]
             out.extend((u, stream, attrs[0], k) for u, _ in q.members[c] if u != stream)
@@ -96,11 +108,15 @@ def _short(items: list[str], sep: str = ", ", keep: int = 12) -> str:
 
 
 def _title(report) -> str:
+    plan = getattr(report, "plan_report", None)
+    how = "" if plan is None else f" as Spark runs it, {plan_to_str(plan.plan)}"
     if report.safe:
-        head = "SAFE: every join state is purged"
+        head = f"SAFE{how}: every join state is purged"
     else:
-        head = "NOT SAFE: join state never purged for " + _short(report.unpurgeable)
-    return head + "\n" + CITATIONS[report.theorem]
+        head = f"NOT SAFE{how}: join state never purged for " + _short(report.unpurgeable)
+        if plan is not None and report.query_safe:
+            head += " (safe as one multi-way join)"
+    return head + "\n" + CITATIONS[report.theorem].replace(" -> ", "\u00a0\u2192\u00a0")  # unbreakable arrow
 
 
 def _layout(g: nx.DiGraph, streams: list, gen: list, radius: float) -> dict:
@@ -199,8 +215,7 @@ def build_figure(report, suggestions: str = "first"):
                               label="G \u2192 y: y punctuates all labelled attributes at once"))
         handles.append(Line2D([], [], **style["member"], label="x \u00b7\u00b7> G: x provides the labelled attribute"))
     if fixes:
-        shown = report.suggestions if suggestions == "all" else report.suggestions[:1]
-        label = "suggested fix: add " + _short([str(x) for x in shown], " | ", 3)
+        label = drawn_suggestions(report, suggestions)[1]
         handles.append(Line2D([], [], **style["fix"], label=textwrap.fill(textwrap.shorten(label, 280), 70)))
     legend = fig.legend(handles=handles, loc="lower left", fontsize=8, frameon=False, handlelength=2.5)
     title = fig.text(0, 1, _title(report), ha="left", va="top", fontsize=9)
