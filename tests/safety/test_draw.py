@@ -232,3 +232,36 @@ def test_many_streams_are_drawn_without_labels(tmp_path):
     assert max(fig.get_size_inches()) <= 20
     r.draw(tmp_path / "big.svg")
     assert b"<svg" in (tmp_path / "big.svg").read_bytes()[:500]
+
+
+def test_picture_of_check_safety_on_catalog_tables(spark, tmp_path):
+    """``check_safety`` on real declared tables (a unique key, a range scheme, an undeclared
+    stream), drawn as ``punctuated check --draw`` does."""
+    import uuid
+
+    from punctuated.cli import main as cli_main
+    from punctuated.safety.spark import check_safety
+
+    sfx = uuid.uuid4().hex[:8]
+    a, b, p = f"dr_auctions_{sfx}", f"dr_bids_{sfx}", f"dr_people_{sfx}"
+    spark.sql(f"CREATE TABLE {a} (id BIGINT, seller BIGINT, is_punct BOOLEAN) USING parquet "
+              "TBLPROPERTIES ('punctuated.unique' = 'id', 'punctuated.marker' = 'is_punct')")
+    spark.sql(f"CREATE TABLE {b} (auction BIGINT, bidder BIGINT, day DATE, is_punct BOOLEAN) USING parquet "
+              "TBLPROPERTIES ('punctuated.schemes' = 'auction; bidder, day<=', 'punctuated.marker' = 'is_punct')")
+    spark.sql(f"CREATE TABLE {p} (pid BIGINT, name STRING) USING parquet")
+    try:
+        sql = (f"SELECT * FROM STREAM({p}) x JOIN STREAM({a}) y ON x.pid = y.seller "
+               f"JOIN STREAM({b}) z ON y.id = z.auction")
+        r = check_safety(spark, sql)
+        fig = build_figure(r)
+        nodes = {k: t.get_text() for k, t in _by_gid(fig, "node:").items()}
+        assert nodes == {a: f"{a}\n{{id}}", b: f"{b}\n{{auction}} {{bidder, day<=}}", p: f"{p}\n(no scheme)"}
+        assert _labels(fig)[f"plain:{b}->{a}"] == "id" and _labels(fig)[f"plain:{a}->{b}"] == "auction"
+        assert {t.get_bbox_patch().get_facecolor() for t in _by_gid(fig, "node:").values()} == {to_rgba(UNPURGEABLE)}
+        assert _by_gid(fig, "edge:fix:")  # the fix, dashed
+        png = tmp_path / "check.png"
+        assert cli_main(["check", "--draw", str(png), "--sql", sql]) == 1
+        assert png.stat().st_size > 15_000
+    finally:
+        for t in (a, b, p):
+            spark.sql(f"DROP TABLE IF EXISTS {t}")
