@@ -57,7 +57,16 @@ def _attr_of(q, stream: str, class_name: str) -> str:
 
 def edge_labels(report) -> dict[tuple[str, str, str], str]:
     """``(kind, u, v) -> label`` for every edge drawn (suggestions excluded):
-    the attribute(s) of the punctuating stream whose punctuations purge."""
+    the attribute(s) of the punctuating stream whose punctuations purge.
+
+    >>> from punctuated.safety import analyze_safety
+    >>> r = analyze_safety({"auctions": ["id"], "bids": ["auction"]}, ["auctions.id = bids.auction"],
+    ...                    {"bids": [["auction"]]})
+    >>> node_label(r, "bids"), node_label(r, "auctions")
+    ('bids\\n{auction}', 'auctions\\n(no scheme)')
+    >>> edge_labels(r)
+    {('plain', 'auctions', 'bids'): 'auction'}
+    """
     g: nx.DiGraph = report.graph
     q = report.query
     out = {}
