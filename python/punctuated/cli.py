@@ -100,6 +100,18 @@ def error_line(e: BaseException) -> str:
     return f"error: {where}{kind}: {first}"
 
 
+def _quiet_error_logs(spark) -> None:
+    """A failing statement is reported in one line (:func:`error_line`), so neither the JVM's
+    error log nor PySpark's query-context loggers (which log the whole Py4J stack trace) print it."""
+    import logging
+
+    from pyspark.logger import PySparkLogger
+
+    spark.sparkContext.setLogLevel("FATAL")
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL + 1)
+
+
 def cmd_run_sql(args) -> int:
     """Run a SQL file: 0 when every statement ran, 2 (and one line on stderr) when one failed."""
     from punctuated.sqlrun import run_file
@@ -110,8 +122,7 @@ def cmd_run_sql(args) -> int:
         return 2
     with tempfile.TemporaryDirectory(prefix="punctuated-") as tmp:
         spark = local_session(tmp)
-        # a failing streaming query is reported below in one line, not by Spark's error log
-        spark.sparkContext.setLogLevel("FATAL")
+        _quiet_error_logs(spark)
         try:
             progress: list = []
             rows = run_file(spark, path, on_query=lambda s, df: _describe(df), progress=progress)
