@@ -188,9 +188,8 @@ def cmd_check(args) -> int:
             if args.draw:
                 report.draw(args.draw)
                 print(f"Punctuation graph written to {args.draw}")
-        except Exception as e:  # SQL, analysis or input errors
-            first = (str(e).strip().splitlines() or [""])[0]  # not the whole plan
-            print(f"error: {type(e).__name__}: {first}", file=sys.stderr)
+        except Exception as e:  # SQL, analysis or input errors: one line, not the whole plan
+            print(error_line(e), file=sys.stderr)
             return 2
         finally:
             if active is None:
