@@ -30,6 +30,13 @@ def test_version():
           "SELECT auction FROM STREAM(bids)"],
          "PUNCTUATED_INVALID_DECLARATION.UNKNOWN_PROPERTY", "statement 3 (SELECT auction FROM STREAM(bids))"),
         (["SELECT nosuch FROM range(3)"], "UNRESOLVED_COLUMN", "statement 1"),
+        # a streaming query that fails while running: the cause's error class, not only STREAM_FAILED
+        (["CREATE TABLE bids (auction BIGINT, bidder BIGINT, is_punct BOOLEAN) USING parquet "
+          "TBLPROPERTIES ('punctuated.schemes' = 'auction', 'punctuated.marker' = 'is_punct')",
+          "INSERT INTO bids VALUES (1, 2, false), (NULL, 5, true)",
+          "SELECT auction, count(*) AS n FROM STREAM(bids) GROUP BY auction"],
+         "[STREAM_FAILED]: [PUNCTUATED_INVALID_PUNCTUATION] Punctuation row (auction=NULL, bidder=5)",
+         "statement 3"),
     ],
 )
 def test_run_sql_reports_a_failing_statement_in_one_line(tmp_path, statements, condition, statement):

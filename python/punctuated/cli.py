@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -78,12 +79,17 @@ def _describe(df) -> None:
         )
 
 
+_ERROR_CLASS = re.compile(r"\[[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*\]")
+
+
 def error_line(e: BaseException) -> str:
     """One line for an error: where (a note such as ``statement 3``), the error class and
     the first line of its message -- never a Py4J or JVM stack trace.
 
     >>> error_line(ValueError("bad value\\n  at line 2"))
     'error: ValueError: bad value'
+    >>> error_line(RuntimeError("[STREAM_FAILED] Query failed: Job aborted: [PUNCTUATED_X.Y] bad row"))
+    'error: RuntimeError [STREAM_FAILED]: [PUNCTUATED_X.Y] bad row'
     """
     first = (str(e).strip().splitlines() or [""])[0]
     condition = None
@@ -96,6 +102,12 @@ def error_line(e: BaseException) -> str:
     kind = type(e).__name__
     if condition and f"[{condition}]" not in first:
         first = f"[{condition}] {first}"
+    # a wrapped cause with an error class of its own (a streaming query's failure): the
+    # cause's class and message, after the wrapper's class
+    causes = list(_ERROR_CLASS.finditer(first))
+    if len(causes) > 1:
+        kind = f"{kind} {causes[0].group()}"
+        first = first[causes[-1].start():]
     where = "".join(f"{note}: " for note in getattr(e, "__notes__", ()))
     return f"error: {where}{kind}: {first}"
 
