@@ -12,7 +12,7 @@ Entry points (see the project README):
 """
 
 from punctuated._session import ExtensionNotLoadedError, configure_spark, jar_path
-from punctuated._declare import declarations, register_schemes, with_schemes
+from punctuated._declare import NotAStreamError, declarations, register_schemes, with_schemes
 
 __all__ = [
     "configure_spark",
@@ -20,6 +20,7 @@ __all__ = [
     "jar_path",
     "register_schemes",
     "with_schemes",
+    "NotAStreamError",
     "declarations",
     "analyze_safety",
     "analyze_plan",
