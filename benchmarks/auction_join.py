@@ -1,6 +1,6 @@
 """Auction join benchmark: Spark's own stream-stream join against Punctuated's, same input, same run.
 
-Workload (auction-shaped, papers 000 §1 and 003 Example 2): every micro-batch opens
+Workload (auction-shaped, Li et al. 2006, §1, and Tucker et al. 2003, Example 2): every micro-batch opens
 ``--auctions-per-batch`` auctions (unique ids); each auction is open for ``--auction-life``
 batches and then closes, which the bids stream says with a punctuation ("no more bids for
 auction a"); bids fall on open auctions with a Zipf-like skew (the newest auctions are hot).

@@ -1,4 +1,4 @@
-"""Scaling of the safety analysis (paper 000: Li et al., VLDB 2006).
+"""Scaling of the safety analysis (Li et al., VLDB 2006, §4.3).
 
 Random continuous join queries of N streams: a random spanning tree of
 equi-join predicates plus N/4 extra ones (cycles), each predicate on its own
@@ -13,7 +13,7 @@ attribute pair.  Workloads:
   (Theorem 4, safe).
 
 Measured: ``analyze_safety`` (validation, join classes, verdict and
-unpurgeable set), the transformed punctuation graph (Def 11) and, for small N,
+unpurgeable set), the transformed punctuation graph (Li et al. 2006, Def. 11) and, for small N,
 the safe-plan dynamic program (§5.2) against its enumeration bound.
 
     python benchmarks/safety_scaling.py [--sizes 10 100 1000 10000] [--reps 3]
@@ -101,7 +101,7 @@ def write(args, rows, prow) -> None:
     lines = [f"# Safety analysis scaling\n", f"Command: `{cmd.strip()}`\n",
              f"Python {sys.version.split()[0]}, median of {args.reps} runs, seed {args.seed}. "
              "Tests never assert on these timings.\n",
-             "## analyze_safety (Theorems 2/4) and the transformed punctuation graph (Def 11)\n",
+             "## analyze_safety (Theorems 2/4) and the transformed punctuation graph (Li et al. 2006, Def. 11)\n",
              "| workload | streams | predicates | schemes | analyze_safety (ms) | TPG (ms) | theorem | safe "
              "| unpurgeable | TPG nodes |", "|---|---:|---:|---:|---:|---:|---|---|---:|---:|"]
     for w, n, p, s, t, tt, th, safe, un, tn in rows:
@@ -130,7 +130,7 @@ def write(args, rows, prow) -> None:
         pts = [(r[1], r[4]) for r in rows if r[0] == w]
         ax1.loglog(*zip(*pts), marker="o", label=f"analyze_safety, {w}")
     pts = [(r[1], r[5]) for r in rows if r[0] == "general"]
-    ax1.loglog(*zip(*pts), marker="s", ls="--", label="TPG (Def 11), general")
+    ax1.loglog(*zip(*pts), marker="s", ls="--", label="TPG (Li et al. 2006, Def. 11), general")
     ax1.axhline(1.0, color="grey", lw=0.8, ls=":")
     ax1.set_xlabel("streams")
     ax1.set_ylabel("seconds")

@@ -1,4 +1,4 @@
--- The auction query (the papers' running example): each auction's bids, total and final
+-- The auction query (Li et al. 2006, §1; Tucker et al. 2003, Example 2): each auction's bids, total and final
 -- price, emitted once, when the auction closes -- append mode, no watermark.
 -- Run it: .venv/bin/punctuated run-sql sql/auction.sql
 -- The main job runs the same query over a generated stream, side by side with Spark's

@@ -1,4 +1,4 @@
--- Safety check of a 3-way streaming join (Li et al., VLDB 2006: safety of punctuated queries).
+-- Safety check of a 3-way streaming join (Li et al., VLDB 2006, §4: Theorems 2 and 4).
 -- Run it from the repository root:
 --
 --   .venv/bin/punctuated check --setup sql/safety_check.sql --draw safety.png --sql \

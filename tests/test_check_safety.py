@@ -1,4 +1,4 @@
-"""check_safety and ``punctuated check`` on the real local SparkSession (paper 000)."""
+"""check_safety and ``punctuated check`` on the real local SparkSession (Li et al., VLDB 2006)."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ import pytest
 
 from punctuated.declaration import (
     ERROR_CLASS,
+    MAX_ECHO,
     DeclarationError,
     declaration_to_json,
     declaration_to_properties,
@@ -48,10 +49,17 @@ def test_declaration(case):
         assert message.startswith(
             f"[{ERROR_CLASS}.{want['condition']}] Table {table}, property '{want['property']}'"
         )
-        if want["property"] in props:
-            assert f"= '{props[want['property']]}'" in message
-        if want["offending"]:
-            assert f"'{want['offending']}'" in message
+        for echoed, shown in ((props.get(want["property"]), "= '{}'"), (want["offending"], "'{}'")):
+            if not echoed:
+                continue
+            if len(echoed) <= MAX_ECHO:
+                assert shown.format(echoed) in message
+            else:  # long text is shortened: its start and its length
+                assert echoed not in message
+                assert shown.format(echoed[:MAX_ECHO] + f"… ({len(echoed)} characters)") in message
+        for expected in want.get("message_contains", []):
+            assert expected in message
+        assert len(message) < 3 * MAX_ECHO + 1000
         assert ". Fix: " in message
     else:
         declaration = parse_declaration(props, schema, table)

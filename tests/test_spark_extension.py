@@ -71,6 +71,12 @@ def test_sql_declared_tables_are_read_by_the_extension(spark, table_name):
          "UNORDERED_RANGE", "tags<="),
         ("'punctuated.schemes' = 'auction bidder', 'punctuated.marker' = 'is_punct'",
          "MALFORMED", "auction bidder"),
+        ("'punctuated.scheme' = 'auction', 'punctuated.marker' = 'is_punct'",
+         "UNKNOWN_PROPERTY", "did you mean 'punctuated.schemes'"),
+        ("'punctuated.schemes' = 'auction; auction', 'punctuated.marker' = 'is_punct'",
+         "DUPLICATE_SCHEME", "repeats scheme 1"),
+        ("'punctuated.schemes' = 'bidder<=, price<=', 'punctuated.marker' = 'is_punct'",
+         "MULTIPLE_RANGES", "bidder, price<="),
     ],
 )
 def test_bad_declarations_fail_at_analysis(spark, table_name, props, condition, offending):
@@ -121,3 +127,41 @@ def test_streaming_join_over_declared_tables(spark):
     finally:
         for t in ("auctions", "bids"):
             spark.sql(f"DROP TABLE IF EXISTS {t}")
+
+
+def test_register_schemes_errors_name_the_table(spark, table_name):
+    from punctuated.declaration import DeclarationError
+
+    spark.sql(f"CREATE TABLE {table_name} ({BIDS}) USING parquet")
+    with pytest.raises(DeclarationError) as info:
+        punctuated.register_schemes(spark, table_name, schemes=["auction bidder"], marker="is_punct")
+    message = str(info.value)
+    assert info.value.table == table_name
+    assert message.startswith(f"[PUNCTUATED_INVALID_DECLARATION.MALFORMED] Table {table_name}, ")
+    assert "Stream" not in message and "not a catalog table" not in message
+
+
+def test_with_schemes_refuses_a_batch_dataframe(spark):
+    from punctuated._declare import NOT_A_STREAM, NotAStreamError
+
+    batch = spark.range(3).selectExpr("id AS auction", "false AS is_punct")
+    with pytest.raises(NotAStreamError) as info:
+        punctuated.with_schemes(batch, schemes=["auction"], marker="is_punct", name="bids")
+    message = str(info.value)
+    assert message.startswith(f"[{NOT_A_STREAM}]") and "'bids'" in message
+    assert "spark.readStream" in message and "register_schemes" in message
+
+
+def test_batch_reads_of_a_declared_table_leave_punctuations_out(spark, table_name):
+    spark.sql(f"CREATE TABLE {table_name} ({BIDS}) USING parquet TBLPROPERTIES "
+              "('punctuated.schemes' = 'auction', 'punctuated.marker' = 'is_punct')")
+    spark.sql(f"INSERT INTO {table_name} VALUES (1, 100, 5.0, NULL, false), "
+              "(1, NULL, NULL, NULL, true), (2, NULL, NULL, NULL, NULL)")
+    count = f"SELECT count(*) FROM {table_name}"
+    assert spark.sql(count).first()[0] == 2  # the NULL-marker row is data
+    assert spark.read.table(table_name).where("is_punct").count() == 0
+    spark.conf.set("spark.punctuated.batch.includePunctuations", "true")
+    try:
+        assert spark.sql(count).first()[0] == 3
+    finally:
+        spark.conf.unset("spark.punctuated.batch.includePunctuations")

@@ -11,14 +11,16 @@ Entry points (see the project README):
 * :func:`analyze_safety` -- will every join state be purged? (Li et al. 2006).
 """
 
-from punctuated._session import configure_spark, jar_path
-from punctuated._declare import declarations, register_schemes, with_schemes
+from punctuated._session import ExtensionNotLoadedError, configure_spark, jar_path
+from punctuated._declare import NotAStreamError, declarations, register_schemes, with_schemes
 
 __all__ = [
     "configure_spark",
+    "ExtensionNotLoadedError",
     "jar_path",
     "register_schemes",
     "with_schemes",
+    "NotAStreamError",
     "declarations",
     "analyze_safety",
     "analyze_plan",

@@ -14,6 +14,7 @@ from punctuated.declaration import (
     MARKER_PROPERTY,
     SCHEMES_PROPERTY,
     UNIQUE_PROPERTY,
+    DeclarationError,
     format_tblproperties,
     properties_from_arguments,
     resolve_declaration,
@@ -23,16 +24,45 @@ from punctuated.declaration import (
 METADATA_KEY = "punctuated"
 STREAM_NAME_KEY = "punctuated.stream"
 
+#: Error class of :class:`NotAStreamError`.
+NOT_A_STREAM = "PUNCTUATED_WITH_SCHEMES_NOT_A_STREAM"
+
+
+class NotAStreamError(ValueError):
+    """``with_schemes`` on a batch DataFrame: error class ``PUNCTUATED_WITH_SCHEMES_NOT_A_STREAM``.
+
+    A batch DataFrame has no punctuation semantics: the declaration would be
+    accepted and do nothing, and punctuation rows would be read as data.
+    """
+
+    error_class = NOT_A_STREAM
+
+    def __init__(self, name: str | None):
+        self.name = name
+        what = f"DataFrame {name!r}" if name else "the DataFrame"
+        super().__init__(
+            f"[{NOT_A_STREAM}] with_schemes declares the punctuations of a stream, but {what} is "
+            "a batch DataFrame (df.isStreaming is False): the declaration would do nothing and its "
+            "punctuation rows would be read as data. Fix: read the source with spark.readStream "
+            "(e.g. spark.readStream.format(...).load()), or, for a catalog table, declare the "
+            "schemes on the table (punctuated.register_schemes or ALTER TABLE ... SET TBLPROPERTIES): "
+            "streaming reads then use them and batch reads leave punctuation rows out."
+        )
+
 
 def register_schemes(spark, table: str, schemes=None, marker=None, unique=None) -> None:
     """Declare punctuation schemes on a catalog table (``ALTER TABLE ... SET TBLPROPERTIES``).
 
     The declaration replaces the table's previous one: properties not given are unset.
-    It is validated against the table's columns before anything is written.
+    It is validated against the table's columns before anything is written; errors
+    name the table.
 
     >>> register_schemes(spark, "bids", schemes=["auction"], marker="is_punct")  # doctest: +SKIP
     """
-    props = properties_from_arguments(schemes, marker, unique)
+    try:
+        props = properties_from_arguments(schemes, marker, unique)
+    except DeclarationError as e:  # syntax, checked before the table was known
+        raise e.on_table(table) from None
     fields = [(f.name, f.dataType.simpleString()) for f in spark.table(table).schema.fields]
     resolve_declaration(table, props, fields)
     if props:
@@ -48,11 +78,17 @@ def with_schemes(df, schemes=None, marker=None, unique=None, name: str | None = 
 
     Every column gets the declaration as metadata (under ``"punctuated"``), the way
     ``withWatermark`` marks its column, so it survives projections. ``name`` names
-    the stream in messages.
+    the stream in messages. A batch DataFrame is refused (:class:`NotAStreamError`):
+    declare a catalog table instead, whose batch reads leave punctuation rows out.
 
     >>> bids = with_schemes(spark.readStream.format("rate").load(), ...)  # doctest: +SKIP
     """
-    props = properties_from_arguments(schemes, marker, unique)
+    if not df.isStreaming:
+        raise NotAStreamError(name)
+    try:
+        props = properties_from_arguments(schemes, marker, unique)
+    except DeclarationError as e:
+        raise (e.on_table(name) if name else e) from None
     if name is not None:
         props[STREAM_NAME_KEY] = name
     from pyspark.sql import functions as F
@@ -74,5 +110,8 @@ def declarations(df) -> list[dict]:
 
     Each item: ``{"table", "schemes": [[{"attr", "kind"}]], "marker", "unique"}``.
     """
+    from punctuated._session import require_extension
+
+    require_extension(df.sparkSession)
     jvm = df.sparkSession._jvm
     return json.loads(jvm.punctuated.spark.PythonApi.declarations(df._jdf))

@@ -31,6 +31,65 @@ def _append(existing: str | None, value: str, sep: str = ",") -> str:
     return sep.join(items)
 
 
+class ExtensionNotLoadedError(RuntimeError):
+    """A session runs without the Punctuated extension where it is needed.
+
+    Its message starts with the error class ``[PUNCTUATED_EXTENSION_NOT_LOADED]`` and says how
+    to get a session that has it.
+    """
+
+
+def _fix_text() -> str:
+    return ("The extension's jar joins the driver's class path only when the driver JVM starts: "
+            "restart the Python process (in a notebook, its kernel) and create the session with "
+            "`punctuated.configure_spark(SparkSession.builder...).getOrCreate()` before any "
+            "other; or start Spark with `--jars <punctuated jar> --conf spark.sql.extensions="
+            f"{EXTENSION_CLASS}` (`punctuated jar` prints the jar's path).")
+
+
+def _has_extension(extensions: str | None) -> bool:
+    return EXTENSION_CLASS in [e.strip() for e in (extensions or "").split(",")]
+
+
+def require_extension(spark) -> None:
+    """Fail clearly unless ``spark`` (a ``SparkSession``) runs with the extension.
+
+    Spark reads ``spark.sql.extensions`` once, when a session's context starts; a session
+    created before :func:`configure_spark` (or without it) never gets the extension, and
+    declarations on it would be silently ignored.
+    """
+    if not _has_extension(spark.conf.get("spark.sql.extensions", None)):
+        raise ExtensionNotLoadedError(
+            "[PUNCTUATED_EXTENSION_NOT_LOADED] This SparkSession runs without the Punctuated "
+            f"extension ({EXTENSION_CLASS} is not in spark.sql.extensions), so punctuation "
+            "declarations are neither read nor validated. " + _fix_text())
+
+
+def _refuse_running_context_without_extension() -> None:
+    """A builder's ``getOrCreate()`` returns the running session as it is, and a JVM that
+    started without the jar never loads it: say so now, not by ignoring declarations later."""
+    from pyspark import SparkContext
+
+    context = SparkContext._active_spark_context
+    if context is not None:
+        if not _has_extension(context.getConf().get("spark.sql.extensions")):
+            raise ExtensionNotLoadedError(
+                "[PUNCTUATED_EXTENSION_NOT_LOADED] A Spark session is already running without the "
+                f"Punctuated extension: `getOrCreate()` would return it unchanged ({EXTENSION_CLASS} "
+                "is not in its spark.sql.extensions). " + _fix_text())
+        return
+    jvm = SparkContext._jvm
+    if jvm is None:
+        return  # no JVM yet: the builder starts one with the jar
+    try:
+        jvm.java.lang.Class.forName(EXTENSION_CLASS, False, jvm.org.apache.spark.util.Utils.getContextOrSparkClassLoader())
+    except Exception:
+        raise ExtensionNotLoadedError(
+            "[PUNCTUATED_EXTENSION_NOT_LOADED] This Python process already started a Spark driver "
+            "JVM without the Punctuated jar (a session was created and stopped before): a new "
+            f"session would fail to load {EXTENSION_CLASS}. " + _fix_text()) from None
+
+
 def configure_spark(builder):
     """Add the bundled jar and the extension to a ``SparkSession.Builder``; return it.
 
@@ -40,7 +99,13 @@ def configure_spark(builder):
         from pyspark.sql import SparkSession
         import punctuated
         spark = punctuated.configure_spark(SparkSession.builder.master("local[2]")).getOrCreate()
+
+    Spark adds extensions only when a session's context starts, and the jar only when the
+    driver JVM starts: if a session without the extension is running (``getOrCreate()``
+    would return it unchanged), or this process's driver JVM started without the jar, this
+    raises :class:`ExtensionNotLoadedError` saying how to get a session that has it.
     """
+    _refuse_running_context_without_extension()
     options = getattr(builder, "_options", {})
     jar = jar_path()
     builder = builder.config("spark.jars", _append(options.get("spark.jars"), jar))

@@ -2,14 +2,17 @@
 
 * ``punctuated demo`` -- the main job: the auction query, our plan against Spark's own
   (state per micro-batch, plot and table under ``demo-output/``).
-* ``punctuated run-sql FILE`` -- run a SQL example (statements and streaming queries).
+* ``punctuated run-sql FILE`` -- run a SQL example (statements and streaming queries);
+  a failing statement is reported in one line (error class and message), exit 2.
 * ``punctuated jar`` -- print the path of the bundled extension jar.
 * ``punctuated check --sql QUERY`` -- is the streaming join safe? (exit 0 safe, 1 unsafe, 2 error)
+* ``punctuated --version`` -- the installed package's version.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -76,17 +79,71 @@ def _describe(df) -> None:
         )
 
 
+_ERROR_CLASS = re.compile(r"\[[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*\]")
+
+
+def error_line(e: BaseException) -> str:
+    """One line for an error: where (a note such as ``statement 3``), the error class and
+    the first line of its message -- never a Py4J or JVM stack trace.
+
+    >>> error_line(ValueError("bad value\\n  at line 2"))
+    'error: ValueError: bad value'
+    >>> error_line(RuntimeError("[STREAM_FAILED] Query failed: Job aborted: [PUNCTUATED_X.Y] bad row"))
+    'error: RuntimeError [STREAM_FAILED]: [PUNCTUATED_X.Y] bad row'
+    """
+    first = (str(e).strip().splitlines() or [""])[0]
+    condition = None
+    get_condition = getattr(e, "getCondition", None)
+    if callable(get_condition):
+        try:
+            condition = get_condition()
+        except Exception:  # noqa: BLE001 -- a message is still printed
+            condition = None
+    kind = type(e).__name__
+    if condition and f"[{condition}]" not in first:
+        first = f"[{condition}] {first}"
+    # a wrapped cause with an error class of its own (a streaming query's failure): the
+    # cause's class and message, after the wrapper's class
+    causes = list(_ERROR_CLASS.finditer(first))
+    if len(causes) > 1:
+        kind = f"{kind} {causes[0].group()}"
+        first = first[causes[-1].start():]
+    where = "".join(f"{note}: " for note in getattr(e, "__notes__", ()))
+    return f"error: {where}{kind}: {first}"
+
+
+def _quiet_error_logs(spark) -> None:
+    """A failing statement is reported in one line (:func:`error_line`), so neither the JVM's
+    error log nor PySpark's query-context loggers (which log the whole Py4J stack trace) print it."""
+    import logging
+
+    from pyspark.logger import PySparkLogger
+
+    spark.sparkContext.setLogLevel("FATAL")
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL + 1)
+
+
 def cmd_run_sql(args) -> int:
+    """Run a SQL file: 0 when every statement ran, 2 (and one line on stderr) when one failed."""
     from punctuated.sqlrun import run_file
 
+    path = Path(args.file)
+    if not path.is_file():
+        print(f"error: SQL file {path} not found", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory(prefix="punctuated-") as tmp:
         spark = local_session(tmp)
+        _quiet_error_logs(spark)
         try:
             progress: list = []
-            rows = run_file(spark, args.file, on_query=lambda s, df: _describe(df), progress=progress)
+            rows = run_file(spark, path, on_query=lambda s, df: _describe(df), progress=progress)
             print("Results:")
             _print_rows(rows)
             _print_state(progress)
+        except Exception as e:  # SQL, analysis or streaming errors: one line, not a stack trace
+            print(error_line(e), file=sys.stderr)
+            return 2
         finally:
             spark.stop()
     return 0
@@ -143,9 +200,8 @@ def cmd_check(args) -> int:
             if args.draw:
                 report.draw(args.draw)
                 print(f"Punctuation graph written to {args.draw}")
-        except Exception as e:  # SQL, analysis or input errors
-            first = (str(e).strip().splitlines() or [""])[0]  # not the whole plan
-            print(f"error: {type(e).__name__}: {first}", file=sys.stderr)
+        except Exception as e:  # SQL, analysis or input errors: one line, not the whole plan
+            print(error_line(e), file=sys.stderr)
             return 2
         finally:
             if active is None:
@@ -153,8 +209,21 @@ def cmd_check(args) -> int:
     return 0 if report.safe else 1
 
 
+def package_version() -> str:
+    """The installed distribution's version (package metadata), else the source's ``__version__``."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("punctuated")
+    except metadata.PackageNotFoundError:  # run from a source tree
+        import punctuated
+
+        return punctuated.__version__
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="punctuated", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"punctuated {package_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run the auction demo on local Spark: our plan against Spark's")
     demo.add_argument("--auctions", type=int, default=40, help="auctions in the stream (default 40)")

@@ -21,11 +21,16 @@ User contract, "Declaring punctuation schemes (SQL)"::
 Attribute names are plain (``[A-Za-z_][A-Za-z0-9_]*``) or backquoted (a
 backquote inside is doubled, as in Spark SQL); the marker is one column name,
 white space trimmed.  Names resolve case-insensitively to the schema's
-spelling.  Validation order (first error wins, ``testdata/README.md``): the
-marker, then the schemes (syntax of the whole text -- ``MALFORMED`` anywhere
-before ``EMPTY_SCHEME`` -- then each attribute left to right: unknown column,
-duplicate attribute, marker in a scheme, ``<=`` on a type without an order),
-then the unique key.  Errors are
+spelling.  Validation order (first error wins, ``testdata/README.md``): an
+unknown ``punctuated.*`` property (a typo; the nearest known one is named),
+the marker, then the schemes (syntax of the whole text -- ``MALFORMED``
+anywhere before ``EMPTY_SCHEME`` -- then each scheme left to right: its
+attributes left to right -- unknown column, duplicate attribute, marker in a
+scheme, ``<=`` on a type without an order -- then the scheme as a whole:
+more than one range, the same scheme twice, the same columns as an earlier
+scheme), then the unique key.  A row whose marker is NULL or false is a data
+row, whatever it looks like.  Messages repeat at most 200 characters of any
+text (then its length).  Errors are
 :class:`DeclarationError` with an error class
 ``PUNCTUATED_INVALID_DECLARATION.<CONDITION>`` naming the table, the
 property, the offending text and a fix.
@@ -48,6 +53,7 @@ __all__ = [
     "UNIQUE_PROPERTY",
     "PROPERTIES",
     "ERROR_CLASS",
+    "MAX_ECHO",
     "CONSTANT",
     "RANGE",
     "DeclarationError",
@@ -79,6 +85,19 @@ PROPERTIES = (SCHEMES_PROPERTY, MARKER_PROPERTY, UNIQUE_PROPERTY)
 
 ERROR_CLASS = "PUNCTUATED_INVALID_DECLARATION"
 
+#: The most characters of user text a message repeats (as the Scala ``DeclarationError.MaxEcho``).
+MAX_ECHO = 200
+
+
+def _shorten(text: str) -> str:
+    """User text as messages repeat it: whole up to :data:`MAX_ECHO`
+    characters, else its start and its length.
+
+    >>> _shorten("a" * 300)[-22:]
+    'aaaa… (300 characters)'
+    """
+    return text if len(text) <= MAX_ECHO else f"{text[:MAX_ECHO]}… ({len(text)} characters)"
+
 CONSTANT = "constant"
 RANGE = "range"
 
@@ -96,6 +115,10 @@ _FIXES = {
     "UNKNOWN_COLUMN": "name a column of the table (names are case-insensitive)",
     "DUPLICATE_ATTRIBUTE": "name each attribute once per scheme",
     "MARKER_IN_SCHEME": "remove the marker column from the scheme; it only flags punctuation rows",
+    "DUPLICATE_SCHEME": "declare each scheme once",
+    "AMBIGUOUS_SCHEMES": (
+        "keep one of the two (a range 'k<=' also closes each single value a constant 'k' would)"
+    ),
     "UNORDERED_RANGE": (
         "use a constant attribute (drop '<='); ranges need a numeric, STRING, "
         "DATE or TIMESTAMP column"
@@ -104,7 +127,10 @@ _FIXES = {
         "set 'punctuated.marker' to the BOOLEAN column that is true on punctuation rows "
         "(add such a column if the table has none)"
     ),
-    "MARKER_NOT_BOOLEAN": "name a BOOLEAN column as 'punctuated.marker'",
+    "MARKER_NOT_BOOLEAN": (
+        "name a BOOLEAN column as 'punctuated.marker' (true on punctuation rows; "
+        "false or NULL: a data row)"
+    ),
     "MARKER_WITHOUT_SCHEMES": "declare 'punctuated.schemes' or 'punctuated.unique', or remove the marker",
 }
 
@@ -112,8 +138,8 @@ _FIXES = {
 class DeclarationError(ValueError):
     """An invalid declaration: error class ``PUNCTUATED_INVALID_DECLARATION``.
 
-    Fields: ``condition`` (e.g. ``UNKNOWN_COLUMN``), ``table`` (``None`` for a
-    stream that is not a catalog table), ``property``, ``text`` (the whole
+    Fields: ``condition`` (e.g. ``UNKNOWN_COLUMN``), ``table`` (the table or
+    stream; ``None`` when text is checked alone), ``property``, ``text`` (the whole
     property value, ``None`` when absent), ``offending`` (the text at fault),
     ``detail`` and ``fix``.
 
@@ -142,8 +168,8 @@ class DeclarationError(ValueError):
         self.detail = detail
         self.fix = fix if fix is not None else _FIXES.get(condition, "")
         self.text = text
-        subject = f"Table {table}" if table else "Stream (not a catalog table)"
-        value = "is not set" if text is None else f"= '{text}'"
+        subject = f"Table {table}" if table else "Declaration"
+        value = "is not set" if text is None else f"= '{_shorten(text)}'"
         super().__init__(
             f"[{ERROR_CLASS}.{condition}] {subject}, property '{property}' {value}: "
             f"{detail}. Fix: {self.fix}."
@@ -154,13 +180,22 @@ class DeclarationError(ValueError):
         """``PUNCTUATED_INVALID_DECLARATION.<condition>``."""
         return f"{ERROR_CLASS}.{self.condition}"
 
+    def on_table(self, table: str) -> "DeclarationError":
+        """The same error, about ``table`` (for text checked before its table was known).
+
+        >>> DeclarationError("MALFORMED", None, SCHEMES_PROPERTY, "a b", "bad", text="a b").on_table("bids").table
+        'bids'
+        """
+        return DeclarationError(self.condition, table, self.property, self.offending, self.detail,
+                                fix=self.fix, text=self.text)
+
 
 class _Problem(Exception):
     """A problem found before the table and property are known."""
 
-    def __init__(self, condition: str, offending: str, detail: str):
+    def __init__(self, condition: str, offending: str, detail: str, fix: Optional[str] = None):
         super().__init__(detail)
-        self.condition, self.offending, self.detail = condition, offending, detail
+        self.condition, self.offending, self.detail, self.fix = condition, offending, detail, fix
 
 
 # --------------------------------------------------------------------------
@@ -209,6 +244,8 @@ def is_boolean_type(sql_type: str) -> bool:
 # --------------------------------------------------------------------------
 
 _PLAIN_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: One word that would be a name if backquoted (as the Scala parser's ``Word``).
+_WORD = re.compile(r"[^\s`,;<=>]+")
 
 
 class _Token(NamedTuple):
@@ -250,6 +287,14 @@ def _tokenize(text: str) -> List[_Token]:
             i = j + 1
         else:
             m = _PLAIN_IDENT.match(text, i)
+            word = _WORD.match(text, i)
+            if word and (not m or m.end() < word.end()):
+                # prénom, 1st: a name, but not a plain one
+                raise _Problem(
+                    "MALFORMED", text,
+                    f"'{_shorten(word.group())}' is not a plain name ([A-Za-z_][A-Za-z0-9_]*): "
+                    f"backquote it: `{_shorten(word.group())}`",
+                )
             if not m:
                 raise _Problem(
                     "MALFORMED", text,
@@ -290,7 +335,7 @@ def _attribute(tokens: Sequence[_Token], text: str) -> _RawAttribute:
         return _RawAttribute(tokens[0].name, tokens[0].text, RANGE)
     raise _Problem(
         "MALFORMED", text,
-        f"unexpected {' '.join(rest)!r} after {tokens[0].text!r} "
+        f"unexpected {_shorten(' '.join(rest))!r} after {_shorten(tokens[0].text)!r} "
         "(an attribute is a name optionally followed by '<='; missing ',' or ';'?)",
     )
 
@@ -348,7 +393,7 @@ def parse_unique_text(text: str) -> List[str]:
 
 
 def _error(p: _Problem, table: Optional[str], prop: str, text: Optional[str]) -> DeclarationError:
-    return DeclarationError(p.condition, table, prop, p.offending, p.detail, text=text)
+    return DeclarationError(p.condition, table, prop, p.offending, p.detail, fix=p.fix, text=text)
 
 
 # --------------------------------------------------------------------------
@@ -493,7 +538,7 @@ def _resolve_marker(text: Optional[str], schemes_given: bool, unique_given: bool
     if found is None:
         raise _Problem(
             "MARKER_MISSING", written,
-            f"marker column '{written}' does not exist (columns: {_columns_hint(schema)})",
+            f"marker column '{_shorten(written)}' does not exist (columns: {_columns_hint(schema)})",
         )
     name, typ = found
     if typ is not None and not is_boolean_type(typ):
@@ -515,13 +560,13 @@ def _resolve_attributes(raw: Sequence[_RawAttribute], marker: Optional[str], res
         if found is None:
             raise _Problem(
                 "UNKNOWN_COLUMN", a.name,
-                f"unknown column '{a.name}' (columns: {_columns_hint(schema)})",
+                f"unknown column '{_shorten(a.name)}' (columns: {_columns_hint(schema)})",
             )
         name, typ = found
         if name in seen:
             raise _Problem(
                 "DUPLICATE_ATTRIBUTE", a.name,
-                f"'{a.name}' names column '{name}' a second time in one scheme",
+                f"'{_shorten(a.name)}' names column '{name}' a second time in one scheme",
             )
         seen.add(name)
         if marker is not None and name == marker:
@@ -536,6 +581,83 @@ def _resolve_attributes(raw: Sequence[_RawAttribute], marker: Optional[str], res
             )
         out.append(SchemeAttribute(name, a.kind))
     return tuple(out)
+
+
+def _edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance: the fewest single-character edits turning ``a`` into ``b``.
+
+    >>> _edit_distance("punctuated.scheme", "punctuated.schemes")
+    1
+    """
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i]
+        for j, cb in enumerate(b, start=1):
+            current.append(min(previous[j - 1] + (ca != cb), previous[j] + 1, current[j - 1] + 1))
+        previous = current
+    return previous[-1]
+
+
+def _is_punctuated_key(key: str) -> bool:
+    return str(key).lower().startswith("punctuated.")
+
+
+def _check_property_names(properties: Mapping[str, Any], table: Optional[str]) -> None:
+    """``UNKNOWN_PROPERTY`` for the first (sorted) ``punctuated.*`` key that is
+    not one of :data:`PROPERTIES`: a typo such as ``punctuated.scheme`` would
+    otherwise leave the declaration silently incomplete."""
+    unknown = sorted(k for k in properties if _is_punctuated_key(k) and k not in PROPERTIES)
+    if not unknown:
+        return
+    key = unknown[0]
+    value = str(properties[key])
+    distance, nearest = min((_edit_distance(key.lower(), k), i) for i, k in enumerate(PROPERTIES))
+    where = table or "<table>"
+    rename = f"ALTER TABLE {where} UNSET TBLPROPERTIES ('{_shorten(key)}')"
+    if distance <= 3:
+        known = PROPERTIES[nearest]
+        fix = (f"did you mean '{known}'? Rename it: {rename}; ALTER TABLE {where} SET TBLPROPERTIES "
+               f"('{known}' = '{_shorten(value)}')")
+    else:
+        fix = f"remove it ({rename}) or use one of the known properties"
+    raise DeclarationError(
+        "UNKNOWN_PROPERTY", table, key, key,
+        f"'{_shorten(key)}' is not a punctuation property (known: {', '.join(PROPERTIES)})",
+        fix=fix, text=value,
+    )
+
+
+def _check_scheme(scheme: Scheme, earlier: Sequence[Scheme]) -> None:
+    """A resolved scheme as a whole, against the schemes declared before it:
+    a punctuation row is matched to its scheme by the columns it sets (user
+    contract), so two schemes over the same columns cannot be told apart;
+    and no operator purges with a scheme of two ranges."""
+    written = format_scheme(scheme)
+    ranges = [a for a in scheme.attributes if a.kind == RANGE]
+    if len(ranges) > 1:
+        last = max(i for i, a in enumerate(scheme.attributes) if a.kind == RANGE)
+        one_range = format_scheme(Scheme(tuple(
+            SchemeAttribute(a.attr, RANGE if i == last else CONSTANT)
+            for i, a in enumerate(scheme.attributes))))
+        raise _Problem(
+            "MULTIPLE_RANGES", written,
+            f"scheme '{_shorten(written)}' has {len(ranges)} range attributes "
+            f"({', '.join(a.attr for a in ranges)}): no join, aggregation or deduplication "
+            "purges with such punctuations",
+            fix=(f"keep at most one '<=' per scheme: make the others constants ('{one_range}') "
+                 f"or declare each range as a scheme of its own ('{'; '.join(str(a) for a in ranges)}')"),
+        )
+    for i, same in enumerate(earlier, start=1):
+        if same.attribute_set != scheme.attribute_set:
+            continue
+        position = f"scheme {len(earlier) + 1} '{_shorten(written)}'"
+        if set(same.attributes) == set(scheme.attributes):
+            raise _Problem("DUPLICATE_SCHEME", written, f"{position} repeats scheme {i}")
+        raise _Problem(
+            "AMBIGUOUS_SCHEMES", written,
+            f"{position} sets the same columns as scheme {i} '{_shorten(format_scheme(same))}', "
+            "so a punctuation row setting them could instantiate either",
+        )
 
 
 def parse_declaration(
@@ -562,6 +684,7 @@ def parse_declaration(
     punctuated.declaration.DeclarationError: [PUNCTUATED_INVALID_DECLARATION.UNKNOWN_COLUMN] Table bids, property 'punctuated.schemes' = 'auction; bidr': unknown column 'bidr' ...
     """
     schema = [(str(n), t) for n, t in schema]
+    _check_property_names(properties, table)
     resolve = _resolver(schema)
     schemes_text = properties.get(SCHEMES_PROPERTY)
     marker_text = properties.get(MARKER_PROPERTY)
@@ -576,8 +699,12 @@ def parse_declaration(
     schemes: Tuple[Scheme, ...] = ()
     if schemes_text is not None:
         try:
-            raw = _parse_schemes(schemes_text)
-            schemes = tuple(Scheme(_resolve_attributes(s, marker, resolve, schema)) for s in raw)
+            resolved: List[Scheme] = []
+            for raw_scheme in _parse_schemes(schemes_text):
+                scheme = Scheme(_resolve_attributes(raw_scheme, marker, resolve, schema))
+                _check_scheme(scheme, resolved)
+                resolved.append(scheme)
+            schemes = tuple(resolved)
         except _Problem as p:
             raise _error(p, table, SCHEMES_PROPERTY, schemes_text) from None
 
@@ -636,7 +763,7 @@ def punctuation_of(declaration: Declaration, columns: Sequence[str], row: Any) -
     attributes of one scheme are set and every other column except the
     marker is NULL (a wildcard).  The scheme is the one whose attribute set
     equals the set of the row's non-NULL, non-marker columns (the first one
-    declared, should two share it); a constant attribute gives
+    declared: only the unique key may share a declared scheme's columns); a constant attribute gives
     ``Constant(value)``, an ``attr<=`` one ``Range(hi=value)`` inclusive.
     ``row`` is a mapping, a ``Row`` or a sequence aligned with ``columns``;
     the result has every non-marker column.

@@ -87,16 +87,33 @@ def run_streaming(spark, df, checkpoint: str | None = None, progress: list | Non
 def run_file(spark, path: str | Path, on_query=None, progress: list | None = None) -> list:
     """Run every statement of a SQL file; return the rows of its last query.
 
+    An error is raised as it is, with a note naming the file and the statement
+    (``bids.sql, statement 3 (SELECT ...)``).
+
     ``on_query(statement, df)`` is called before each streaming query starts; ``progress``
     receives the streaming queries' progress reports.
     """
     rows: list = []
-    for statement in split_statements(Path(path).read_text()):
-        df = spark.sql(statement)
-        if is_streaming_query(statement):
-            if on_query:
-                on_query(statement, df)
-            rows = run_streaming(spark, df, progress=progress)
-        elif _QUERY.match(_strip_comments(statement)):
-            rows = df.collect()
+    for number, statement in enumerate(split_statements(Path(path).read_text()), start=1):
+        try:
+            df = spark.sql(statement)
+            if is_streaming_query(statement):
+                if on_query:
+                    on_query(statement, df)
+                rows = run_streaming(spark, df, progress=progress)
+            elif _QUERY.match(_strip_comments(statement)):
+                rows = df.collect()
+        except Exception as e:
+            e.add_note(f"{Path(path).name}, statement {number} ({_first_words(statement)})")
+            raise
     return rows
+
+
+def _first_words(statement: str, limit: int = 60) -> str:
+    """The statement's start on one line, for messages.
+
+    >>> _first_words("SELECT a,\\n  b FROM t", 12)
+    'SELECT a, b…'
+    """
+    text = " ".join(_strip_comments(statement).split())
+    return text if len(text) <= limit else text[:limit].rstrip() + "…"

@@ -1,4 +1,4 @@
-"""Input validation of analyze_safety (query model of paper 000, §2.2-2.3)."""
+"""Input validation of analyze_safety (query model of Li et al., VLDB 2006, §2.2-2.3)."""
 import pytest
 
 from punctuated.safety import analyze_safety, build_query, parse_predicate

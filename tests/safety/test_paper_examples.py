@@ -1,4 +1,4 @@
-"""Worked examples of paper 000 (Li et al., VLDB 2006) and the §1 auction."""
+"""Worked examples of Li et al. (VLDB 2006) and the §1 auction."""
 import networkx as nx
 import pytest
 

@@ -1,6 +1,6 @@
 """Safety analysis of continuous join queries over punctuated streams.
 
-Implements paper 000 (Li, Chen, Tatemura, Agrawal, Candan, Hsiung, *Safety
+Implements Li et al. 2006 (Li, Chen, Tatemura, Agrawal, Candan, Hsiung, *Safety
 Guarantee of Continuous Join Queries over Punctuated Data Streams*, VLDB 2006)
 in pure Python on networkx, without Spark:
 
@@ -45,7 +45,7 @@ def analyze_safety(streams: Mapping[str, Sequence[str]], predicates: Iterable[st
     equi-joins written ``"S1.b = S2.b"``, ``schemes`` maps a stream to a list of
     schemes, each a list of attribute names (``"day<="`` marks a range
     pattern).  The query is taken as one multi-way join: Theorem 2 (one
-    punctuable attribute per scheme) or Theorem 4 (several) of paper 000.
+    punctuable attribute per scheme) or Theorem 4 (several) of Li et al. (VLDB 2006), §4.1.2 and §4.2.
     Raises ``ValueError`` naming the stream or attribute of bad input.
     """
     q = build_query(streams, predicates, schemes)

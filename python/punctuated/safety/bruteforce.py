@@ -1,4 +1,4 @@
-"""Brute-force oracle for small queries: Defs 1-5 of paper 000 on concrete tuples.
+"""Brute-force oracle for small queries: Li et al. 2006, Defs. 1-5 (§2.2-2.4) on concrete tuples.
 
 Shares no code with the graph-based analysis (its own parsing, equality
 closure and plan enumeration) and never consults Theorems 1-5:
@@ -14,20 +14,20 @@ closure and plan enumeration) and never consults Theorems 1-5:
      attributes of inputs already handled, instantiate the scheme with the
      values of the tuples joinable with ``t`` so far, extend the joinable set;
   2. if it handles every input, the punctuations it produced are checked by
-     enumerating every possible future result with ``t`` (Def 4: any non-empty
+     enumerating every possible future result with ``t`` (Li et al. 2006, Def. 4: any non-empty
      set ``N`` of inputs contributing a new tuple, the others a stored one; new
      values are fresh, the best an adversary can do), which must all be
      excluded by a punctuation;
   3. otherwise a future result is exhibited that escapes even the set of *all*
      instantiations of all schemes over the values seen, so no finite set of
-     punctuations can purge ``t`` (Def 4).  If either check fails the oracle
+     punctuations can purge ``t`` (Li et al. 2006, Def. 4).  If either check fails the oracle
      raises :class:`OracleError` (the chained purge would be unsound or
      incomplete).
 
 A state is purgeable iff all its tuples are; punctuations of an input pass to
 the operator's output iff that input's state is purgeable (see
 :mod:`punctuated.safety.verdict`).  A query is safe iff some plan has only
-purgeable operators (Defs 3 and 5).
+purgeable operators (Li et al. 2006, Defs. 3 and 5).
 
 >>> q = Oracle({"A": ["x"], "B": ["x"]}, ["A.x = B.x"], {"B": [["x"]]})
 >>> q.plan_verdicts(("A", "B")), q.query_safe(), q.unpurgeable()
@@ -43,7 +43,7 @@ Attr = tuple[str, str]
 
 
 class OracleError(AssertionError):
-    """The chained purge disagrees with the exhaustive check of Def 4."""
+    """The chained purge disagrees with the exhaustive check of Li et al. 2006, Def. 4 (purgeability)."""
 
 
 def set_partitions(items: list) -> Iterator[list[list]]:
@@ -109,7 +109,7 @@ class Oracle:
                         return False
         return True
 
-    # --- Def 4 for one input of one operator ------------------------------
+    # --- Li et al. 2006, Def. 4, for one input of one operator ---------------
     def state_purgeable(self, inputs: list[tuple[frozenset, tuple]], i: int) -> bool:
         """``inputs``: per input, (streams, schemes as tuples of attributes)."""
         key = (tuple(inputs), i)
@@ -204,7 +204,7 @@ class Oracle:
         return out
 
     def plan_safe(self, plan) -> bool:
-        """Def 4: every operator of the plan is purgeable (stops at the first that is not)."""
+        """Li et al. 2006, Defs. 2 and 4: every operator of the plan is purgeable (stops at the first that is not)."""
         return self._safe_sub(plan)[2]
 
     def _safe_sub(self, p):
@@ -229,7 +229,7 @@ class Oracle:
         return [p for p in all_plans(list(self.streams)) if self.plan_safe(p)]
 
     def query_safe(self) -> bool:
-        """Def 5: some plan has only purgeable operators."""
+        """Li et al. 2006, Def. 5: some plan has only purgeable operators."""
         return any(self.plan_safe(p) for p in all_plans(list(self.streams)))
 
     def unpurgeable(self) -> list[str]:
@@ -331,7 +331,7 @@ HANDCRAFTED = [
     ("paper-3.1-conjunctive", "§3.1: conjunctive predicates, one punctuable join attribute suffices",
      {"S1": ["a", "b"], "S2": ["a", "b"]}, ["S1.a = S2.a", "S1.b = S2.b"], {"S1": [["a"]], "S2": [["b"]]},
      "Theorem 2", None),
-    ("def11-single-stream-generalized-edge", "Def 8 generalized edge {S1} -> S2 (both attributes joined with S1)",
+    ("def11-single-stream-generalized-edge", "generalized edge {S1} -> S2 (Li et al. 2006, Def. 8: both attributes joined with S1)",
      {"S1": ["a", "b"], "S2": ["a", "b"]}, ["S1.a = S2.a", "S1.b = S2.b"], {"S1": [["a"]], "S2": [["a", "b"]]},
      "Theorem 4", None),
     ("implied-equality", "S1.a = S2.a = S3.a implies S1.a = S3.a: S3(a) then S2(b) purge S1",
@@ -419,7 +419,7 @@ def build_vectors(random_cases: int = 40) -> dict:
         sp = spark_plans(c)
         if sp:
             c["spark_plans"] = sp
-    return {"about": "Safety of continuous join queries (paper 000: Li et al., VLDB 2006). Each case: a query "
+    return {"about": "Safety of continuous join queries (Li et al., VLDB 2006). Each case: a query "
                      "(streams -> attributes, predicates 'S.a = T.b', schemes stream -> list of attribute lists, "
                      "'attr<=' = range pattern) and expected: safe (Theorems 2/4), unpurgeable (sorted streams "
                      "that cannot reach all others), optionally theorem and suggestions (minimal sets of "

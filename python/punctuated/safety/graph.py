@@ -1,21 +1,21 @@
-"""Punctuation graphs of paper 000 (Li et al., VLDB 2006), Defs 7-11.
+"""Punctuation graphs of Li et al. (VLDB 2006), Defs. 7-11 (§4.1-4.3).
 
 Everything is computed on a :class:`Structure`: the inputs of one join operator
 (the streams of the query when the query is taken as one MJoin, Theorems 2/4;
 the inputs of a plan operator, Theorems 1/3), the join classes each input has
 an attribute in, and the schemes each input offers (as sets of join classes).
 
-* Def 7, punctuation graph: an edge ``x -> y`` when ``y`` has a one-attribute
+* Def. 7 (§4.1.1), punctuation graph: an edge ``x -> y`` when ``y`` has a one-attribute
   scheme on an attribute joined with ``x``.
-* Def 8, generalized punctuation graph: a scheme of ``y`` with several
+* Def. 8 (§4.2), generalized punctuation graph: a scheme of ``y`` with several
   punctuable attributes gives a *generalized edge* from the inputs joined with
   those attributes to ``y``.  We store it as an AND over the scheme's attributes
-  of an OR over the inputs joined with each attribute (Def 8 names one stream
+  of an OR over the inputs joined with each attribute (Def. 8 names one stream
   per attribute; with several, any of them can provide the value).
-* Def 9, reachability: :meth:`Structure.closure` (forward chaining, linear).
-* Def 10, strong connection: :meth:`Structure.purgeable` lists the inputs that
+* Def. 9 (§4.2), reachability: :meth:`Structure.closure` (forward chaining, linear).
+* Def. 10 (§4.2), strong connection: :meth:`Structure.purgeable` lists the inputs that
   reach all others (Theorems 1/3); the graph is strongly connected iff all do.
-* Def 11, transformed punctuation graph: :func:`transformed_punctuation_graph`.
+* Def. 11 (§4.3), transformed punctuation graph: :func:`transformed_punctuation_graph`.
 
 A scheme is *usable* at an operator only if each of its attributes is joined
 with another input; otherwise no finite set of punctuations can be derived for
@@ -88,13 +88,13 @@ class Structure:
                    [[(q.scheme_classes(p), p) for p in q.schemes_of(s)] for s in names],
                    q.class_name)
 
-    # --- Defs 7 and 8 -----------------------------------------------------
+    # --- Li et al. 2006, Defs. 7 and 8 ---------------------------------------
     def is_generalized(self) -> bool:
-        """True iff some usable scheme has several attributes (Def 8 applies)."""
+        """True iff some usable scheme has several attributes (Li et al. 2006, Def. 8 applies)."""
         return any(len(cs) > 1 for _, cs, _ in self.usable)
 
     def plain_edges(self) -> set[tuple[int, int]]:
-        """Edges of the punctuation graph, Def 7 (``x -> y``: y's one-attribute
+        """Edges of the punctuation graph, Li et al. 2006, Def. 7 (``x -> y``: y's one-attribute
         scheme is joined with x)."""
         out = set()
         for y, cs, _ in self.usable:
@@ -104,14 +104,14 @@ class Structure:
         return out
 
     def generalized_edges(self) -> list[tuple[dict[int, list[int]], int, object]]:
-        """Generalized edges of Def 8: ``({class: providers}, target, scheme)``."""
+        """Generalized edges of Li et al. 2006, Def. 8: ``({class: providers}, target, scheme)``."""
         return [({c: [x for x in self.toucher[c] if x != y] for c in sorted(cs)}, y, lab)
                 for y, cs, lab in self.usable if len(cs) > 1]
 
-    # --- Def 9 -------------------------------------------------------------
+    # --- Li et al. 2006, Def. 9 ----------------------------------------------
     def closure(self, start: int, stop: set[int] | frozenset[int] = frozenset()
                 ) -> tuple[dict[int, Step | None], bool]:
-        """Reachable set of ``start`` in the generalized punctuation graph (Def 9)
+        """Reachable set of ``start`` in the generalized punctuation graph (Li et al. 2006, Def. 9)
         with, for each reached input, the :class:`Step` that reached it — the
         order of the chained purge.  Stops early (returning ``True``) when an
         input of ``stop`` is reached.
@@ -142,7 +142,7 @@ class Structure:
                         queue.append(y)
         return reached, False
 
-    # --- Def 10 / Theorems 1 and 3 ----------------------------------------
+    # --- Li et al. 2006, Def. 10 / Theorems 1 and 3 --------------------------
     def _class_graph(self, plain_only: bool) -> nx.DiGraph:
         g = nx.DiGraph()
         g.add_nodes_from(range(self.n))
@@ -155,7 +155,7 @@ class Structure:
 
     def purgeable(self) -> set[int]:
         """Inputs that reach every other input in the generalized punctuation
-        graph (Def 9), i.e. whose join state is purgeable (Theorems 1 and 3).
+        graph (Li et al. 2006, Def. 9), i.e. whose join state is purgeable (Theorems 1 and 3).
 
         Strategy: such inputs are mutually reachable and lie in the unique source
         component of the over-approximated "potential" graph; with one-attribute
@@ -191,7 +191,7 @@ class Structure:
 
 
 def punctuation_graph(q: Query) -> nx.DiGraph:
-    """Punctuation graph ``PG(CJQ)`` of Def 7, one node per stream.
+    """Punctuation graph ``PG(CJQ)`` of Li et al. 2006, Def. 7 (§4.1.1), one node per stream.
 
     >>> from punctuated.safety.model import build_query
     >>> q = build_query({"item": ["id"], "bid": ["id"]}, ["item.id = bid.id"], {"bid": [["id"]]})
@@ -202,12 +202,12 @@ def punctuation_graph(q: Query) -> nx.DiGraph:
 
 
 def generalized_punctuation_graph(q: Query) -> nx.DiGraph:
-    """Generalized punctuation graph ``GPG(CJQ)`` of Def 8 (see :func:`to_networkx`)."""
+    """Generalized punctuation graph ``GPG(CJQ)`` of Li et al. 2006, Def. 8 (§4.2; see :func:`to_networkx`)."""
     return to_networkx(Structure.of_query(q), generalized=True)
 
 
 def reachable_set(q: Query, stream: str) -> set[str]:
-    """``R_S`` of Def 9 for a stream of the query (itself included).
+    """``R_S`` of Li et al. 2006, Def. 9 (§4.2), for a stream of the query (itself included).
 
     >>> from punctuated.safety.model import build_query
     >>> q = build_query({"item": ["id"], "bid": ["id"]}, ["item.id = bid.id"], {"bid": [["id"]]})
@@ -219,7 +219,7 @@ def reachable_set(q: Query, stream: str) -> set[str]:
 
 
 def is_strongly_connected(q: Query) -> bool:
-    """Def 10: every stream reaches every other one in ``GPG(CJQ)``."""
+    """Li et al. 2006, Def. 10 (§4.2): every stream reaches every other one in ``GPG(CJQ)``."""
     s = Structure.of_query(q)
     return len(s.purgeable()) == s.n
 
@@ -229,8 +229,8 @@ def to_networkx(s: Structure, generalized: bool = True,
     """Render a structure as a :class:`networkx.DiGraph`.
 
     Input nodes have ``kind="stream"`` (and ``purgeable`` when given).  Plain
-    edges (Def 7) have ``kind="plain"``, ``schemes`` and ``predicates``.  For
-    each generalized edge (Def 8) a node ``G{...}->target(attrs)`` with
+    edges (Li et al. 2006, Def. 7) have ``kind="plain"``, ``schemes`` and ``predicates``.  For
+    each generalized edge (Def. 8) a node ``G{...}->target(attrs)`` with
     ``kind="generalized"`` is added, with ``kind="member"`` edges from the
     inputs providing its attributes and one ``kind="generalized"`` edge to the
     target.  ``g.graph["theorem_family"]`` is ``"PG"`` or ``"GPG"``.
@@ -267,15 +267,15 @@ def to_networkx(s: Structure, generalized: bool = True,
 
 
 def transformed_punctuation_graph(q: Query | Structure) -> nx.DiGraph:
-    """Transformed punctuation graph ``TPG`` of Def 11 (Theorem 5: ``GPG`` is
+    """Transformed punctuation graph ``TPG`` of Li et al. 2006, Def. 11 (§4.3; Theorem 5: ``GPG`` is
     strongly connected iff the TPG ends as one single virtual node).
 
     Repeatedly merge strongly connected components into virtual nodes; add a
     virtual edge ``X -> Y`` when a stream covered by ``Y`` has a scheme whose
-    punctuable attributes are all joined with ``X``.  Def 11 adds such edges
+    punctuable attributes are all joined with ``X``.  Def. 11 adds such edges
     only from *virtual* nodes; we add them from any node, because a scheme of
     ``Y`` whose attributes are all joined with one single stream ``X`` is a
-    generalized edge ``{X} -> Y`` of Def 8 and Theorem 5 fails without it (e.g.
+    generalized edge ``{X} -> Y`` of Def. 8 and Theorem 5 fails without it (e.g.
     ``S1.a = S2.a, S1.b = S2.b`` with schemes ``S1(a)``, ``S2(a, b)``).
 
     Nodes are stream names or ``"V{S1,S2}"`` with ``members`` and ``virtual``.

@@ -1,6 +1,6 @@
 """Query model for the safety analysis of continuous join queries.
 
-A continuous join query ``CJQ(S, phi)`` (paper 000, Li et al. VLDB 2006, §2.2) is
+A continuous join query ``CJQ(S, phi)`` (Li et al., VLDB 2006, §2.2) is
 a set of streams with attributes, a conjunction of equi-join predicates between
 two streams each, and the punctuation schemes of §2.3 (one or several
 punctuable attributes per scheme, several schemes per stream).
@@ -9,7 +9,7 @@ Equality is transitive: ``S1.a = S2.a AND S2.a = S3.a`` is the same query as one
 that also states ``S1.a = S3.a``.  The model therefore groups attributes into
 *join classes* (equivalence classes of the written predicates) and every graph of
 this package is built from those classes, as a query optimizer would do with
-implied predicates.  The paper's Def. 7 is stated on the predicates as written;
+implied predicates.  Li et al. 2006, Def. 7 (§4.1.1, the punctuation graph) reads the predicates as written;
 on a predicate set that is already closed both readings coincide.
 
 >>> q = build_query({"S1": ["a"], "S2": ["a", "b"], "S3": ["b"]},

@@ -1,4 +1,4 @@
-"""Choosing a safe plan (paper 000, §5.2).
+"""Choosing a safe plan (Li et al., VLDB 2006, §5.2).
 
 Only safe plans are generated: by Lemmas 1/2 every sub-plan of a safe plan is a
 safe plan of the sub-query on its streams, so a dynamic program over the

@@ -1,4 +1,4 @@
-"""The :class:`SafetyReport` returned by ``analyze_safety`` (paper 000).
+"""The :class:`SafetyReport` returned by ``analyze_safety`` (Li et al., VLDB 2006).
 
 ``safe``, ``unpurgeable`` and ``purgeable`` are computed at once; ``graph``,
 ``suggestions``, ``transformed_graph`` and ``punctuation_purgeable`` on first
@@ -15,10 +15,13 @@ from .model import Query, Scheme
 from .suggest import Suggestion, suggest_schemes
 from .verdict import theorem_for
 
-_CITE = {"Theorem 2": "paper 000, Theorem 2, §4.1.2: a query is safe iff its punctuation graph "
-                      "(Def 7) is strongly connected",
-         "Theorem 4": "paper 000, Theorem 4, §4.2: a query is safe iff its generalized punctuation "
-                      "graph (Defs 8-10) is strongly connected"}
+#: What decides the verdict, as ``explain()`` and the drawing print it.
+CITATIONS = {
+    "Theorem 2": "Li et al. (VLDB 2006), Theorem 2, §4.1.2: a query is safe iff its punctuation graph "
+                 "is strongly connected (an edge x -> y when y has a scheme on an attribute joined with x)",
+    "Theorem 4": "Li et al. (VLDB 2006), Theorem 4, §4.2: a query is safe iff its generalized punctuation "
+                 "graph is strongly connected (a scheme of several attributes is an edge from the streams "
+                 "joined with all of them)"}
 
 
 def _attr(q: Query, stream: str, c: int) -> str:
@@ -74,7 +77,7 @@ class SafetyReport:
 
     @cached_property
     def transformed_graph(self) -> nx.DiGraph:
-        """Transformed punctuation graph of Def 11 (Theorem 5)."""
+        """Transformed punctuation graph (Li et al. 2006, Def. 11 and Theorem 5, §4.3)."""
         return transformed_punctuation_graph(self.structure)
 
     @cached_property
@@ -103,7 +106,7 @@ class SafetyReport:
         punctuations that purges it."""
         q, s = self.query, self.structure
         verdict = "SAFE" if self.query_safe else "NOT SAFE"
-        lines = [f"The query is {verdict} ({_CITE[self.theorem]}; the query is taken as one MJoin)."]
+        lines = [f"The query is {verdict} ({CITATIONS[self.theorem]}; the query is taken as one MJoin)."]
         if self.query_unpurgeable:
             lines.append("Join state never purged for: " + ", ".join(self.query_unpurgeable) + ".")
             for name in self.query_unpurgeable[:limit]:
@@ -124,7 +127,7 @@ class SafetyReport:
             lines.append("Schemes not on join attributes (never used): " + ", ".join(map(str, dead)) + ".")
         shown = self.purgeable if limit is None else self.purgeable[:limit]
         for name in shown:
-            lines.append(f"Chained purge of a stored {name} tuple t (paper 000, §3.2.1):")
+            lines.append(f"Chained purge of a stored {name} tuple t (Li et al. (VLDB 2006), §3.2.1):")
             chain = chain_lines(q, s, s.names.index(name)) or ["(no other stream)"]
             lines.extend("  " + x for x in (chain if limit is None else chain[:limit]))
             if limit is not None and len(chain) > limit:
@@ -137,9 +140,16 @@ class SafetyReport:
         return {"safe": self.safe, "unpurgeable": self.unpurgeable, "theorem": self.theorem}
 
     def draw(self, path: str, **kw) -> None:
-        """Write the punctuation graph to ``path`` (PNG or SVG by extension)."""
+        """Write the punctuation graph to ``path`` (PNG or SVG by extension);
+        ``suggestions``: the fixes drawn dashed, ``"first"`` (default), ``"all"``
+        or ``"none"`` (see :mod:`punctuated.safety.draw`)."""
         from .draw import draw_report
         draw_report(self, path, **kw)
+
+    def figure(self, suggestions: str = "first"):
+        """The drawing as a :class:`matplotlib.figure.Figure`, to embed or restyle."""
+        from .draw import build_figure
+        return build_figure(self, suggestions)
 
     def _repr_svg_(self) -> str:
         from .draw import render
@@ -150,4 +160,4 @@ class SafetyReport:
         return render(self, "png")
 
 
-__all__ = ["SafetyReport", "Scheme", "chain_lines"]
+__all__ = ["CITATIONS", "SafetyReport", "Scheme", "chain_lines"]

@@ -11,7 +11,7 @@ that also tells which streams declare nothing.
 What is analysed:
 
 * the query is taken as one multi-way join of every stream it reads
-  (Theorems 2 and 4 of paper 000);
+  (Li et al., VLDB 2006, Theorems 2 and 4, §4.1.2 and §4.2);
 * a query with **no stream-stream join** holds no join state (a stream-static join
   keeps no state either);
 * every streaming aggregation and deduplication over declared streams is judged
@@ -266,7 +266,7 @@ def _merge_predicates(given: list[str], extra: list[str], streams: dict) -> list
 
 
 def check_safety(spark, query, *, draw: str | None = None) -> QuerySafetyReport:
-    """Will every join state of a streaming query be purged? (paper 000)
+    """Will every join state of a streaming query be purged? (Li et al., VLDB 2006)
 
     ``query`` is the SQL text of one query (streams as ``STREAM(table)``) or a
     streaming DataFrame (``spark.readStream...``, ``with_schemes(...)``).  SQL text

@@ -2,7 +2,7 @@
 
 Spark runs ``a JOIN b ON ... JOIN c ON ...`` as binary joins, each on the
 predicates written between its two inputs (its *join key*, one position per
-predicate).  Per join (paper 000, Theorem 1 for a binary join): an input's state
+predicate).  Per join (Li et al. 2006, §4.1.1, Theorem 1 for a binary join): an input's state
 is purgeable iff the other input carries a scheme whose attributes are all
 join-key columns of that input.  A join's output carries, for every key scheme
 (same key positions) that *both* its inputs carry, one scheme per input on that
@@ -10,7 +10,7 @@ input's key columns (Tucker et al. 2003, Table 3: the join emits an output
 punctuation once both inputs closed the key) — if those columns come from one
 stream (its marker column marks the output punctuation).
 
-This is Lemma 1 of paper 000 restricted to what a partitioned join can observe
+This is Lemma 1 of Li et al. 2006 (§4.1.2) restricted to what a partitioned join can observe
 from one key, and on columns *as written*: ``x.k = y.k JOIN z ON x.k = z.k`` and
 ``... ON y.k = z.k`` are different trees here, as they are for Spark.  The JVM
 check (``JoinSafety.verdicts``) implements the same rule; the shared vectors

@@ -3,13 +3,13 @@
 Only one-attribute schemes on join attributes are proposed: a scheme on a
 subset of attributes is at least as useful as one on more attributes (§4.2),
 so a smallest fix never needs a multi-attribute scheme, and a scheme on an
-attribute outside the join predicates never adds an edge (Defs 7 and 8).
+attribute outside the join predicates never adds an edge (Li et al. 2006, Defs. 7 and 8).
 
 Every stream needs an incoming edge in a strongly connected graph, so each
 stream without a usable scheme must receive one; the exact search enumerates
 sets of growing size under that constraint (each set checked by Theorems 2/4).
 Past ``budget`` checks (or ``exact_max_streams`` streams) it falls back to a greedy repair on the transformed
-punctuation graph (Def 11): give each sink component an edge out, preferably
+punctuation graph (Li et al. 2006, Def. 11, §4.3): give each sink component an edge out, preferably
 to a source component; that answer is flagged as not necessarily minimal.
 
 >>> from punctuated.safety.model import build_query

@@ -1,4 +1,4 @@
-"""Representation of execution plans (paper 000, §2.2 and §5.2).
+"""Representation of execution plans (Li et al., VLDB 2006, §2.2 and §5.2).
 
 A plan is a tree whose leaves are stream names and whose inner nodes are join
 operators: a binary join has two children, an MJoin three or more.  We write it

@@ -1,18 +1,18 @@
-"""Verdicts: Theorems 1-4 of paper 000 (Li et al., VLDB 2006).
+"""Verdicts: Theorems 1-4 of Li et al. (VLDB 2006), §4.1-4.2.
 
 * Theorem 1 / 3 (per input of one operator): the join state of an input is
   purgeable iff the input reaches every other input in the operator's
   (generalized) punctuation graph.  Corollary 1 / 2: the operator is purgeable
   iff all its inputs are.
 * Theorem 2 / 4 (query level): a query is safe (some plan has only purgeable
-  operators, Defs 2-5) iff its (generalized) punctuation graph is strongly
+  operators, Li et al. 2006, Defs. 2-5) iff its (generalized) punctuation graph is strongly
   connected; the single MJoin over all streams is then a safe plan.
 
 In a plan, an intermediate input carries the schemes of the streams under it
 whose punctuations the child operator can pass on: a punctuation of input ``I``
 propagates to the operator's output once the stored ``I`` tuples it matches can
 produce nothing new, i.e. when ``I``'s join state is purgeable (Tucker et al.
-propagation invariants; Lemmas 1 and 2 of paper 000 assume purgeable children,
+propagation invariants; Lemmas 1 and 2 of Li et al. 2006 (§4.1.2, §4.2) assume purgeable children,
 where all schemes propagate, so both readings agree on every safe plan).
 
 >>> from punctuated.safety.model import build_query
@@ -43,7 +43,7 @@ def theorem_for(s: Structure, level: str) -> str:
 
 def analyze_query(q: Query) -> tuple[Structure, set[str]]:
     """The query as one MJoin: its structure and the purgeable streams
-    (Theorems 2 and 4 via Def 9 reachability)."""
+    (Theorems 2 and 4 via reachability, Li et al. 2006, Def. 9)."""
     s = Structure.of_query(q)
     return s, {s.names[i] for i in s.purgeable()}
 
@@ -78,7 +78,7 @@ class OperatorVerdict:
 
 @dataclass(frozen=True)
 class PlanReport:
-    """Per-operator verdicts of a plan; ``safe`` per Def 2 / Def 4."""
+    """Per-operator verdicts of a plan; ``safe`` per Li et al. 2006, Defs. 2 and 4."""
 
     plan: Plan
     operators: tuple[OperatorVerdict, ...]
@@ -98,7 +98,7 @@ class PlanReport:
                "both of its inputs close" if self.propagation == "spark" else
                "an intermediate input carries the schemes of its purgeable inputs, Lemmas 1 and 2")
         lines = [f"Plan {plan_to_str(self.plan)} is {'safe' if self.safe else 'NOT safe'} "
-                 f"(paper 000, Def 4: a plan is safe iff every join operator is purgeable; {how})."]
+                 f"(Li et al. (VLDB 2006), §2.2-2.4: a plan is safe iff every join operator is purgeable; {how})."]
         for o in self.operators:
             lines.append(f"  {plan_to_str(o.operator)}: "
                          + ("purgeable" if o.is_purgeable else "NOT purgeable")
@@ -120,7 +120,7 @@ def plan_verdicts(q: Query, plan, propagation: str = "lemma") -> PlanReport:
     """Per-operator, per-input purgeability of a plan (Theorems 1 and 3).
 
     ``propagation`` says which schemes an intermediate input carries: ``"lemma"``
-    (paper 000, Lemmas 1 and 2: every scheme of the child operator's purgeable
+    (Li et al. 2006, Lemmas 1 and 2: every scheme of the child operator's purgeable
     inputs) or ``"spark"`` (binary plans only: the rule our Spark joins follow,
     :mod:`punctuated.safety.sparkplan`; what ``spark.punctuated.safety.mode`` enforces).
 

@@ -9,7 +9,7 @@ package punctuated.declaration
 final case class SchemeAttribute(name: String, isRange: Boolean) {
   /** As written in `punctuated.schemes` (backquoted when not a plain identifier). */
   override def toString: String = {
-    val quoted = if (name.matches("[A-Za-z_][A-Za-z0-9_]*")) name else s"`$name`"
+    val quoted = if (name.matches("[A-Za-z_][A-Za-z0-9_]*")) name else s"`${name.replace("`", "``")}`"
     if (isRange) s"$quoted<=" else quoted
   }
 }
@@ -73,7 +73,13 @@ object Declaration {
   val Unique = "punctuated.unique"
   val PropertyKeys: Seq[String] = Seq(Schemes, Marker, Unique)
 
-  /** Does this property map declare anything? */
+  /** Is this a key of the `punctuated.*` namespace (known or not; case ignored)? */
+  def isPunctuatedKey(key: String): Boolean = key.toLowerCase(java.util.Locale.ROOT).startsWith("punctuated.")
+
+  /**
+   * Does this property map declare anything? Any `punctuated.*` key counts, so that a
+   * misspelt one (`punctuated.scheme`) is reported rather than ignored.
+   */
   def isDeclared(properties: collection.Map[String, String]): Boolean =
-    PropertyKeys.exists(properties.contains)
+    properties.keys.exists(isPunctuatedKey)
 }

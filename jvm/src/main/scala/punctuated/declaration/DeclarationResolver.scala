@@ -8,9 +8,12 @@ import punctuated.declaration.SchemeParser.RawAttribute
  * Validates the `punctuated.*` properties of one stream against its columns and builds
  * the [[Declaration]]. The first problem found is thrown as a [[DeclarationException]]
  * naming table, property and offending text. Order (the shared test vectors pin it):
+ * an unknown `punctuated.*` property (a typo, with the nearest known one); then
  * `punctuated.marker`; then `punctuated.schemes` (syntax of the whole text, then each
- * scheme and attribute left to right: unknown column, duplicate, marker used in a scheme,
- * `<=` on an unordered type); then `punctuated.unique`.
+ * scheme left to right: its attributes left to right — unknown column, duplicate, marker
+ * used in a scheme, `<=` on an unordered type — then the scheme as a whole: more than one
+ * range attribute, the same scheme twice, or the same columns as an earlier scheme); then
+ * `punctuated.unique`.
  *
  * {{{
  *   resolve("bids", Map("punctuated.schemes" -> "AUCTION", "punctuated.marker" -> "is_punct"),
@@ -19,7 +22,8 @@ import punctuated.declaration.SchemeParser.RawAttribute
  * }}}
  */
 object DeclarationResolver {
-  import Declaration.{Marker, Schemes, Unique}
+  import Declaration.{Marker, PropertyKeys, Schemes, Unique}
+  import DeclarationError.shorten
 
   def resolve(
       table: String,
@@ -27,6 +31,7 @@ object DeclarationResolver {
       schema: StructType,
       caseSensitive: Boolean = false): Declaration = {
     val columns = new Columns(table, schema, caseSensitive)
+    unknownProperty(table, properties).foreach(e => throw e)
     val markerText = properties.get(Marker)
     val schemesText = properties.get(Schemes)
     val uniqueText = properties.get(Unique)
@@ -43,7 +48,13 @@ object DeclarationResolver {
         markerText.get, "a marker column is declared but no scheme a punctuation could instantiate",
         s"declare the schemes: ALTER TABLE $table SET TBLPROPERTIES ('$Schemes' = '<attr>, ...')")
     }
-    val schemes = schemesText.map(text => parse(columns, Schemes, text).map(columns.scheme(Schemes, text, _, marker)))
+    val schemes = schemesText.map { text =>
+      parse(columns, Schemes, text).foldLeft(Vector.empty[Scheme]) { (earlier, raw) =>
+        val scheme = columns.scheme(Schemes, text, raw, marker)
+        columns.checkScheme(text, scheme, earlier)
+        earlier :+ scheme
+      }
+    }
     val unique = uniqueText.map { text =>
       parse(columns, Unique, text) match {
         case Seq(key) if !key.exists(_.isRange) => columns.scheme(Unique, text, key, marker)
@@ -54,6 +65,43 @@ object DeclarationResolver {
       }
     }
     Declaration(table, schemes.getOrElse(Nil), marker, unique)
+  }
+
+  /**
+   * The first `punctuated.*` key (in sorted order) that is not a property of the contract:
+   * a typo such as `punctuated.scheme` would otherwise leave the declaration silently
+   * incomplete. The message names the nearest known key (edit distance) and all of them.
+   */
+  private def unknownProperty(table: String, properties: collection.Map[String, String]): Option[DeclarationException] =
+    properties.keys.filter(k => Declaration.isPunctuatedKey(k) && !PropertyKeys.contains(k)).toSeq.sorted
+      .headOption.map { key =>
+        val value = properties(key)
+        val nearest = PropertyKeys.map(k => k -> editDistance(key.toLowerCase(java.util.Locale.ROOT), k))
+          .minBy(_._2)
+        val rename = s"ALTER TABLE $table UNSET TBLPROPERTIES ('${shorten(key)}')"
+        val fix = nearest match {
+          case (known, d) if d <= 3 =>
+            s"did you mean '$known'? Rename it: $rename; ALTER TABLE $table SET TBLPROPERTIES " +
+              s"('$known' = '${shorten(value)}')"
+          case _ => s"remove it ($rename) or use one of the known properties"
+        }
+        new DeclarationException(DeclarationError(Condition.UNKNOWN_PROPERTY, table, key, value, key,
+          s"'${shorten(key)}' is not a punctuation property (known: ${PropertyKeys.mkString(", ")})", fix))
+      }
+
+  /** Levenshtein distance: the fewest single-character edits turning `a` into `b`. */
+  private[declaration] def editDistance(a: String, b: String): Int = {
+    var previous = Array.tabulate(b.length + 1)(identity)
+    for (i <- 1 to a.length) {
+      val current = new Array[Int](b.length + 1)
+      current(0) = i
+      for (j <- 1 to b.length) {
+        val substitute = previous(j - 1) + (if (a(i - 1) == b(j - 1)) 0 else 1)
+        current(j) = math.min(substitute, math.min(previous(j), current(j - 1)) + 1)
+      }
+      previous = current
+    }
+    previous(b.length)
   }
 
   private def parse(columns: Columns, property: String, text: String): Seq[Seq[RawAttribute]] =
@@ -88,12 +136,13 @@ object DeclarationResolver {
       find(name) match {
         case None =>
           throw error(Condition.MARKER_MISSING, Marker, text, name,
-            s"column '$name' does not exist (columns: $names)",
-            s"add a BOOLEAN column '$name' or name an existing BOOLEAN column")
+            s"column '${shorten(name)}' does not exist (columns: $names)",
+            s"add a BOOLEAN column '${shorten(name)}' or name an existing BOOLEAN column " +
+              "(true on punctuation rows; false or NULL on data rows)")
         case Some(f) if f.dataType != BooleanType =>
           throw error(Condition.MARKER_NOT_BOOLEAN, Marker, text, name,
             s"column '${f.name}' is ${f.dataType.sql}, not BOOLEAN",
-            "the marker must be a BOOLEAN column, true on punctuation rows")
+            "the marker must be a BOOLEAN column, true on punctuation rows (false or NULL: a data row)")
         case Some(f) => f.name
       }
     }
@@ -103,11 +152,12 @@ object DeclarationResolver {
       Scheme(raw.map { attr =>
         val written = if (attr.isRange) s"${attr.name}<=" else attr.name
         val field = find(attr.name).getOrElse(throw error(Condition.UNKNOWN_COLUMN, property, text,
-          attr.name, s"unknown column '${attr.name}' (columns: $names)",
+          attr.name, s"unknown column '${shorten(attr.name)}' (columns: $names)",
           s"name columns of $table in '$property'"))
         if (!seen.add(field.name)) {
           throw error(Condition.DUPLICATE_ATTRIBUTE, property, text, attr.name,
-            s"column '${field.name}' appears twice in one scheme", "name each column once per scheme")
+            s"'${shorten(attr.name)}' names column '${field.name}' a second time in one scheme",
+            "name each column once per scheme")
         }
         if (marker.contains(field.name)) {
           throw error(Condition.MARKER_IN_SCHEME, property, text, attr.name,
@@ -121,6 +171,40 @@ object DeclarationResolver {
         }
         SchemeAttribute(field.name, attr.isRange)
       })
+    }
+
+    /**
+     * A resolved scheme as a whole, against the schemes declared before it. A punctuation row
+     * is matched to its scheme by the columns it sets (user contract), so two schemes over the
+     * same columns cannot be told apart; and no operator purges with a scheme of two ranges.
+     */
+    def checkScheme(text: String, scheme: Scheme, earlier: Seq[Scheme]): Unit = {
+      val ranges = scheme.attributes.filter(_.isRange)
+      if (ranges.size > 1) {
+        throw error(Condition.MULTIPLE_RANGES, Schemes, text, scheme.toString,
+          s"scheme '${shorten(scheme.toString)}' has ${ranges.size} range attributes " +
+            s"(${ranges.map(_.name).mkString(", ")}): no join, aggregation or deduplication " +
+            "purges with such punctuations",
+          s"keep at most one '<=' per scheme: make the others constants ('${fixedRanges(scheme)}') " +
+            s"or declare each range as a scheme of its own ('${ranges.mkString("; ")}')")
+      }
+      earlier.zipWithIndex.find(_._1.names.toSet == scheme.names.toSet).foreach { case (same, i) =>
+        val position = s"scheme ${earlier.size + 1} '${shorten(scheme.toString)}'"
+        if (same.attributes.toSet == scheme.attributes.toSet) {
+          throw error(Condition.DUPLICATE_SCHEME, Schemes, text, scheme.toString,
+            s"$position repeats scheme ${i + 1}", "declare each scheme once")
+        }
+        throw error(Condition.AMBIGUOUS_SCHEMES, Schemes, text, scheme.toString,
+          s"$position sets the same columns as scheme ${i + 1} '${shorten(same.toString)}', so a " +
+            "punctuation row setting them could instantiate either",
+          "keep one of the two (a range 'k<=' also closes each single value a constant 'k' would)")
+      }
+    }
+
+    /** The scheme with only its last range attribute kept as a range. */
+    private def fixedRanges(scheme: Scheme): String = {
+      val last = scheme.attributes.lastIndexWhere(_.isRange)
+      Scheme(scheme.attributes.zipWithIndex.map { case (a, i) => a.copy(isRange = i == last) }).toString
     }
   }
 }

@@ -25,8 +25,8 @@ final class PunctuationDecoder(declaration: Declaration, columns: Seq[String]) {
 
   /**
    * Scheme by the set of ordinals it sets (a scheme is chosen by which columns are
-   * non-NULL). Two schemes over the same columns (`day; day<=`): the first declared wins,
-   * and declared schemes come before the unique key.
+   * non-NULL). Two declared schemes never share their columns (`day; day<=` is rejected as
+   * `AMBIGUOUS_SCHEMES`); a declared scheme over the unique key's columns wins over the key.
    */
   private val schemeBySetColumns: Map[Set[Int], Scheme] =
     declaration.instantiableSchemes.reverse.map(s => s.names.map(columns.indexOf).toSet -> s).toMap

@@ -8,9 +8,11 @@ package punctuated.declaration
  *   text      := scheme (';' scheme)*
  *   scheme    := attribute (',' attribute)*
  *   attribute := identifier ['<=']         -- plain: constant pattern; '<=': range pattern
- *   identifier:= [A-Za-z_][A-Za-z0-9_]* | '`' any-but-backquote+ '`'
+ *   identifier:= [A-Za-z_][A-Za-z0-9_]* | '`' (any-but-backquote | '``')+ '`'
  * }}}
- * White space is ignored. `"auction; bidder, day<="` gives two schemes:
+ * White space is ignored. Inside backquotes a backquote is doubled, as in Spark SQL
+ * (`` `a``b` `` names the column a`b); any other name (non-ASCII letters, a leading digit,
+ * spaces) must be backquoted, and the error says so. `"auction; bidder, day<="` gives two schemes:
  * `[auction]` and `[bidder, day<=]`. Only syntax is checked here; names are resolved
  * against the table's columns by [[DeclarationResolver]].
  */
@@ -40,7 +42,9 @@ object SchemeParser {
   }
 
   private val Plain = "[A-Za-z_][A-Za-z0-9_]*".r
-  private val Quoted = "`([^`]+)`".r
+  private val Quoted = "`((?:[^`]|``)+)`".r
+  /** One word that is no plain name but would be a name backquoted (`prénom`, `1st`). */
+  private val Word = "[^\\s`,;<=>]+".r
 
   private def parseAttribute(raw: String): Either[String, RawAttribute] = {
     val text = raw.trim
@@ -49,8 +53,11 @@ object SchemeParser {
       if (text.endsWith("<=")) (text.dropRight(2).trim, true) else (text, false)
     body match {
       case Plain() => Right(RawAttribute(body, isRange))
-      case Quoted(name) => Right(RawAttribute(name, isRange))
-      case _ => Left(s"'$text' is not an attribute name optionally followed by '<='")
+      case Quoted(name) => Right(RawAttribute(name.replace("``", "`"), isRange))
+      case Word() =>
+        Left(s"'${DeclarationError.shorten(body)}' is not a plain name ([A-Za-z_][A-Za-z0-9_]*): " +
+          s"backquote it: `${DeclarationError.shorten(body)}`")
+      case _ => Left(s"'${DeclarationError.shorten(text)}' is not an attribute name optionally followed by '<='")
     }
   }
 

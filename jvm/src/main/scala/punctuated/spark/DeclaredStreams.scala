@@ -48,7 +48,7 @@ object DeclaredStreams {
       metadataDeclarations(node.output).filterNot(below.contains).foreach { props =>
         val name = props.getOrElse(StreamNameKey,
           node.output.map(_.name).mkString("stream(", ", ", ")"))
-        found += DeclaredStream(resolve(name, props, node.output, caseSensitive), node.output)
+        found += DeclaredStream(resolve(name, props - StreamNameKey, node.output, caseSensitive), node.output)
       }
     }
     val streams = found.result().distinct

@@ -14,7 +14,8 @@ final case class PunctuatedConf(
     invalidPunctuations: String,
     emitPunctuations: Boolean,
     punctuationRetention: Int,
-    safetyMode: String) {
+    safetyMode: String,
+    batchIncludePunctuations: Boolean = false) {
   def failOnLateRows: Boolean = lateRows == "fail"
   def failOnInvalidPunctuations: Boolean = invalidPunctuations == "fail"
 }
@@ -25,6 +26,8 @@ object PunctuatedConf {
   val EmitPunctuations = "spark.punctuated.emitPunctuations"
   val PunctuationRetention = "spark.punctuated.punctuationRetention"
   val SafetyMode = "spark.punctuated.safety.mode"
+  /** Batch reads of a declared table keep its punctuation rows (default: left out). */
+  val BatchIncludePunctuations = "spark.punctuated.batch.includePunctuations"
 
   def apply(conf: SQLConf): PunctuatedConf = PunctuatedConf(
     lateRows = choice(conf, LateRows, "drop", Seq("drop", "fail")),
@@ -35,7 +38,8 @@ object PunctuatedConf {
       text.toIntOption.filter(_ >= 0).getOrElse(throw new IllegalArgumentException(
         s"$PunctuationRetention must be a number of micro-batches >= 0, not '$text'"))
     },
-    safetyMode = choice(conf, SafetyMode, "strict", Seq("strict", "warn", "off")))
+    safetyMode = choice(conf, SafetyMode, "strict", Seq("strict", "warn", "off")),
+    batchIncludePunctuations = choice(conf, BatchIncludePunctuations, "false", Seq("true", "false")) == "true")
 
   private def choice(conf: SQLConf, key: String, default: String, allowed: Seq[String]): String = {
     val value = conf.getConfString(key, default).trim.toLowerCase(Locale.ROOT)

@@ -41,8 +41,8 @@ object PunctuatedErrors {
     new PunctuatedAnalysisException(
       error.message,
       error.errorClass,
-      Map("table" -> error.table, "property" -> error.property, "text" -> error.text,
-        "offending" -> error.offending),
+      Map("table" -> error.table, "property" -> error.property,
+        "text" -> DeclarationError.shorten(error.text), "offending" -> DeclarationError.shorten(error.offending)),
       InvalidDeclarationState,
       Some(e))
   }

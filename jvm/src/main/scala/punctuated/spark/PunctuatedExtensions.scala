@@ -43,6 +43,10 @@ class PunctuatedExtensions extends (SparkSessionExtensions => Unit) {
     // stream enters the plan, so they never reach another operator or the sink.
     extensions.injectPostHocResolutionRule(DropUnconsumedPunctuations)
 
+    // Batch reads (not streams) of a declared catalog table leave its punctuation rows out, so
+    // batch answers are the streaming ones (spark.punctuated.batch.includePunctuations=true keeps them).
+    extensions.injectPostHocResolutionRule(DropPunctuationsFromBatchReads)
+
     // Per micro-batch: undo the event-time flags that let punctuated outer joins and
     // append-mode aggregations pass Spark's start-time checks (no watermark is involved).
     extensions.injectOptimizerRule(DropOuterJoinCheckFlag)

@@ -12,7 +12,7 @@ class DeclarationVectorsSuite extends AnyFunSuite {
   private val vectors = TestVectors.load("punctuation_vectors.json")
 
   private def schema(v: JValue): StructType = StructType.fromDDL(
-    (v \ "schema").children.map(c => c.extract[List[String]]).map { case List(n, t) => s"`$n` $t" }
+    (v \ "schema").children.map(c => c.extract[List[String]]).map { case List(n, t) => s"`${n.replace("`", "``")}` $t" }
       .mkString(", "))
 
   private def props(v: JValue): Map[String, String] = (v \ "properties").extract[Map[String, String]]
@@ -37,8 +37,22 @@ class DeclarationVectorsSuite extends AnyFunSuite {
           assert(e.property == (error \ "property").extract[String], e.message)
           assert(e.offending == (error \ "offending").extract[String], e.message)
           assert(e.table == table)
-          assert(e.message.contains(s"Table $table") && e.message.contains(e.property) &&
-            e.message.contains(e.offending), e.message)
+          assert(e.message.contains(s"Table $table") && e.message.contains(e.property), e.message)
+          val text = props(v).get(e.property)
+          Seq(text.map(t => s"= '%s'" -> t), Some("'%s'" -> e.offending)).flatten.filter(_._2.nonEmpty)
+            .foreach { case (shown, echoed) =>
+              if (echoed.length <= DeclarationError.MaxEcho) {
+                assert(e.message.contains(shown.format(echoed)), e.message)
+              } else {   // long text is shortened: its start and its length
+                assert(!e.message.contains(echoed))
+                assert(e.message.contains(shown.format(
+                  echoed.take(DeclarationError.MaxEcho) + s"… (${echoed.length} characters)")), e.message)
+              }
+            }
+          (error \ "message_contains").extractOpt[List[String]].getOrElse(Nil).foreach { expected =>
+            assert(e.message.contains(expected), e.message)
+          }
+          assert(e.message.length < 3 * DeclarationError.MaxEcho + 1000, e.message)
       }
     }
   }
