@@ -457,3 +457,11 @@ def test_sql_example_file_fix_that_works(spark, tmp_path, capsys):
     finally:
         spark.sql("USE default")
         spark.sql(f"DROP DATABASE IF EXISTS {db} CASCADE")
+
+
+def test_cli_check_refuses_a_statement_and_runs_nothing(spark, tables, capsys):
+    t = tables("cli_guard", BIDS)
+    assert cli_main(["check", "--sql", f"DROP TABLE {t}"]) == 2
+    err = capsys.readouterr().err
+    assert "runs nothing" in err and "DropTable" in err, err
+    assert spark.catalog.tableExists(t)
