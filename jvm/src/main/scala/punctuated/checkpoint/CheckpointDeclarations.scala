@@ -1,0 +1,128 @@
+package punctuated.checkpoint
+
+import java.nio.charset.StandardCharsets
+
+import scala.util.control.NonFatal
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager
+import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOperatorStateInfo
+import org.apache.spark.sql.execution.streaming.state.StateStoreId
+
+import punctuated.spark.PunctuatedErrors
+
+/**
+ * The declarations a punctuated operator's state was written with, kept with the state:
+ * one small JSON file per operator, written on the driver through Spark's
+ * `CheckpointFileManager` (atomic, HDFS and object stores alike):
+ *
+ * {{{
+ *   <checkpoint>/state/<operatorId>/_punctuated/declarations.json     an [[OperatorRecord]]
+ *   <checkpoint>/state/<operatorId>/<partition>/<store>/...          the state (Spark's)
+ * }}}
+ *
+ * [[verify]] runs where the operator is planned, for every micro-batch (one small read),
+ * before any of its state stores is opened:
+ *
+ *  - no record, no state: a new query; the record is written;
+ *  - no record, state (a checkpoint written before records existed): its store directories
+ *    must be the ones the operator opens now (else it was written by Spark's own operator
+ *    or an earlier layout, and is refused); the declarations it was written with are
+ *    unknown and taken as the current ones, which are recorded;
+ *  - a record equal to the current one: nothing to do;
+ *  - a different record: [[Compatibility]] decides; a compatible change is recorded, an
+ *    incompatible one fails with `PUNCTUATED_INCOMPATIBLE_CHECKPOINT` (if state exists).
+ */
+object CheckpointDeclarations {
+  val DirName = "_punctuated"
+  val FileName = "declarations.json"
+
+  /** The operator's state directory. */
+  def operatorDir(info: StatefulOperatorStateInfo): Path =
+    new Path(info.checkpointLocation, info.operatorId.toString)
+
+  def recordPath(info: StatefulOperatorStateInfo): Path =
+    new Path(new Path(operatorDir(info), DirName), FileName)
+
+  /**
+   * Fails if the operator's checkpointed state cannot be followed under the declarations
+   * in `now`; records `now` when it differs from the record.
+   */
+  def verify(info: StatefulOperatorStateInfo, now: OperatorRecord, hadoopConf: Configuration): Unit = {
+    val dir = operatorDir(info)
+    val fm = CheckpointFileManager.create(dir, hadoopConf)
+    val file = recordPath(info)
+    def fail(problems: Seq[String], old: Option[OperatorRecord]) =
+      throw PunctuatedErrors.incompatibleCheckpoint(info.operatorId, now.operator, dir.toString,
+        problems, old.map(_.declarationText), now.declarationText, restore(old, now))
+    if (fm.exists(file)) {
+      val old = try OperatorRecord.fromJson(read(fm, file)) catch {
+        case NonFatal(e) => fail(Seq(s"its record $file cannot be read (${e.getMessage})"), None)
+      }
+      if (old != now) {
+        val problems = Compatibility.problems(old, now)
+        if (problems.nonEmpty && hasState(fm, dir)) fail(problems, Some(old))
+        write(fm, file, now)
+      }
+    } else {
+      val problems = storeProblems(fm, dir, now)
+      if (problems.nonEmpty) fail(problems, None)
+      write(fm, file, now)
+    }
+  }
+
+  /** Has any micro-batch stored state for this operator (partition 0 has a directory)? */
+  private def hasState(fm: CheckpointFileManager, dir: Path): Boolean = fm.exists(new Path(dir, "0"))
+
+  /**
+   * A checkpoint without a record: the stores found in partition 0 against the ones the
+   * operator opens. Spark keeps the default store's files in the partition directory itself
+   * (RocksDB: with an `SSTs` directory), other stores in a directory of their name.
+   */
+  private def storeProblems(fm: CheckpointFileManager, dir: Path, now: OperatorRecord): Seq[String] = {
+    val partition = new Path(dir, "0")
+    if (!fm.exists(partition)) return Nil
+    val entries = fm.list(partition).toSeq.filterNot(s => s.getPath.getName.startsWith(".") ||
+      s.getPath.getName.startsWith("_"))
+    val (dirs, files) = entries.partition(s => s.isDirectory && s.getPath.getName != "SSTs")
+    val found = dirs.map(_.getPath.getName) ++
+      (if (files.nonEmpty) Seq(StateStoreId.DEFAULT_STORE_NAME) else Nil)
+    if (found.isEmpty) return Nil
+    val foreign = found.filterNot(now.stores.contains)
+    val missing = now.stores.filterNot(found.contains)
+    val writtenBy =
+      if (foreign.nonEmpty) Seq(s"the checkpoint holds state stores ${foreign.map(s => s"'$s'").mkString(", ")} " +
+        s"that ${now.operator} does not use: it was written by Spark's own operator (a query run without " +
+        "the extension or without declarations) or by an earlier state layout of Punctuated")
+      else Nil
+    val lacking = missing.map(s => s"the operator now needs state store '$s', which the checkpoint does not have")
+    writtenBy ++ lacking
+  }
+
+  /** What to declare again: the recorded declarations of the inputs that changed. */
+  private def restore(old: Option[OperatorRecord], now: OperatorRecord): Option[String] =
+    old.map { o =>
+      o.inputs.filterNot(now.inputs.contains).map { i =>
+        val props = Seq("punctuated.schemes" -> Some(i.schemes.mkString("; ")), "punctuated.marker" -> i.marker,
+          "punctuated.unique" -> i.unique).collect { case (k, Some(v)) if v.nonEmpty => s"'$k' = '$v'" }
+        s"${i.table}: ${props.mkString(", ")}"
+      }.mkString("; ")
+    }.filter(_.nonEmpty)
+
+  private def read(fm: CheckpointFileManager, file: Path): String = {
+    val in = fm.open(file)
+    try new String(in.readAllBytes(), StandardCharsets.UTF_8) finally in.close()
+  }
+
+  private def write(fm: CheckpointFileManager, file: Path, record: OperatorRecord): Unit = {
+    fm.mkdirs(file.getParent)
+    val out = fm.createAtomic(file, overwriteIfPossible = true)
+    try {
+      out.write(record.toJson.getBytes(StandardCharsets.UTF_8))
+      out.close()
+    } catch {
+      case NonFatal(e) => out.cancel(); throw e
+    }
+  }
+}
