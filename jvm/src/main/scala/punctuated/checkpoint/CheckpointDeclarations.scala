@@ -72,22 +72,33 @@ object CheckpointDeclarations {
     }
   }
 
-  /** Has any micro-batch stored state for this operator (partition 0 has a directory)? */
-  private def hasState(fm: CheckpointFileManager, dir: Path): Boolean = fm.exists(new Path(dir, "0"))
+  /** Has any micro-batch stored state for this operator (in partition 0)? */
+  private def hasState(fm: CheckpointFileManager, dir: Path): Boolean = storesWithState(fm, dir).nonEmpty
 
   /**
-   * A checkpoint without a record: the stores found in partition 0 against the ones the
-   * operator opens. Spark keeps the default store's files in the partition directory itself
-   * (RocksDB: with an `SSTs` directory), other stores in a directory of their name.
+   * The stores of partition 0 that hold state (versions, not only Spark's schema files,
+   * which its start-time check writes for the operator it planned, ours or not). Spark
+   * keeps the default store's files in the partition directory itself (RocksDB: with an
+   * `SSTs` directory), other stores in a directory of their name.
+   */
+  private def storesWithState(fm: CheckpointFileManager, dir: Path): Seq[String] = {
+    val partition = new Path(dir, "0")
+    def visible(p: Path) = fm.list(p).toSeq.filterNot(s => s.getPath.getName.startsWith(".") ||
+      s.getPath.getName.startsWith("_"))
+    if (!fm.exists(partition)) Nil
+    else {
+      val (stores, own) = visible(partition).partition(s => s.isDirectory && s.getPath.getName != "SSTs")
+      (if (own.nonEmpty) Seq(StateStoreId.DEFAULT_STORE_NAME) else Nil) ++
+        stores.filter(s => visible(s.getPath).nonEmpty).map(_.getPath.getName)
+    }
+  }
+
+  /**
+   * A checkpoint without a record: the stores holding state in partition 0 against the ones
+   * the operator opens.
    */
   private def storeProblems(fm: CheckpointFileManager, dir: Path, now: OperatorRecord): Seq[String] = {
-    val partition = new Path(dir, "0")
-    if (!fm.exists(partition)) return Nil
-    val entries = fm.list(partition).toSeq.filterNot(s => s.getPath.getName.startsWith(".") ||
-      s.getPath.getName.startsWith("_"))
-    val (dirs, files) = entries.partition(s => s.isDirectory && s.getPath.getName != "SSTs")
-    val found = dirs.map(_.getPath.getName) ++
-      (if (files.nonEmpty) Seq(StateStoreId.DEFAULT_STORE_NAME) else Nil)
+    val found = storesWithState(fm, dir)
     if (found.isEmpty) return Nil
     val foreign = found.filterNot(now.stores.contains)
     val missing = now.stores.filterNot(found.contains)

@@ -15,6 +15,9 @@ package punctuated.checkpoint
  *  - a join scheme that needs a range index the state lacks (constant → range, or a new
  *    range / key-prefix scheme): rows stored before are in no index, so its punctuations
  *    never purge them (Tucker et al. 2003, §5.4: the purge must find every matching row);
+ *  - other columns (or another order) in the rows a join stores for an input: which columns
+ *    reach the join follows the declarations (Spark's own state schema check, when on,
+ *    refuses most of these first, with its own message);
  *  - a state store the operator did not open before (a store cannot first appear at a
  *    later version);
  *  - an aggregation's or deduplication's closing schemes are numbered (kinds) in its held
@@ -78,7 +81,11 @@ object Compatibility {
       s"$name: the other input's scheme '${s.text}' (${s.key}) needs a range index of $name's stored " +
         "join keys, which the checkpoint lacks: rows stored before would never be purged"
     }
-    marker.toSeq ++ unique ++ removed ++ indexed
+    val columns =
+      if (o.columns == n.columns) None
+      else Some(s"$name: the rows stored for it have columns (${o.columns.mkString(", ")}); the query now " +
+        s"stores (${n.columns.mkString(", ")}): stored rows would be misread")
+    marker.toSeq ++ unique ++ removed ++ indexed ++ columns
   }
 
   private def show(s: Option[String]) = s.map(v => s"'$v'").getOrElse("(none)")

@@ -22,6 +22,10 @@ final case class KeyedScheme(text: String, key: String)
  * @param purging the schemes whose punctuations remove state (a join's key schemes)
  * @param indexed the other input's schemes this input's stored keys are indexed for (a
  *                join's range index)
+ * @param columns the columns of the rows stored for this input, in order (`id BIGINT`): a
+ *                join stores its inputs' rows as they come, and which columns reach it, in
+ *                which order, follows the declarations (the marker and scheme columns are
+ *                kept through projections)
  */
 final case class InputRecord(
     role: String,
@@ -30,7 +34,8 @@ final case class InputRecord(
     unique: Option[String],
     schemes: Seq[String],
     purging: Seq[KeyedScheme] = Nil,
-    indexed: Seq[KeyedScheme] = Nil) {
+    indexed: Seq[KeyedScheme] = Nil,
+    columns: Seq[String] = Nil) {
 
   /** The declaration as the user wrote it, for messages. */
   def declarationText: String = {
@@ -85,7 +90,8 @@ object OperatorRecord {
       "unique" -> opt(i.unique),
       "schemes" -> strings(i.schemes),
       "purging" -> JArray(i.purging.map(keyed).toList),
-      "indexed" -> JArray(i.indexed.map(keyed).toList))).toList),
+      "indexed" -> JArray(i.indexed.map(keyed).toList),
+      "columns" -> strings(i.columns))).toList),
     "kinds" -> JArray(r.kinds.map(keyed).toList))
 
   /** The record in `json`; fails on a record of a newer format (written by a newer version). */
@@ -117,7 +123,8 @@ object OperatorRecord {
       inputs = arr(v \ "inputs").map(i => InputRecord(
         role = str(i \ "role"), table = str(i \ "table"), marker = opt(i \ "marker"),
         unique = opt(i \ "unique"), schemes = arr(i \ "schemes").map(str),
-        purging = arr(i \ "purging").map(keyed), indexed = arr(i \ "indexed").map(keyed))),
+        purging = arr(i \ "purging").map(keyed), indexed = arr(i \ "indexed").map(keyed),
+        columns = arr(i \ "columns").map(str))),
       kinds = arr(v \ "kinds").map(keyed))
   }
 }

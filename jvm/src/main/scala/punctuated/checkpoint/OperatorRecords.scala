@@ -1,5 +1,7 @@
 package punctuated.checkpoint
 
+import org.apache.spark.sql.catalyst.expressions.Attribute
+
 import punctuated.aggregate.{AggregateLayout, PunctuationKind, PunctuationSources}
 import punctuated.declaration.Declaration
 import punctuated.join.{InputSpec, KeyScheme, PunctuatedSymmetricHashJoinExec, RangeIndex}
@@ -35,7 +37,8 @@ object OperatorRecords {
       val named = spec.schemes.map(_._2).zip(spec.schemeNames).collect { case (Some(k), text) => k -> text }
       spec.keySchemes.map(k => KeyedScheme(named.collectFirst { case (`k`, t) => t }.getOrElse(keyText(k)), keyText(k)))
     }
-    def input(role: String, d: Option[Declaration], spec: InputSpec, other: InputSpec): InputRecord = {
+    def input(role: String, d: Option[Declaration], spec: InputSpec, other: InputSpec,
+        stored: Seq[Attribute]): InputRecord = {
       val otherPurging = purging(other)
       val indexed = RangeIndex.indexedSchemes(other.keySchemes, keyLength).map { k =>
         otherPurging.find(_.key == keyText(k)).getOrElse(KeyedScheme(keyText(k), keyText(k)))
@@ -47,14 +50,15 @@ object OperatorRecords {
         unique = d.flatMap(_.unique).map(_.toString),
         schemes = d.toSeq.flatMap(_.schemes.map(_.toString)),
         purging = purging(spec),
-        indexed = indexed)
+        indexed = indexed,
+        columns = stored.map(a => s"${a.name} ${a.dataType.sql}"))
     }
     OperatorRecord(
       operator = exec.shortName,
       layoutVersion = StateLayouts.Join,
       stores = exec.stateStoreNames,
-      inputs = Seq(input("left", left, exec.leftSpec, exec.rightSpec),
-        input("right", right, exec.rightSpec, exec.leftSpec)))
+      inputs = Seq(input("left", left, exec.leftSpec, exec.rightSpec, exec.left.output),
+        input("right", right, exec.rightSpec, exec.leftSpec, exec.right.output)))
   }
 
   /**
