@@ -1,5 +1,6 @@
 package punctuated.checkpoint
 
+import java.io.FileNotFoundException
 import java.nio.charset.StandardCharsets
 
 import scala.util.control.NonFatal
@@ -56,8 +57,9 @@ object CheckpointDeclarations {
     def fail(problems: Seq[String], old: Option[OperatorRecord]) =
       throw PunctuatedErrors.incompatibleCheckpoint(info.operatorId, now.operator, dir.toString,
         problems, old.map(_.declarationText), now.declarationText, restore(old, now))
-    if (fm.exists(file)) {
-      val old = try OperatorRecord.fromJson(read(fm, file)) catch {
+    val recorded = read(fm, file)
+    if (recorded.isDefined) {
+      val old = try OperatorRecord.fromJson(recorded.get) catch {
         case NonFatal(e) => fail(Seq(s"its record $file cannot be read (${e.getMessage})"), None)
       }
       if (old != now) {
@@ -121,9 +123,10 @@ object CheckpointDeclarations {
       }.mkString("; ")
     }.filter(_.nonEmpty)
 
-  private def read(fm: CheckpointFileManager, file: Path): String = {
-    val in = fm.open(file)
-    try new String(in.readAllBytes(), StandardCharsets.UTF_8) finally in.close()
+  /** The record's text, if there is one: one request per micro-batch (no existence check first). */
+  private def read(fm: CheckpointFileManager, file: Path): Option[String] = {
+    val in = try fm.open(file) catch { case _: FileNotFoundException => return None }
+    try Some(new String(in.readAllBytes(), StandardCharsets.UTF_8)) finally in.close()
   }
 
   private def write(fm: CheckpointFileManager, file: Path, record: OperatorRecord): Unit = {
