@@ -48,9 +48,12 @@ object Compatibility {
     val kinds = old.kinds.zipWithIndex.flatMap { case (k, i) =>
       now.kinds.lift(i) match {
         case Some(n) if n.key == k.key => None
-        case Some(n) => Some(s"closing scheme ${i + 1} was '${k.text}' (${k.key}), now '${n.text}' (${n.key}): " +
-          "held punctuations and stored groups name closing schemes by number (add new schemes after the old ones)")
-        case None => Some(s"closing scheme ${i + 1} '${k.text}' (${k.key}) is gone: its held punctuations " +
+        case Some(n) =>
+          val (was, is) = if (n.text == k.text) (s"'${k.text}' (${k.key})", s"'${n.text}' (${n.key})")
+            else (s"'${k.text}'", s"'${n.text}'")
+          Some(s"closing scheme ${i + 1} was $was, now $is: held punctuations and stored groups name closing " +
+            "schemes by number (declare new schemes after the old ones)")
+        case None => Some(s"closing scheme ${i + 1} '${k.text}' is gone: its held punctuations " +
           "would never be released")
       }
     }
@@ -73,13 +76,13 @@ object Compatibility {
     }
     val nowKeys = n.purging.map(_.key).toSet
     val removed = o.purging.filterNot(s => nowKeys.contains(s.key)).map { s =>
-      s"$name: scheme '${s.text}' (${s.key}) no longer purges: its held punctuations would be neither " +
+      s"$name: scheme '${s.text}' no longer purges: its held punctuations would be neither " +
         "consulted nor released"
     }
     val oldIndexed = o.indexed.map(_.key).toSet
     val indexed = n.indexed.filterNot(s => oldIndexed.contains(s.key)).map { s =>
-      s"$name: the other input's scheme '${s.text}' (${s.key}) needs a range index of $name's stored " +
-        "join keys, which the checkpoint lacks: rows stored before would never be purged"
+      s"$name: the other input's scheme '${s.text}' needs a range index of the join keys stored for " +
+        "this input, which the checkpoint lacks: rows stored before would never be purged"
     }
     val columns =
       if (o.columns == n.columns) None

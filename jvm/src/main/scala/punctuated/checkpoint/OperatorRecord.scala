@@ -39,8 +39,8 @@ final case class InputRecord(
 
   /** The declaration as the user wrote it, for messages. */
   def declarationText: String = {
-    val parts = Seq(s"schemes '${schemes.mkString("; ")}'") ++ marker.map(m => s"marker '$m'") ++
-      unique.map(u => s"unique '$u'")
+    val parts = (if (schemes.isEmpty) Seq("no schemes") else Seq(s"schemes '${schemes.mkString("; ")}'")) ++
+      marker.map(m => s"marker '$m'") ++ unique.map(u => s"unique '$u'")
     s"$table ($role): ${parts.mkString(", ")}"
   }
 }

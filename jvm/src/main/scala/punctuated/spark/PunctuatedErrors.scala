@@ -49,7 +49,8 @@ object PunctuatedErrors {
   def incompatibleCheckpoint(operatorId: Long, operator: String, location: String, problems: Seq[String],
       old: Option[String], now: String, restore: Option[String]): AnalysisException = {
     val fix = restore.map(r => s"declare again what the state was written with ($r), or ").getOrElse("") +
-      "start the query from a new checkpoint location (its state is then rebuilt from the sources)"
+      "start the query from a new checkpoint location (it then starts with empty state, reading its sources " +
+      "from their starting offsets)"
     val message = s"[$IncompatibleCheckpoint] The checkpointed state of operator $operatorId ($operator, " +
       s"$location) cannot be resumed with the query's declarations:\n" +
       problems.map(p => s"  - $p").mkString("\n") +

@@ -39,8 +39,8 @@ class CompatibilitySuite extends AnyFunSuite {
     val range = join.copy(inputs = Seq(auctions.copy(indexed = Seq(KeyedScheme("auction<=", "0<="))),
       bids.copy(schemes = Seq("auction<="), purging = Seq(KeyedScheme("auction<=", "0<=")))))
     val problems = Compatibility.problems(join, range)
-    assert(problems.exists(_.contains("bids (right): scheme 'auction' (0) no longer purges")), problems)
-    assert(problems.exists(_.contains("auctions (left): the other input's scheme 'auction<=' (0<=) needs a range index")),
+    assert(problems.exists(_.contains("bids (right): scheme 'auction' no longer purges")), problems)
+    assert(problems.exists(_.contains("auctions (left): the other input's scheme 'auction<=' needs a range index")),
       problems)
   }
 
@@ -65,14 +65,16 @@ class CompatibilitySuite extends AnyFunSuite {
     one(join.copy(layoutVersion = 2), "layout version 1")
   }
 
-  test("closing schemes keep their numbers; new ones come after") {
+  test("closing schemes keep their numbers; new ones come after; the same text on another key is named by key") {
     val agg = OperatorRecord("punctuatedAggregate", 1, Seq("default", "punctuations"),
       Seq(InputRecord("input 1", "readings", Some("is_punct"), None, Seq("hour<="))), Seq(KeyedScheme("hour<=", "1<=")))
     val appended = agg.copy(kinds = agg.kinds :+ KeyedScheme("sensor", "0"))
     assert(Compatibility.problems(agg, appended).isEmpty)
     assert(Compatibility.problems(agg, appended.copy(kinds = appended.kinds.reverse))
-      .exists(_.contains("closing scheme 1 was 'hour<=' (1<=), now 'sensor' (0)")))
+      .exists(_.contains("closing scheme 1 was 'hour<=', now 'sensor'")))
     assert(Compatibility.problems(agg, agg.copy(kinds = Nil)).exists(_.contains("is gone")))
-    assert(Compatibility.problems(appended, agg).exists(_.contains("closing scheme 2 'sensor' (0) is gone")))
+    assert(Compatibility.problems(appended, agg).exists(_.contains("closing scheme 2 'sensor' is gone")))
+    val otherBranch = agg.copy(kinds = Seq(KeyedScheme("hour<=", "1<= branch 10")))
+    assert(Compatibility.problems(agg, otherBranch).exists(_.contains("was 'hour<=' (1<=), now 'hour<=' (1<= branch 10)")))
   }
 }
