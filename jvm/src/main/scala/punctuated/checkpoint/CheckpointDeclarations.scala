@@ -116,11 +116,7 @@ object CheckpointDeclarations {
   /** What to declare again: the recorded declarations of the inputs that changed. */
   private def restore(old: Option[OperatorRecord], now: OperatorRecord): Option[String] =
     old.map { o =>
-      o.inputs.filterNot(now.inputs.contains).map { i =>
-        val props = Seq("punctuated.schemes" -> Some(i.schemes.mkString("; ")), "punctuated.marker" -> i.marker,
-          "punctuated.unique" -> i.unique).collect { case (k, Some(v)) if v.nonEmpty => s"'$k' = '$v'" }
-        s"${i.table}: ${props.mkString(", ")}"
-      }.mkString("; ")
+      o.inputs.filterNot(now.inputs.contains).map(i => s"${i.table}: ${i.properties}").mkString("; ")
     }.filter(_.nonEmpty)
 
   /** The record's text, if there is one: one request per micro-batch (no existence check first). */

@@ -18,7 +18,9 @@ final case class KeyedScheme(text: String, key: String)
  * @param table   the table or stream (for messages: a renamed table is the same input)
  * @param marker  the marker column(s) (`punctuated.marker`)
  * @param unique  the unique key (`punctuated.unique`), if declared
- * @param schemes the declared schemes, as written back by the parser (canonical text)
+ * @param schemes the declared schemes, as written back by the parser (canonical text); for
+ *                an aggregation or deduplication, the schemes it reads: the declared ones,
+ *                then the unique key ([[withUnique]])
  * @param purging the schemes whose punctuations remove state (a join's key schemes)
  * @param indexed the other input's schemes this input's stored keys are indexed for (a
  *                join's range index)
@@ -35,13 +37,18 @@ final case class InputRecord(
     schemes: Seq[String],
     purging: Seq[KeyedScheme] = Nil,
     indexed: Seq[KeyedScheme] = Nil,
-    columns: Seq[String] = Nil) {
+    columns: Seq[String] = Nil,
+    withUnique: Boolean = false) {
 
-  /** The declaration as the user wrote it, for messages. */
-  def declarationText: String = {
-    val parts = (if (schemes.isEmpty) Seq("no schemes") else Seq(s"schemes '${schemes.mkString("; ")}'")) ++
+  /** The declaration, for messages. */
+  def declarationText: String = s"$table ($role): $properties"
+
+  /** The declared properties, as text. */
+  def properties: String = {
+    val label = if (withUnique) "schemes (then the unique key, if any)" else "schemes"
+    val parts = (if (schemes.isEmpty) Seq("no schemes") else Seq(s"$label '${schemes.mkString("; ")}'")) ++
       marker.map(m => s"marker '$m'") ++ unique.map(u => s"unique '$u'")
-    s"$table ($role): ${parts.mkString(", ")}"
+    parts.mkString(", ")
   }
 }
 
@@ -91,7 +98,8 @@ object OperatorRecord {
       "schemes" -> strings(i.schemes),
       "purging" -> JArray(i.purging.map(keyed).toList),
       "indexed" -> JArray(i.indexed.map(keyed).toList),
-      "columns" -> strings(i.columns))).toList),
+      "columns" -> strings(i.columns),
+      "withUnique" -> JBool(i.withUnique))).toList),
     "kinds" -> JArray(r.kinds.map(keyed).toList))
 
   /** The record in `json`; fails on a record of a newer format (written by a newer version). */
@@ -124,7 +132,7 @@ object OperatorRecord {
         role = str(i \ "role"), table = str(i \ "table"), marker = opt(i \ "marker"),
         unique = opt(i \ "unique"), schemes = arr(i \ "schemes").map(str),
         purging = arr(i \ "purging").map(keyed), indexed = arr(i \ "indexed").map(keyed),
-        columns = arr(i \ "columns").map(str))),
+        columns = arr(i \ "columns").map(str), withUnique = (i \ "withUnique") == JBool(true))),
       kinds = arr(v \ "kinds").map(keyed))
   }
 }

@@ -76,7 +76,8 @@ object OperatorRecords {
         table = s.name,
         marker = if (markers.isEmpty) None else Some(markers.mkString(", ")),
         unique = None,
-        schemes = s.schemeNames)
+        schemes = s.schemeNames,
+        withUnique = true)
     }
     val kinds = layout.closing.zip(layout.closingNames).zip(layout.branches).zipWithIndex.map {
       case (((k, text), branch), i) =>

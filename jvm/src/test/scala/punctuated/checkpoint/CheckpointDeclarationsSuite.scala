@@ -84,7 +84,8 @@ class CheckpointDeclarationsSuite extends PunctuatedStreamTest {
           ExpectFailure[PunctuatedAnalysisException](refused(
             "bids (right): scheme 'auction' no longer purges", "auctions (left): the other input's scheme 'auction<=' needs a range index",
             "Checkpoint written with: spark_catalog.default.auctions (left)",
-            "schemes 'auction<='", "'punctuated.schemes' = 'auction'")))
+            "schemes 'auction<='", "declare again what the state was written with (spark_catalog.default.auctions: no schemes, " +
+              "marker 'is_punct', unique 'id'; spark_catalog.default.bids: schemes 'auction', marker 'is_punct')")))
         assert(stateFiles(checkpoint) == before, "the refused run wrote state")
 
         // the fix the error names: the old declaration back
@@ -126,7 +127,8 @@ class CheckpointDeclarationsSuite extends PunctuatedStreamTest {
           ExpectFailure[PunctuatedAnalysisException](refused(
             "spark_catalog.default.auctions (left): unique key 'id' is now 'id, seller'",
             "scheme 'id' no longer purges", "the rows stored for it have columns (is_punct BOOLEAN, id BIGINT",
-            "'punctuated.unique' = 'id'")))
+            "declare again what the state was written with (spark_catalog.default.auctions: no schemes, " +
+              "marker 'is_punct', unique 'id')")))
         assert(stateFiles(checkpoint) == before, "the refused run wrote state")
       }
     }
@@ -238,7 +240,7 @@ class CheckpointDeclarationsSuite extends PunctuatedStreamTest {
         StartStream(checkpointLocation = checkpoint),
         insert("readings", "(NULL, 11, NULL, true, NULL)"),
         ExpectFailure[PunctuatedAnalysisException](refused("marker column 'is_punct' is now 'is_end'",
-          "'punctuated.marker' = 'is_punct'")))
+          "(spark_catalog.default.readings: schemes (then the unique key, if any) 'hour<=', marker 'is_punct')")))
       assert(stateFiles(checkpoint) == before, "the refused run wrote state")
       assert(record(checkpoint).kinds == Seq(KeyedScheme("hour<=", "0<=")))
     }
