@@ -36,6 +36,33 @@ object PunctuatedErrors {
         s"(${PunctuatedConf.SafetyMode}=strict):\n$text",
       "PUNCTUATED_UNSAFE_QUERY", Map("details" -> text), "0A000")
 
+  /**
+   * SQLSTATE 42K03 (as Spark's `STREAMING_STATEFUL_OPERATOR_NOT_MATCH_IN_STATE_METADATA`): a
+   * restart whose declarations the checkpointed state of an operator cannot follow
+   * (`punctuated.checkpoint.Compatibility`), raised before any state store is opened.
+   *
+   * @param problems what the state could not follow, one sentence each
+   * @param old      the declarations the state was written with (None: not recorded)
+   * @param now      the query's declarations
+   * @param restore  the recorded declarations of the inputs that changed, to declare again
+   */
+  def incompatibleCheckpoint(operatorId: Long, operator: String, location: String, problems: Seq[String],
+      old: Option[String], now: String, restore: Option[String]): AnalysisException = {
+    val fix = restore.map(r => s"declare again what the state was written with ($r), or ").getOrElse("") +
+      "start the query from a new checkpoint location (it then starts with empty state, reading its sources " +
+      "from their starting offsets)"
+    val message = s"[$IncompatibleCheckpoint] The checkpointed state of operator $operatorId ($operator, " +
+      s"$location) cannot be resumed with the query's declarations:\n" +
+      problems.map(p => s"  - $p").mkString("\n") +
+      s"\nCheckpoint written with: ${old.getOrElse("(not recorded)")}\nNow declared: $now\nFix: $fix."
+    new PunctuatedAnalysisException(message, IncompatibleCheckpoint,
+      Map("operatorId" -> operatorId.toString, "operator" -> operator, "location" -> location,
+        "problems" -> problems.mkString("; "), "old" -> old.getOrElse(""), "new" -> now, "fix" -> fix),
+      "42K03")
+  }
+
+  val IncompatibleCheckpoint = "PUNCTUATED_INCOMPATIBLE_CHECKPOINT"
+
   def invalidDeclaration(e: DeclarationException): AnalysisException = {
     val error: DeclarationError = e.error
     new PunctuatedAnalysisException(

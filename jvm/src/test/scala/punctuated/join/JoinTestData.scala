@@ -1,6 +1,6 @@
 package punctuated.join
 
-/** Rows of the auction example (papers 000 §1, 003 Example 2); NULL = None. */
+/** Rows of the auction example (Li et al. 2006, §1; Tucker et al. 2003, Example 2); NULL = None. */
 case class Auction(id: Option[Long], seller: Option[Long], is_punct: Boolean = false)
 case class Bid(auction: Option[Long], bidder: Option[Long], price: Option[Double], is_punct: Boolean = false)
 

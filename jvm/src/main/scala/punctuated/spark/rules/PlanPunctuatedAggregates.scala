@@ -9,6 +9,7 @@ import org.apache.spark.sql.execution.streaming.operators.stateful.StateStoreSav
 import org.apache.spark.sql.catalyst.expressions.Explode
 
 import punctuated.aggregate._
+import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateLayouts}
 import punctuated.spark.PunctuatedConf
 
 /**
@@ -23,9 +24,10 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
   override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
     override def apply(plan: SparkPlan): SparkPlan = {
       // the kind columns the plan's aggregations filter on (their data aggregates: kind = 0)
-      val layouts = plan.collect { case a: BaseAggregateExec => a.aggregateExpressions }.flatten
+      val kinds = plan.collect { case a: BaseAggregateExec => a.aggregateExpressions }.flatten
         .flatMap(_.filter.toSeq.flatMap(_.references)).map(_.exprId).distinct
-        .flatMap(PunctuationKind.registered).map(_.layout)
+        .flatMap(PunctuationKind.registered)
+      val layouts = kinds.map(_.layout)
       if (layouts.isEmpty) plan
       else {
         val conf = PunctuatedConf(session.sessionState.conf)
@@ -58,6 +60,10 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
                   settings = conf,
                   child = s.child)
                 exec.copyTagsFrom(s)
+                // before any of its state stores is opened: the state's declarations are followable
+                CheckpointDeclarations.verify(s.stateInfo.get, OperatorRecords.keyed(exec.shortName,
+                  StateLayouts.Aggregate, exec.stateStoreNames, kinds.find(_.layout == layout).get),
+                  session.sessionState.newHadoopConf())
                 exec
               case _ => s
             }

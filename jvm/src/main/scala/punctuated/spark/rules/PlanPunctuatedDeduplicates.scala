@@ -7,6 +7,7 @@ import org.apache.spark.sql.execution.{ColumnarRule, ProjectExec, SparkPlan}
 import org.apache.spark.sql.execution.streaming.operators.stateful.StreamingDeduplicateExec
 
 import punctuated.aggregate.PunctuationKind
+import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateLayouts}
 import punctuated.dedup.PunctuatedDeduplicateExec
 import punctuated.spark.PunctuatedConf
 
@@ -52,6 +53,9 @@ case class PlanPunctuatedDeduplicates(session: SparkSession) extends ColumnarRul
               settings = conf,
               child = d.child)
             exec.copyTagsFrom(d)
+            // before any of its state stores is opened: the state's declarations are followable
+            CheckpointDeclarations.verify(d.stateInfo.get, OperatorRecords.keyed(exec.shortName,
+              StateLayouts.Deduplicate, exec.stateStoreNames, own), session.sessionState.newHadoopConf())
             exec
         }
       }

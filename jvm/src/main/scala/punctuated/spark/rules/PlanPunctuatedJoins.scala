@@ -8,6 +8,7 @@ import org.apache.spark.sql.execution.{ColumnarRule, SparkPlan}
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 import org.apache.spark.sql.execution.streaming.operators.stateful.join.StreamingSymmetricHashJoinExec
 
+import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords}
 import punctuated.join.{InputSpec, KeySchemes, PunctuatedSymmetricHashJoinExec, PunctuationColumns, PunctuationReplicatingExchangeExec}
 import punctuated.spark.PunctuatedConf
 
@@ -59,6 +60,9 @@ case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
           left = left,
           right = right)
         exec.copyTagsFrom(j)
+        // before any of its state stores is opened: the state's declarations are followable
+        CheckpointDeclarations.verify(j.stateInfo.get, OperatorRecords.join(exec,
+          mark.left.map(_.declaration), mark.right.map(_.declaration)), session.sessionState.newHadoopConf())
         exec
       }
     }

@@ -1,0 +1,95 @@
+package punctuated.checkpoint
+
+/**
+ * Can an operator's checkpointed state, written under the declarations of `old`, be
+ * followed under those of `now`? Each rule below comes from what the state holds
+ * (docs/joins.md and docs/aggregation.md, "Restarts with a changed declaration"):
+ *
+ *  - the marker column decides which rows are punctuations: rows the source already holds
+ *    (and those its writers keep sending) were written under the old one, so a changed,
+ *    added or removed marker would turn punctuations into data or data into punctuations;
+ *  - a removed or changed unique key: the held punctuations it implied would drop the
+ *    input's later rows with a repeated key as late (an added one is an added scheme);
+ *  - a join scheme that purged and no longer does: its held punctuations (kept by key
+ *    positions) are neither consulted nor released, and rows it closed are stored again;
+ *  - a join scheme that needs a range index the state lacks (constant → range, or a new
+ *    range / key-prefix scheme): rows stored before are in no index, so its punctuations
+ *    never purge them (Tucker et al. 2003, §5.4: the purge must find every matching row);
+ *  - other columns (or another order) in the rows a join stores for an input: which columns
+ *    reach the join follows the declarations (Spark's own state schema check, when on,
+ *    refuses most of these first, with its own message);
+ *  - a state store the operator did not open before (a store cannot first appear at a
+ *    later version);
+ *  - an aggregation's or deduplication's closing schemes are numbered (kinds) in its held
+ *    punctuations and stored groups: each kind must keep its scheme, new ones come after;
+ *  - another state layout version of the operator.
+ *
+ * Everything else is compatible: an added scheme that needs no new index or store, a
+ * changed scheme on columns the operator does not key by, a renamed table.
+ */
+object Compatibility {
+
+  /** Why `now` cannot resume state written under `old` (empty: it can). */
+  def problems(old: OperatorRecord, now: OperatorRecord): Seq[String] = {
+    if (old.operator != now.operator) {
+      return Seq(s"the state was written by operator ${old.operator}, the query now plans ${now.operator}")
+    }
+    if (old.layoutVersion != now.layoutVersion) {
+      return Seq(s"the state was written with ${old.operator} state layout version ${old.layoutVersion}; " +
+        s"this version of Punctuated reads layout version ${now.layoutVersion}")
+    }
+    if (old.inputs.map(_.role) != now.inputs.map(_.role)) {
+      return Seq(s"the operator's punctuated inputs were ${roles(old)}, now ${roles(now)}")
+    }
+    val perInput = old.inputs.zip(now.inputs).flatMap { case (o, n) => inputProblems(o, n) }
+    val stores = now.stores.filterNot(old.stores.contains).map { s =>
+      s"the operator now needs state store '$s', which the checkpoint does not have"
+    }
+    val kinds = old.kinds.zipWithIndex.flatMap { case (k, i) =>
+      now.kinds.lift(i) match {
+        case Some(n) if n.key == k.key => None
+        case Some(n) =>
+          val (was, is) = if (n.text == k.text) (s"'${k.text}' (${k.key})", s"'${n.text}' (${n.key})")
+            else (s"'${k.text}'", s"'${n.text}'")
+          Some(s"closing scheme ${i + 1} was $was, now $is: held punctuations and stored groups name closing " +
+            "schemes by number (declare new schemes after the old ones)")
+        case None => Some(s"closing scheme ${i + 1} '${k.text}' is gone: its held punctuations " +
+          "would never be released")
+      }
+    }
+    perInput ++ stores ++ kinds
+  }
+
+  private def roles(r: OperatorRecord) = r.inputs.map(i => s"${i.table} (${i.role})").mkString(", ")
+
+  private def inputProblems(o: InputRecord, n: InputRecord): Seq[String] = {
+    val name = s"${n.table} (${n.role})"
+    val marker =
+      if (o.marker == n.marker) None
+      else Some(s"$name: marker column ${show(o.marker)} is now ${show(n.marker)}: rows the source " +
+        "holds were written under the old one (punctuation rows would become data, or data punctuations)")
+    val unique = (o.unique, n.unique) match {
+      case (Some(u), other) if !other.contains(u) =>
+        Some(s"$name: unique key '$u' is now ${show(other)}: the punctuations it implied are held and would " +
+          "drop later rows with a repeated key as late")
+      case _ => None
+    }
+    val nowKeys = n.purging.map(_.key).toSet
+    val removed = o.purging.filterNot(s => nowKeys.contains(s.key)).map { s =>
+      s"$name: scheme '${s.text}' no longer purges: its held punctuations would be neither " +
+        "consulted nor released"
+    }
+    val oldIndexed = o.indexed.map(_.key).toSet
+    val indexed = n.indexed.filterNot(s => oldIndexed.contains(s.key)).map { s =>
+      s"$name: the other input's scheme '${s.text}' needs a range index of the join keys stored for " +
+        "this input, which the checkpoint lacks: rows stored before would never be purged"
+    }
+    val columns =
+      if (o.columns == n.columns) None
+      else Some(s"$name: the rows stored for it have columns (${o.columns.mkString(", ")}); the query now " +
+        s"stores (${n.columns.mkString(", ")}): stored rows would be misread")
+    marker.toSeq ++ unique ++ removed ++ indexed ++ columns
+  }
+
+  private def show(s: Option[String]) = s.map(v => s"'$v'").getOrElse("(none)")
+}
