@@ -200,6 +200,8 @@ object PunctuatedJoinMetrics {
   val LateRowsDropped = "numLateRowsDropped"
   val InvalidPunctuationsDropped = "numInvalidPunctuationsDropped"
   val StateRowsScanned = "numStateRowsScanned"
+  val ClosedValuesRemembered = "numClosedValuesRemembered"
+  val ClosedValuesForgotten = "numClosedValuesForgotten"
 
   val all: Seq[StatefulOperatorCustomMetric] = Seq(
     StatefulOperatorCustomSumMetric(PunctuationsReceived, "number of punctuations received"),
@@ -207,7 +209,9 @@ object PunctuatedJoinMetrics {
     StatefulOperatorCustomSumMetric(PunctuationsHeld, "number of punctuations held"),
     StatefulOperatorCustomSumMetric(LateRowsDropped, "number of late rows dropped"),
     StatefulOperatorCustomSumMetric(InvalidPunctuationsDropped, "number of invalid punctuations dropped"),
-    StatefulOperatorCustomSumMetric(StateRowsScanned, "number of stored rows read by purges"))
+    StatefulOperatorCustomSumMetric(StateRowsScanned, "number of stored rows read by purges"),
+    StatefulOperatorCustomSumMetric(ClosedValuesRemembered, "number of closed-value entries remembered for late rows"),
+    StatefulOperatorCustomSumMetric(ClosedValuesForgotten, "number of closed-value entries forgotten (over the limit)"))
 }
 
 /** Runs once after the wrapped iterator is exhausted. */
@@ -246,9 +250,11 @@ private[join] class PunctuatedJoinTask(
   private val shared =
     if (usesSharedStore) Some(JoinInputState.openShared(info, partitionId, storeConf, hadoopConf)) else None
   private val leftState = new JoinInputState("left", shared, info, partitionId, keySchema(leftKeys),
-    leftInputSchema, leftSpec.keySchemes, indexSchemes(isLeft = true), storeConf, hadoopConf)
+    leftInputSchema, leftSpec.keySchemes, indexSchemes(isLeft = true), settings.maxRemembered,
+    storeConf, hadoopConf)
   private val rightState = new JoinInputState("right", shared, info, partitionId, keySchema(rightKeys),
-    rightInputSchema, rightSpec.keySchemes, indexSchemes(isLeft = false), storeConf, hadoopConf)
+    rightInputSchema, rightSpec.keySchemes, indexSchemes(isLeft = false), settings.maxRemembered,
+    storeConf, hadoopConf)
   Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit] { _ =>
     leftState.abortIfNeeded(); rightState.abortIfNeeded()
     shared.foreach(s => if (!s.hasCommitted) s.abort())
@@ -313,6 +319,8 @@ private[join] class PunctuatedJoinTask(
       }
       metric("numTotalStateRows") += leftState.numRows + rightState.numRows
       metric(PunctuationsHeld) += held
+      metric(ClosedValuesRemembered) += leftState.numClosedValues + rightState.numClosedValues
+      metric(ClosedValuesForgotten) += leftState.numClosedValuesForgotten + rightState.numClosedValuesForgotten
       metric("stateMemory") += leftState.memoryUsedBytes + rightState.memoryUsedBytes +
         shared.map(_.metrics.memoryUsedBytes).getOrElse(0L)
       metric("numUpdatedStateRows") += stored
@@ -472,13 +480,16 @@ private[join] class PunctuatedJoinTask(
       val other = if (isLeft) rightState else leftState
       val keyLength = (if (isLeft) leftKeys else rightKeys).length
       val already = own.held(p.scheme, p.constants)
-      if (!already.exists { case (b, _) => own.boundCovers(p.scheme, b, p.bound) }) {
+      // a punctuation repeating what its input closed before (held, or remembered) says nothing new
+      if (!already.exists { case (b, _) => own.boundCovers(p.scheme, b, p.bound) } && !own.remembers(p)) {
+        own.remember(p)
         // the keys p closes: its own (whole key), or those the range index lists
         val keys = if (p.scheme.isWholeKey(keyLength)) Array(p.constants) else other.keysCoveredBy(p)
         keys.foreach(k => other.purgeKey(k).foreach(purge(_, !isLeft, results)))
         if (p.scheme.range.isDefined) ranges += (p -> isLeft)
         val otherHeld = other.held(p.scheme, p.constants)
-        val closed = otherHeld.exists { case (b, _) => other.boundCovers(p.scheme, b, p.bound) }
+        val closed = otherHeld.exists { case (b, _) => other.boundCovers(p.scheme, b, p.bound) } ||
+          other.remembers(p)
         val closesOther = otherHeld.exists { case (b, _) => own.boundCovers(p.scheme, p.bound, b) }
         val retention = settings.punctuationRetention
         // (a partition-wide punctuation is seen by every partition: output once, by partition 0)

@@ -14,7 +14,8 @@ final case class PunctuatedConf(
     invalidPunctuations: String,
     emitPunctuations: Boolean,
     punctuationRetention: Int,
-    safetyMode: String) {
+    safetyMode: String,
+    maxRemembered: Int = PunctuatedConf.DefaultMaxRemembered) {
   def failOnLateRows: Boolean = lateRows == "fail"
   def failOnInvalidPunctuations: Boolean = invalidPunctuations == "fail"
 }
@@ -25,6 +26,12 @@ object PunctuatedConf {
   val EmitPunctuations = "spark.punctuated.emitPunctuations"
   val PunctuationRetention = "spark.punctuated.punctuationRetention"
   val SafetyMode = "spark.punctuated.safety.mode"
+  /**
+   * Closed values an operator remembers per partition and scheme, to recognise late rows after
+   * their punctuations are released ([[punctuated.model.ClosedValues]]); 0 remembers none.
+   */
+  val MaxRemembered = "spark.punctuated.lateRows.maxRemembered"
+  val DefaultMaxRemembered = 10000
 
   def apply(conf: SQLConf): PunctuatedConf = PunctuatedConf(
     lateRows = choice(conf, LateRows, "drop", Seq("drop", "fail")),
@@ -35,7 +42,12 @@ object PunctuatedConf {
       text.toIntOption.filter(_ >= 0).getOrElse(throw new IllegalArgumentException(
         s"$PunctuationRetention must be a number of micro-batches >= 0, not '$text'"))
     },
-    safetyMode = choice(conf, SafetyMode, "strict", Seq("strict", "warn", "off")))
+    safetyMode = choice(conf, SafetyMode, "strict", Seq("strict", "warn", "off")),
+    maxRemembered = {
+      val text = conf.getConfString(MaxRemembered, DefaultMaxRemembered.toString).trim
+      text.toIntOption.filter(_ >= 0).getOrElse(throw new IllegalArgumentException(
+        s"$MaxRemembered must be a number of entries >= 0 (0: remember none), not '$text'"))
+    })
 
   private def choice(conf: SQLConf, key: String, default: String, allowed: Seq[String]): String = {
     val value = conf.getConfString(key, default).trim.toLowerCase(Locale.ROOT)

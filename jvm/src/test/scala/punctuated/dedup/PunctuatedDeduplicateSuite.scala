@@ -1,5 +1,6 @@
 package punctuated.dedup
 
+import org.apache.spark.SparkException
 import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
 import org.apache.spark.sql.functions.count
 import org.apache.spark.sql.internal.SQLConf
@@ -9,7 +10,7 @@ import punctuated.aggregate.Reading
 import punctuated.declaration.Declaration._
 import punctuated.join.Bid
 import punctuated.join.JoinTestData._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{PunctuatedConf, PunctuatedStreamTest}
 
 /**
  * Punctuated dropDuplicates / DISTINCT, scripted batch by batch, on the HDFS-backed state
@@ -44,6 +45,39 @@ class PunctuatedDeduplicateSuite extends PunctuatedStreamTest {
       AddData(bids, closeBids(2)),
       CheckNewAnswer(),
       AssertPunctuatedState(rows = 0, punctuations = 0))
+  }
+
+  test("late rows under the defaults: a forgotten key is not emitted again, across a restart") {
+    val (bids, b) = bidsStream()
+    val firsts = b.dropDuplicates("auction", "bidder").select("auction", "bidder")
+    testStream(firsts)(
+      AddData(bids, bid(1, 100, 5.0), closeBids(1)),
+      CheckNewAnswer((1L, 100L)),
+      AssertPunctuatedState(rows = 0, punctuations = 0),
+      AssertOnQuery("auction 1 remembered (partition-wide: counted once)") { q =>
+        punctuatedProgress(q).customMetrics.get("numClosedValuesRemembered") == 1L
+      },
+      AddData(bids, bid(1, 100, 6.0)),          // late: not a new first row
+      CheckNewAnswer(),
+      StopStream,
+      StartStream(),
+      AddData(bids, bid(1, 101, 7.0), bid(2, 100, 1.0)),
+      CheckNewAnswer((2L, 100L)),
+      AssertOnQuery(q => punctuatedProgress(q).customMetrics.get("numLateRowsDropped") == 1L))
+  }
+
+  test("late rows under the defaults fail the query with lateRows=fail") {
+    withSQLConf(PunctuatedConf.LateRows -> "fail") {
+      val (bids, b) = bidsStream()
+      val firsts = b.dropDuplicates("auction").select("auction")
+      testStream(firsts)(
+        AddData(bids, bid(1, 100, 5.0), closeBids(1)),
+        CheckNewAnswer(1L),
+        StopStream,
+        StartStream(),
+        AddData(bids, bid(1, 101, 6.0)),
+        ExpectFailure[SparkException](e => assert(e.getMessage.contains("PUNCTUATED_LATE_ROW"), e.getMessage)))
+    }
   }
 
   test("DISTINCT in SQL over a declared table: rows at once, keys forgotten when punctuated") {
