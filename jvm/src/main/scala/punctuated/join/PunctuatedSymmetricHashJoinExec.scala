@@ -31,8 +31,8 @@ import punctuated.spark.{PunctuatedConf, PunctuatedStatefulOperator}
  *        left input (rows + punctuations)        right input (rows + punctuations)
  *                    |                                      |
  *          +---------v---------+                  +---------v---------+
- *          | late? (own held   |                  | late? (own held   |
- *          | punctuations)     |                  | punctuations)     |
+ *          | late? (own held / |                  | late? (own held / |
+ *          | remembered puncts)|                  | remembered puncts)|
  *          +---------+---------+                  +---------+---------+
  *                    |  join with right rows        join with left rows |
  *                    +------------------+   +---------------------------+
@@ -48,7 +48,10 @@ import punctuated.spark.{PunctuatedConf, PunctuatedStatefulOperator}
  *              outer joins emit them null-padded if they never matched);
  *     hold:    p, to keep later rows of the other input with such keys out of the state;
  *     release: p and the other input's matching punctuation once both inputs have closed
- *              the key (Li et al. §5.1), after `spark.punctuated.punctuationRetention` batches.
+ *              the key (Li et al. §5.1), after `spark.punctuated.punctuationRetention` batches;
+ *     remember: what p closed, for good, in its input's closed-values summary ([[ClosedKeys]]):
+ *              a later row it covers is late, a later row of the other input is not stored,
+ *              a later punctuation it covers is ignored.
  * }}}
  *
  * Worked example (auctions `unique id`, bids `schemes auction`, inner join on id = auction):
@@ -62,7 +65,8 @@ import punctuated.spark.{PunctuatedConf, PunctuatedStatefulOperator}
  *
  * Semantics (user contract, "Semantics of punctuations" and "Joins"): a punctuation takes
  * effect at the end of the batch it arrives in; a data row that matches a punctuation its
- * own input sent earlier (and that is still held) is late and dropped or fails the query
+ * own input sent in an earlier batch (held, or remembered within
+ * `spark.punctuated.lateRows.maxRemembered`) is late and dropped or fails the query
  * (`spark.punctuated.lateRows`); a marker row that instantiates no declared scheme is an
  * invalid punctuation (`spark.punctuated.invalidPunctuations`). Punctuation rows never
  * appear in the output.
