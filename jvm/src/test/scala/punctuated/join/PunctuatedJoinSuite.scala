@@ -339,6 +339,35 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 1, punctuations = 1))
   }
 
+  test("late rows under ranges: after both inputs closed <= 3 and released it, rows <= 3 are late") {
+    val readings = MemoryStream[(Option[Int], Option[Long], Boolean)]
+    val days = MemoryStream[(Option[Int], Option[String], Boolean)]
+    val r = declare(readings.toDF().toDF("day", "sensor", "p"), "readings", Schemes -> "day<=", Marker -> "p")
+    val d = declare(days.toDF().toDF("day", "name", "p"), "days", Schemes -> "day<=", Marker -> "p")
+    val joined = r.join(d, r("day") === d("day")).select(r("day"), r("sensor"), d("name"))
+    testStream(joined)(
+      AddData(readings, (Some(1), Some(7L), false)),
+      AddData(days, (Some(1), Some("mon"), false)),
+      CheckNewAnswer((1, 7L, "mon")),
+      StopStream,
+      AddData(readings, (Some(2), None, true), (Some(3), None, true)),
+      AddData(days, (Some(3), None, true)),
+      StartStream(),
+      CheckNewAnswer(),
+      // both inputs closed <= 3: the stored rows are purged, the punctuations released, and
+      // each input's highest bound remembered (one entry each: every partition keeps it,
+      // partition 0 counts it)
+      AssertPunctuatedState(rows = 0, punctuations = 0),
+      AssertMetric("numClosedValuesRemembered", 2),
+      StopStream,
+      AddData(readings, (Some(2), Some(9L), false), (Some(4), Some(9L), false)),
+      AddData(days, (Some(3), Some("wed"), false), (Some(4), Some("thu"), false)),
+      StartStream(),
+      CheckNewAnswer((4, 9L, "thu")),
+      AssertMetric("numLateRowsDropped", 2),
+      AssertPunctuatedState(rows = 2, punctuations = 0))    // day 4's reading and day: open
+  }
+
   test("range punctuations reach every partition through the shuffle itself, counted once") {
     withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> "4") {
       val readings = MemoryStream[(Option[Int], Option[Long], Boolean)]
