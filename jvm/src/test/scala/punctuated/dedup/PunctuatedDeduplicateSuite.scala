@@ -54,11 +54,11 @@ class PunctuatedDeduplicateSuite extends PunctuatedStreamTest {
       AddData(bids, bid(1, 100, 5.0), closeBids(1)),
       CheckNewAnswer((1L, 100L)),
       AssertPunctuatedState(rows = 0, punctuations = 0),
+      AddData(bids, bid(1, 100, 6.0)),          // late: not a new first row
+      CheckNewAnswer(),
       AssertOnQuery("auction 1 remembered (partition-wide: counted once)") { q =>
         punctuatedProgress(q).customMetrics.get("numClosedValuesRemembered") == 1L
       },
-      AddData(bids, bid(1, 100, 6.0)),          // late: not a new first row
-      CheckNewAnswer(),
       StopStream,
       StartStream(),
       AddData(bids, bid(1, 101, 7.0), bid(2, 100, 1.0)),
