@@ -5,9 +5,10 @@ import java.io.{ByteArrayInputStream, ByteArrayOutputStream, DataInputStream, Da
 import scala.collection.mutable
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, Murmur3HashFunction, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.util.TypeUtils
 import org.apache.spark.sql.types._
+import org.apache.spark.unsafe.hash.Murmur3_x86_32
 
 import punctuated.model.{ClosedIntervals, ClosedSet}
 
@@ -179,16 +180,17 @@ object ClosedKeys {
     case _ => row.getLong(0)
   }
 
-  private def internal(v: Long, t: DataType): Any = t match {
-    case ByteType => v.toByte
-    case ShortType => v.toShort
-    case IntegerType | DateType => v.toInt
-    case _ => v
-  }
-
-  /** The partition Spark's `HashPartitioning` on this one column gives value `v`. */
+  /**
+   * The partition Spark's `HashPartitioning` on this one column gives value `v`: its Murmur3
+   * hash (seed 42; bytes, shorts, ints and dates hashed as ints, the others as longs) modulo
+   * the partitions, as `Pmod(Murmur3Hash(column), numPartitions)` — without boxing, as gaps
+   * are checked value by value.
+   */
   def partitionOf(v: Long, t: DataType, numPartitions: Int): Int = {
-    val hash = Murmur3HashFunction.hash(internal(v, t), t, 42L).toInt
+    val hash = t match {
+      case ByteType | ShortType | IntegerType | DateType => Murmur3_x86_32.hashInt(v.toInt, 42)
+      case _ => Murmur3_x86_32.hashLong(v, 42)
+    }
     val mod = hash % numPartitions
     if (mod < 0) mod + numPartitions else mod
   }
