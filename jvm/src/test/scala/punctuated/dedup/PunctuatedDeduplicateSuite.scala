@@ -114,7 +114,11 @@ class PunctuatedDeduplicateSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 2, punctuations = 1),   // only stream a closed auction 1: held
       AddData(b, bid(1, 100, 7.0), closeBids(1)),
       CheckNewAnswer(),                                    // still a duplicate
-      AssertPunctuatedState(rows = 0, punctuations = 0))
+      AssertPunctuatedState(rows = 0, punctuations = 0),
+      // both streams closed auction 1 and the punctuations are released: still remembered
+      AddData(a, bid(1, 102, 1.0)),
+      CheckNewAnswer(),
+      AssertOnQuery(q => punctuatedProgress(q).customMetrics.get("numLateRowsDropped") == 1L))
   }
 
   test("an aggregation over a deduplication: the deduplication passes punctuations on") {
