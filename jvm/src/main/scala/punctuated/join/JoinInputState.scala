@@ -178,33 +178,6 @@ class JoinInputState(
   private def constantsProj(s: KeyScheme) = constantsProjs.getOrElseUpdate(s,
     UnsafeProjection.create(s.constants.toSeq.map(p => BoundReference(p, keySchema(p).dataType, nullable = true))))
   private val rangeOrderings = mutable.HashMap.empty[Int, Ordering[Any]]
-  // ---- closed values -----------------------------------------------------------------
-
-  private val closedNamespace = meta.filter(_ => keySchemes.nonEmpty).map(m =>
-    new StoreNamespace(m, StoreNamespace.closedValues(input), keyFields = 1, ClosedValueSchema.length))
-  private val closedKeyProj = UnsafeProjection.create(Seq(BoundReference(0, IntegerType, nullable = false)))
-  private def closedKey(id: Int): UnsafeRow = closedKeyProj(new GenericInternalRow(Array[Any](id)))
-  private val closedValueProj = UnsafeProjection.create(ClosedValueSchema)
-  private val closed = new ClosedKeysTable(keySchemes.map(s => s.id -> s), keySchema, maxRemembered,
-    (partitionId, stateInfo.numPartitions),
-    id => closedNamespace.flatMap(ns => Option(ns.get(closedKey(id)))).map(_.getBinary(1)),
-    (id, bytes, entries) => closedNamespace.foreach(_.put(closedKey(id),
-      closedValueProj(new GenericInternalRow(Array[Any](entries, bytes))))))
-  private var remembered = 0L
-  private var forgotten = 0L
-
-  /** Remembers the values punctuation `p` (of this input) closes, for good. */
-  def remember(p: KeyPunctuation): Unit = closed.add(p.scheme.id, p.constants, p.bound)
-
-  /** Has this input closed everything `p` (of its schemes) covers, by an earlier punctuation? */
-  def remembers(p: KeyPunctuation): Boolean = closed.coversPunctuation(p.scheme.id, p.constants, p.bound)
-
-  /** Closed values remembered in this partition (of partition-wide schemes: in partition 0). */
-  def numClosedValues: Long = remembered
-
-  /** Closed values forgotten in this task to stay within `maxRemembered`. */
-  def numClosedValuesForgotten: Long = forgotten
-
   private def rangeOrdering(position: Int) = rangeOrderings.getOrElseUpdate(position,
     TypeUtils.getInterpretedOrdering(keySchema(position).dataType))
 
@@ -309,6 +282,33 @@ class JoinInputState(
 
   /** Forget cached cover answers (once this batch's punctuations have been applied). */
   def clearCache(): Unit = coverCache.clear()
+
+  // ---- closed values -----------------------------------------------------------------
+
+  private val closedNamespace = meta.filter(_ => keySchemes.nonEmpty).map(m =>
+    new StoreNamespace(m, StoreNamespace.closedValues(input), keyFields = 1, ClosedValueSchema.length))
+  private val closedKeyProj = UnsafeProjection.create(Seq(BoundReference(0, IntegerType, nullable = false)))
+  private def closedKey(id: Int): UnsafeRow = closedKeyProj(new GenericInternalRow(Array[Any](id)))
+  private val closedValueProj = UnsafeProjection.create(ClosedValueSchema)
+  private val closed = new ClosedKeysTable(keySchemes.map(s => s.id -> s), keySchema, maxRemembered,
+    (partitionId, stateInfo.numPartitions),
+    id => closedNamespace.flatMap(ns => Option(ns.get(closedKey(id)))).map(_.getBinary(1)),
+    (id, bytes, entries) => closedNamespace.foreach(_.put(closedKey(id),
+      closedValueProj(new GenericInternalRow(Array[Any](entries, bytes))))))
+  private var remembered = 0L
+  private var forgotten = 0L
+
+  /** Remembers the values punctuation `p` (of this input) closes, for good. */
+  def remember(p: KeyPunctuation): Unit = closed.add(p.scheme.id, p.constants, p.bound)
+
+  /** Has this input closed everything `p` (of its schemes) covers, by an earlier punctuation? */
+  def remembers(p: KeyPunctuation): Boolean = closed.coversPunctuation(p.scheme.id, p.constants, p.bound)
+
+  /** Closed values remembered in this partition (of partition-wide schemes: in partition 0). */
+  def numClosedValues: Long = remembered
+
+  /** Closed values forgotten in this task to stay within `maxRemembered`. */
+  def numClosedValuesForgotten: Long = forgotten
 
   // ---- commit ------------------------------------------------------------------------
 
