@@ -9,7 +9,7 @@ import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOpera
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.types._
 
-import punctuated.join.KeyScheme
+import punctuated.join.{ClosedKeysTable, KeyScheme}
 
 /**
  * A punctuation on a grouping key: "no more rows whose grouping columns at
@@ -24,21 +24,28 @@ final case class GroupPunctuation(kind: Int, scheme: KeyScheme, constants: Unsaf
  *
  * {{{
  *   punctuations   key: (kind INT, constants BINARY)   value: (bound BINARY, closedAt BIGINT)
+ *                  key: (-kind, empty)                 value: (summary BINARY, entries BIGINT)
  * }}}
  *
  * A punctuation is held `spark.punctuated.punctuationRetention` micro-batches; one of a
  * scheme that is a range alone (`hour<=`) is held for good as its scheme's highest bound —
- * one row per scheme — so that no late row ever reopens a closed range. Look-ups are cached
- * per task: one state-store get per (kind, constants) per micro-batch.
+ * one row per scheme — so that no late row ever reopens a closed range. Every other one is
+ * also remembered for good in its kind's closed-values summary ([[punctuated.join.ClosedKeys]]:
+ * intervals of an integral key, or a bounded set, `spark.punctuated.lateRows.maxRemembered`
+ * entries per partition and kind), so that a group once closed is never closed again (no
+ * second final row) after its punctuation is released. Look-ups are cached per task: one
+ * state-store get per (kind, constants) per micro-batch, one per summary.
  *
  * @param keySchema the grouping key's columns
+ * @param maxRemembered entries per closed-values summary (0: none)
  */
 class HeldPunctuations(
     stateInfo: StatefulOperatorStateInfo,
     partitionId: Int,
     keySchema: StructType,
     storeConf: StateStoreConf,
-    hadoopConf: org.apache.hadoop.conf.Configuration) {
+    hadoopConf: org.apache.hadoop.conf.Configuration,
+    maxRemembered: Int) {
 
   import HeldPunctuations._
 
@@ -104,12 +111,34 @@ class HeldPunctuations(
     }
   }
 
-  /** Is this group closed by a held punctuation of `kind`? */
+  /** Is this group closed by a held or remembered punctuation of `kind`? */
   def closes(kind: Int, scheme: KeyScheme, key: InternalRow): Boolean =
     held(kind, constantsProj(scheme)(key)).exists { case (bound, _) =>
       scheme.range.forall(r => !key.isNullAt(r) && bound.exists(b =>
         ordering(r).lteq(key.get(r, keySchema(r).dataType), b)))
-    }
+    } || closed.covers(kind, key)
+
+  // ---- closed values (remembered for good, compactly) ----------------------------------
+
+  private val schemesByKind = mutable.LinkedHashMap.empty[Int, KeyScheme]
+  private def summaryKey(kind: Int): UnsafeRow =
+    keyProj(new GenericInternalRow(Array[Any](-kind, Array.emptyByteArray)))
+  private lazy val closed = new ClosedKeysTable(schemesByKind.toSeq, keySchema, maxRemembered,
+    (partitionId, stateInfo.numPartitions),
+    kind => Option(store.get(summaryKey(kind))).map(_.getBinary(0)),
+    (kind, bytes, entries) =>
+      store.put(summaryKey(kind), valueProj(new GenericInternalRow(Array[Any](bytes, entries)))))
+  private var remembered = 0L
+
+  /** Closed-value entries remembered after the last [[releaseExpired]] (counted kinds only). */
+  def numRemembered: Long = remembered
+
+  /** Remembers the values `p` closes for good (a range alone is held for good instead). */
+  def remember(p: GroupPunctuation): Unit =
+    if (!(p.scheme.constants.isEmpty && p.scheme.range.isDefined)) closed.add(p.kind, p.constants, p.bound)
+
+  /** Writes the changed summaries back (before the store commits); returns the entries forgotten. */
+  def flushClosed(): Long = closed.flush()
 
   private def held(kind: Int, constants: UnsafeRow): Option[(Option[Any], Long)] =
     cache.getOrElseUpdate((kind, constants.getBytes.toSeq), {
@@ -136,6 +165,7 @@ class HeldPunctuations(
    */
   def hold(p: GroupPunctuation, batch: Long, retention: Int): Unit = {
     val pureRange = p.scheme.constants.isEmpty && p.scheme.range.isDefined
+    remember(p)
     if (retention > 0 || pureRange) {
       p.scheme.range.foreach(r => rangeTypes(p.kind) = keySchema(r).dataType)
       val current = held(p.kind, p.constants)
@@ -170,20 +200,26 @@ class HeldPunctuations(
       if (everyBranch) same.foreach(k => release(k, p.constants))
     }
 
-  /** Registers the range column type of each kind (needed to read held bounds). */
-  def register(kind: Int, scheme: KeyScheme): Unit =
+  /** Registers each kind's scheme (the range column type is needed to read held bounds). */
+  def register(kind: Int, scheme: KeyScheme): Unit = {
     scheme.range.foreach(r => rangeTypes(kind) = keySchema(r).dataType)
+    schemesByKind(kind) = scheme
+  }
 
   /**
    * Releases punctuations held `retention` micro-batches (not ranges alone) and counts what
-   * stays held (of kinds every partition holds, only partition 0 counts its copy): one pass
-   * over this small store per micro-batch.
+   * stays held (of kinds every partition holds, only partition 0 counts its copy) and the
+   * entries of the closed-values summaries ([[numRemembered]]): one pass over this small store
+   * per micro-batch.
    */
   def releaseExpired(batch: Long, retention: Int, pureRange: Int => Boolean, counted: Int => Boolean): Long = {
     var heldCount = 0L
-    store.iterator().map(p => (p.key.copy(), p.value.getLong(1))).toArray.foreach { case (k, closedAt) =>
-      if (!pureRange(k.getInt(0)) && batch - closedAt >= retention) store.remove(k)
-      else if (counted(k.getInt(0))) heldCount += 1
+    remembered = 0L
+    store.iterator().map(p => (p.key.copy(), p.value.getLong(1))).toArray.foreach { case (k, value) =>
+      val kind = k.getInt(0)
+      if (kind < 0) { if (counted(-kind)) remembered += value } // a summary: value = its entries
+      else if (!pureRange(kind) && batch - value >= retention) store.remove(k)
+      else if (counted(kind)) heldCount += 1
     }
     heldCount
   }

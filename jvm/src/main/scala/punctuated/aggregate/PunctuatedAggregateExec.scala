@@ -32,7 +32,8 @@ import punctuated.spark.{PunctuatedConf, PunctuatedStatefulOperator}
  *           HashAggregate(merge) <- Exchange <- HashAggregate(partial, FILTER kind = 0)
  *
  *   per input group (merged with its stored state), in this micro-batch:
- *     late?    its key is matched by a held punctuation: dropped (spark.punctuated.lateRows)
+ *     late?    its key is matched by a held or remembered punctuation (HeldPunctuations):
+ *              dropped or failing the query (spark.punctuated.lateRows)
  *     closed?  it carries a punctuation on its whole key (it arrived in the same group), or
  *              a partition-wide one (a range, a part of the key; gathered from all
  *              partitions first) matches it, or its stream's unique key implies one:
@@ -159,7 +160,7 @@ private[aggregate] class PunctuatedAggregateTask(
   private val batch = op.getStateInfo.storeVersion
   private val partitionId = org.apache.spark.TaskContext.getPartitionId()
   private val held = new HeldPunctuations(op.getStateInfo, partitionId,
-    op.keyExpressions.toStructType, storeConf, hadoopConf)
+    op.keyExpressions.toStructType, storeConf, hadoopConf, settings.maxRemembered)
   private val schemes = layout.closing.zipWithIndex.map { case (s, i) => (i + 1) -> s }
   schemes.foreach { case (k, s) => held.register(k, s) }
   private val wholeKeyBits = schemes.collect { case (k, s) if s.isWholeKey(keyLength) => 1L << k }.foldLeft(0L)(_ | _)
@@ -183,9 +184,11 @@ private[aggregate] class PunctuatedAggregateTask(
     if (mode != Complete && wide.nonEmpty) scan(out)
     if (mode == Complete) stored(out)
     (closedHere ++ wide).distinct.foreach(p => held.hold(p, batch, settings.punctuationRetention))
+    op.metric(ClosedValuesForgotten) += held.flushClosed()
     op.metric(PunctuationsHeld) += held.releaseExpired(batch, settings.punctuationRetention,
       k => layout.closing(k - 1).constants.isEmpty && layout.closing(k - 1).range.isDefined,
       k => partitionId == 0 || layout.closing(k - 1).isWholeKey(keyLength))
+    op.metric(ClosedValuesRemembered) += held.numRemembered
     held.store.commit()
     op.stateManager.commit(store)
     op.reportStoreMetrics(store)
@@ -245,8 +248,10 @@ private[aggregate] class PunctuatedAggregateTask(
     }
     if (mode == Complete) stored(out)
     held.releaseCombined((arrived ++ wide).toSeq, layout)
+    op.metric(ClosedValuesForgotten) += held.flushClosed()
     op.metric(PunctuationsHeld) += held.releaseExpired(batch, Int.MaxValue, _ => true,
       k => partitionId == 0 || layout.closing(k - 1).isWholeKey(keyLength))
+    op.metric(ClosedValuesRemembered) += held.numRemembered
     held.store.commit()
     op.stateManager.commit(store)
     op.reportStoreMetrics(store)

@@ -28,7 +28,8 @@ import punctuated.spark.{PunctuatedConf, PunctuatedStatefulOperator}
  *   input rows (data + punctuations, with their kind)
  *        |
  *        v
- *   data row: late (a held punctuation matches it)?  -> dropped (spark.punctuated.lateRows)
+ *   data row: late (a held or remembered punctuation
+ *             matches it: HeldPunctuations)?          -> dropped (spark.punctuated.lateRows)
  *             key seen?                               -> dropped (a duplicate)
  *             else                                    -> emitted, key stored
  *   punctuation row: noted (and emitted when a downstream operator or the results use it)
@@ -129,7 +130,7 @@ private[dedup] class PunctuatedDeduplicateTask(
   private val batch = op.getStateInfo.storeVersion
   private val partitionId = org.apache.spark.TaskContext.getPartitionId()
   private val held = new HeldPunctuations(op.getStateInfo, partitionId, op.keyExpressions.toStructType,
-    storeConf, hadoopConf)
+    storeConf, hadoopConf, op.settings.maxRemembered)
   private val schemes = layout.closing.zipWithIndex.map { case (s, i) => (i + 1) -> s }
   schemes.foreach { case (k, s) => held.register(k, s) }
   private val keyProj = UnsafeProjection.create(op.keyExpressions, op.child.output)
@@ -171,9 +172,11 @@ private[dedup] class PunctuatedDeduplicateTask(
       done.foreach(forget)
       held.releaseCombined((closing ++ wide).toSeq, layout)
     } else {
-      // whole-key punctuations: one removal each; implied ones (a unique key): the new keys
+      // whole-key punctuations: one removal each; implied ones (a unique key): the new keys,
+      // whose unique-key values are remembered as closed (a later row with one is late)
       closing.foreach(p => forget(p.constants))
       newKeys.foreach(forget)
+      for (key <- newKeys; k <- layout.implied) held.remember(held.punctuationFor(k, layout.closing(k - 1), key))
       if (wide.nonEmpty) {
         val index = held.index(wide)
         store.iterator().map(_.key.copy()).filter(index.covers).toArray.foreach(forget)
@@ -181,9 +184,11 @@ private[dedup] class PunctuatedDeduplicateTask(
       (closing ++ wide).distinct.foreach(p => held.hold(p, batch, op.settings.punctuationRetention))
     }
     val retention = if (layout.isUnion) Int.MaxValue else op.settings.punctuationRetention
+    op.metric(ClosedValuesForgotten) += held.flushClosed()
     op.metric(PunctuationsHeld) += held.releaseExpired(batch, retention,
       k => layout.closing(k - 1).constants.isEmpty && layout.closing(k - 1).range.isDefined,
       k => partitionId == 0 || layout.closing(k - 1).isWholeKey(keyLength))
+    op.metric(ClosedValuesRemembered) += held.numRemembered
     held.store.commit()
     store.commit()
     op.reportStoreMetrics(store)

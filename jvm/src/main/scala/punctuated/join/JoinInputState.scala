@@ -37,6 +37,10 @@ final case class KeyPunctuation(scheme: KeyScheme, constants: UnsafeRow, bound: 
  *                                   partition 0's copy is counted in the metrics)
  *     range index                   the stored join keys by the other input's range and
  *                                   prefix schemes ([[RangeIndex]])
+ *     closed values                 per scheme, what this input closed, remembered compactly
+ *                                   after its punctuations are released ([[ClosedKeys]]): a
+ *                                   row it covers is late, and no row of the other input with
+ *                                   a key it covers is stored
  * }}}
  *
  * The shared store is opened only when an input holds punctuations or is indexed: each
@@ -55,6 +59,7 @@ final case class KeyPunctuation(scheme: KeyScheme, constants: UnsafeRow, bound: 
  * @param keySchemes    the input's key schemes (for `covers`)
  * @param indexSchemes  the other input's schemes that do not fix the whole key: the stored
  *                      keys are indexed for them (see [[RangeIndex.indexedSchemes]])
+ * @param maxRemembered closed values remembered per scheme (`spark.punctuated.lateRows.maxRemembered`)
  */
 class JoinInputState(
     input: String,
@@ -65,6 +70,7 @@ class JoinInputState(
     inputSchema: StructType,
     keySchemes: Seq[KeyScheme],
     indexSchemes: Seq[KeyScheme],
+    maxRemembered: Int,
     storeConf: StateStoreConf,
     hadoopConf: org.apache.hadoop.conf.Configuration) {
 
@@ -262,7 +268,7 @@ class JoinInputState(
   def covers(key: UnsafeRow): Boolean = keySchemes.nonEmpty && (coverCache.get(key) match {
     case Some(answer) => answer
     case None =>
-      val answer = keySchemes.exists(s => coveredBy(s, key))
+      val answer = keySchemes.exists(s => coveredBy(s, key) || closed.covers(s.id, key))
       coverCache(key.copy()) = answer
       answer
   })
@@ -277,18 +283,60 @@ class JoinInputState(
   /** Forget cached cover answers (once this batch's punctuations have been applied). */
   def clearCache(): Unit = coverCache.clear()
 
+  // ---- closed values -----------------------------------------------------------------
+
+  private val closedNamespace = meta.filter(_ => keySchemes.nonEmpty).map(m =>
+    new StoreNamespace(m, StoreNamespace.closedValues(input), keyFields = 1, ClosedValueSchema.length))
+  private val closedKeyProj = UnsafeProjection.create(Seq(BoundReference(0, IntegerType, nullable = false)))
+  private def closedKey(id: Int): UnsafeRow = closedKeyProj(new GenericInternalRow(Array[Any](id)))
+  private val closedValueProj = UnsafeProjection.create(ClosedValueSchema)
+  private val closed = new ClosedKeysTable(keySchemes.map(s => s.id -> s), keySchema, maxRemembered,
+    (partitionId, stateInfo.numPartitions),
+    id => closedNamespace.flatMap(ns => Option(ns.get(closedKey(id)))).map(_.getBinary(1)),
+    (id, bytes, entries) => closedNamespace.foreach(_.put(closedKey(id),
+      closedValueProj(new GenericInternalRow(Array[Any](entries, bytes))))))
+  private var remembered = 0L
+  private var forgotten = 0L
+
+  /** Remembers the values punctuation `p` (of this input) closes, for good. */
+  def remember(p: KeyPunctuation): Unit = closed.add(p.scheme.id, p.constants, p.bound)
+
+  /** Has this input closed everything `p` (of its schemes) covers, by an earlier punctuation? */
+  def remembers(p: KeyPunctuation): Boolean = closed.coversPunctuation(p.scheme.id, p.constants, p.bound)
+
+  /** Closed values remembered in this partition (of partition-wide schemes: in partition 0). */
+  def numClosedValues: Long = remembered
+
+  /** Closed values forgotten in this task to stay within `maxRemembered`. */
+  def numClosedValuesForgotten: Long = forgotten
+
   // ---- commit ------------------------------------------------------------------------
 
-  /** Writes the range index back (into the shared store), before the task commits the stores. */
-  def prepareCommit(): Unit = index.foreach { i =>
-    maybeEmptied.foreach { key =>
-      val left = rows.prefixScan(key)
-      try {
-        if (left.hasNext) scanned += 1 else i.remove(key)
-      } finally left.close()
+  /**
+   * Writes the range index and the closed values back (into the shared store), before the task
+   * commits the stores.
+   */
+  def prepareCommit(): Unit = {
+    index.foreach { i =>
+      maybeEmptied.foreach { key =>
+        val left = rows.prefixScan(key)
+        try {
+          if (left.hasNext) scanned += 1 else i.remove(key)
+        } finally left.close()
+      }
+      maybeEmptied.clear()
+      i.flush()
     }
-    maybeEmptied.clear()
-    i.flush()
+    flushClosed()
+  }
+
+  private def flushClosed(): Unit = {
+    forgotten += closed.flush()
+    remembered = closedNamespace.map { ns =>
+      keySchemes.filter(s => partitionId == 0 || s.isWholeKey(keyLength)).map { s =>
+        Option(ns.get(closedKey(s.id))).map(_.getLong(0)).getOrElse(0L)
+      }.sum
+    }.getOrElse(0L)
   }
 
   /** This input's rows store (committed by the task, see [[prepareCommit]]). */
@@ -311,6 +359,9 @@ object JoinInputState {
     .add("scheme", IntegerType, nullable = false).add("constants", BinaryType, nullable = false)
   val PunctValueSchema: StructType = new StructType()
     .add("bound", BinaryType, nullable = true).add("closedAtBatch", LongType, nullable = false)
+  /** A closed-values summary ([[ClosedKeys]]), keyed by its scheme's id. */
+  val ClosedValueSchema: StructType = new StructType()
+    .add("entries", LongType, nullable = false).add("summary", BinaryType, nullable = false)
 
   def rowsStoreName(input: String): String = s"$input-punctuated-rows"
 

@@ -31,8 +31,8 @@ import punctuated.spark.{PunctuatedConf, PunctuatedStatefulOperator}
  *        left input (rows + punctuations)        right input (rows + punctuations)
  *                    |                                      |
  *          +---------v---------+                  +---------v---------+
- *          | late? (own held   |                  | late? (own held   |
- *          | punctuations)     |                  | punctuations)     |
+ *          | late? (own held / |                  | late? (own held / |
+ *          | remembered puncts)|                  | remembered puncts)|
  *          +---------+---------+                  +---------+---------+
  *                    |  join with right rows        join with left rows |
  *                    +------------------+   +---------------------------+
@@ -48,7 +48,10 @@ import punctuated.spark.{PunctuatedConf, PunctuatedStatefulOperator}
  *              outer joins emit them null-padded if they never matched);
  *     hold:    p, to keep later rows of the other input with such keys out of the state;
  *     release: p and the other input's matching punctuation once both inputs have closed
- *              the key (Li et al. §5.1), after `spark.punctuated.punctuationRetention` batches.
+ *              the key (Li et al. §5.1), after `spark.punctuated.punctuationRetention` batches;
+ *     remember: what p closed, for good, in its input's closed-values summary ([[ClosedKeys]]):
+ *              a later row it covers is late, a later row of the other input is not stored,
+ *              a later punctuation it covers is ignored.
  * }}}
  *
  * Worked example (auctions `unique id`, bids `schemes auction`, inner join on id = auction):
@@ -62,7 +65,8 @@ import punctuated.spark.{PunctuatedConf, PunctuatedStatefulOperator}
  *
  * Semantics (user contract, "Semantics of punctuations" and "Joins"): a punctuation takes
  * effect at the end of the batch it arrives in; a data row that matches a punctuation its
- * own input sent earlier (and that is still held) is late and dropped or fails the query
+ * own input sent in an earlier batch (held, or remembered within
+ * `spark.punctuated.lateRows.maxRemembered`) is late and dropped or fails the query
  * (`spark.punctuated.lateRows`); a marker row that instantiates no declared scheme is an
  * invalid punctuation (`spark.punctuated.invalidPunctuations`). Punctuation rows never
  * appear in the output.
@@ -200,6 +204,8 @@ object PunctuatedJoinMetrics {
   val LateRowsDropped = "numLateRowsDropped"
   val InvalidPunctuationsDropped = "numInvalidPunctuationsDropped"
   val StateRowsScanned = "numStateRowsScanned"
+  val ClosedValuesRemembered = "numClosedValuesRemembered"
+  val ClosedValuesForgotten = "numClosedValuesForgotten"
 
   val all: Seq[StatefulOperatorCustomMetric] = Seq(
     StatefulOperatorCustomSumMetric(PunctuationsReceived, "number of punctuations received"),
@@ -207,7 +213,9 @@ object PunctuatedJoinMetrics {
     StatefulOperatorCustomSumMetric(PunctuationsHeld, "number of punctuations held"),
     StatefulOperatorCustomSumMetric(LateRowsDropped, "number of late rows dropped"),
     StatefulOperatorCustomSumMetric(InvalidPunctuationsDropped, "number of invalid punctuations dropped"),
-    StatefulOperatorCustomSumMetric(StateRowsScanned, "number of stored rows read by purges"))
+    StatefulOperatorCustomSumMetric(StateRowsScanned, "number of stored rows read by purges"),
+    StatefulOperatorCustomSumMetric(ClosedValuesRemembered, "number of closed-value entries remembered for late rows"),
+    StatefulOperatorCustomSumMetric(ClosedValuesForgotten, "number of closed-value entries forgotten (over the limit)"))
 }
 
 /** Runs once after the wrapped iterator is exhausted. */
@@ -246,9 +254,11 @@ private[join] class PunctuatedJoinTask(
   private val shared =
     if (usesSharedStore) Some(JoinInputState.openShared(info, partitionId, storeConf, hadoopConf)) else None
   private val leftState = new JoinInputState("left", shared, info, partitionId, keySchema(leftKeys),
-    leftInputSchema, leftSpec.keySchemes, indexSchemes(isLeft = true), storeConf, hadoopConf)
+    leftInputSchema, leftSpec.keySchemes, indexSchemes(isLeft = true), settings.maxRemembered,
+    storeConf, hadoopConf)
   private val rightState = new JoinInputState("right", shared, info, partitionId, keySchema(rightKeys),
-    rightInputSchema, rightSpec.keySchemes, indexSchemes(isLeft = false), storeConf, hadoopConf)
+    rightInputSchema, rightSpec.keySchemes, indexSchemes(isLeft = false), settings.maxRemembered,
+    storeConf, hadoopConf)
   Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit] { _ =>
     leftState.abortIfNeeded(); rightState.abortIfNeeded()
     shared.foreach(s => if (!s.hasCommitted) s.abort())
@@ -313,6 +323,8 @@ private[join] class PunctuatedJoinTask(
       }
       metric("numTotalStateRows") += leftState.numRows + rightState.numRows
       metric(PunctuationsHeld) += held
+      metric(ClosedValuesRemembered) += leftState.numClosedValues + rightState.numClosedValues
+      metric(ClosedValuesForgotten) += leftState.numClosedValuesForgotten + rightState.numClosedValuesForgotten
       metric("stateMemory") += leftState.memoryUsedBytes + rightState.memoryUsedBytes +
         shared.map(_.metrics.memoryUsedBytes).getOrElse(0L)
       metric("numUpdatedStateRows") += stored
@@ -472,13 +484,16 @@ private[join] class PunctuatedJoinTask(
       val other = if (isLeft) rightState else leftState
       val keyLength = (if (isLeft) leftKeys else rightKeys).length
       val already = own.held(p.scheme, p.constants)
-      if (!already.exists { case (b, _) => own.boundCovers(p.scheme, b, p.bound) }) {
+      // a punctuation repeating what its input closed before (held, or remembered) says nothing new
+      if (!already.exists { case (b, _) => own.boundCovers(p.scheme, b, p.bound) } && !own.remembers(p)) {
+        own.remember(p)
         // the keys p closes: its own (whole key), or those the range index lists
         val keys = if (p.scheme.isWholeKey(keyLength)) Array(p.constants) else other.keysCoveredBy(p)
         keys.foreach(k => other.purgeKey(k).foreach(purge(_, !isLeft, results)))
         if (p.scheme.range.isDefined) ranges += (p -> isLeft)
         val otherHeld = other.held(p.scheme, p.constants)
-        val closed = otherHeld.exists { case (b, _) => other.boundCovers(p.scheme, b, p.bound) }
+        val closed = otherHeld.exists { case (b, _) => other.boundCovers(p.scheme, b, p.bound) } ||
+          other.remembers(p)
         val closesOther = otherHeld.exists { case (b, _) => own.boundCovers(p.scheme, p.bound, b) }
         val retention = settings.punctuationRetention
         // (a partition-wide punctuation is seen by every partition: output once, by partition 0)

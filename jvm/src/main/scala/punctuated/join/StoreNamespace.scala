@@ -22,6 +22,7 @@ import org.apache.spark.sql.types.{BinaryType, IntegerType, StructType}
  *     0 left held whole-key punctuations   3 right ...     key (scheme, constants), value (bound, closedAtBatch)
  *     1 left held partition-wide ones      4 right ...     as 0
  *     2 left range index                   5 right ...     key (scheme, constants), value (keys)
+ *     6 left closed values                 7 right ...     key (scheme), value (entries, summary)
  * }}}
  *
  * Example: `ns = new StoreNamespace(store, 0, keyFields = 2, valueFields = 2)`;
@@ -75,4 +76,9 @@ object StoreNamespace {
   val ValueSchema: StructType = new StructType().add("value", BinaryType, nullable = false)
   /** Namespaces per join input: held whole-key punctuations, partition-wide ones, range index. */
   val PerInput = 3
+  /**
+   * The namespace of an input's closed values ([[ClosedKeys]]): after both inputs' first three,
+   * so that checkpoints written before it keep their layout.
+   */
+  def closedValues(input: String): Int = 2 * PerInput + (if (input == "left") 0 else 1)
 }

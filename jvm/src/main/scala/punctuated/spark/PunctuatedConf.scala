@@ -15,7 +15,8 @@ final case class PunctuatedConf(
     emitPunctuations: Boolean,
     punctuationRetention: Int,
     safetyMode: String,
-    batchIncludePunctuations: Boolean = false) {
+    batchIncludePunctuations: Boolean = false,
+    maxRemembered: Int = PunctuatedConf.DefaultMaxRemembered) {
   def failOnLateRows: Boolean = lateRows == "fail"
   def failOnInvalidPunctuations: Boolean = invalidPunctuations == "fail"
 }
@@ -28,6 +29,12 @@ object PunctuatedConf {
   val SafetyMode = "spark.punctuated.safety.mode"
   /** Batch reads of a declared table keep its punctuation rows (default: left out). */
   val BatchIncludePunctuations = "spark.punctuated.batch.includePunctuations"
+  /**
+   * Closed values an operator remembers per partition and scheme, to recognise late rows after
+   * their punctuations are released ([[punctuated.model.ClosedValues]]); 0 remembers none.
+   */
+  val MaxRemembered = "spark.punctuated.lateRows.maxRemembered"
+  val DefaultMaxRemembered = 10000
 
   def apply(conf: SQLConf): PunctuatedConf = PunctuatedConf(
     lateRows = choice(conf, LateRows, "drop", Seq("drop", "fail")),
@@ -39,7 +46,12 @@ object PunctuatedConf {
         s"$PunctuationRetention must be a number of micro-batches >= 0, not '$text'"))
     },
     safetyMode = choice(conf, SafetyMode, "strict", Seq("strict", "warn", "off")),
-    batchIncludePunctuations = choice(conf, BatchIncludePunctuations, "false", Seq("true", "false")) == "true")
+    batchIncludePunctuations = choice(conf, BatchIncludePunctuations, "false", Seq("true", "false")) == "true",
+    maxRemembered = {
+      val text = conf.getConfString(MaxRemembered, DefaultMaxRemembered.toString).trim
+      text.toIntOption.filter(_ >= 0).getOrElse(throw new IllegalArgumentException(
+        s"$MaxRemembered must be a number of entries >= 0 (0: remember none), not '$text'"))
+    })
 
   private def choice(conf: SQLConf, key: String, default: String, allowed: Seq[String]): String = {
     val value = conf.getConfString(key, default).trim.toLowerCase(Locale.ROOT)

@@ -101,15 +101,19 @@ object PunctuatedAggregatePropertySuite {
   /**
    * The punctuations an operator holds (user contract, retention): `retention` micro-batches
    * after their own, none without one; a range per (scheme, constants) as its highest bound,
-   * refreshed by each punctuation. Shared by the aggregation and deduplication models.
+   * refreshed by each punctuation. Every punctuation is also remembered for good (late rows:
+   * a row any earlier punctuation covers is late, held or not). Shared by the aggregation and
+   * deduplication models.
    */
   class HeldModel(kind: SchemeKind, retention: Int) {
     private val held = mutable.Map.empty[Punct, Int]   // -> batch held from
+    private val remembered = mutable.ArrayBuffer.empty[Punct]
 
-    def covers(c: Int, k: Int): Boolean = held.keys.exists(_.covers(c, k))
+    def covers(c: Int, k: Int): Boolean = held.keys.exists(_.covers(c, k)) || remembered.exists(_.covers(c, k))
 
     /** Holds this batch's punctuations and releases the expired ones. */
     def endBatch(puncts: Seq[Punct], batch: Int): Unit = {
+      remembered ++= puncts
       puncts.foreach { p =>
         if (retention > 0) kind match {
           case CaseRange =>

@@ -1,7 +1,7 @@
 package punctuated.aggregate
 
 import org.apache.spark.SparkException
-import org.apache.spark.sql.{AnalysisException, DataFrame}
+import org.apache.spark.sql.{AnalysisException, DataFrame, Row}
 import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
 import org.apache.spark.sql.functions.{avg, count, max, sum}
 import org.apache.spark.sql.internal.SQLConf
@@ -105,6 +105,75 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       CheckNewAnswer((9, 20.1)),
       AddData(input, reading(1, 8, 20.1)),
       ExpectFailure[SparkException](e => assert(e.getMessage.contains("PUNCTUATED_LATE_ROW"), e.getMessage)))
+  }
+
+  test("late rows under the defaults: a closed group gets no second final row, across a restart") {
+    val (bids, b) = bidsStream()
+    val totals = b.groupBy("auction").agg(count("*").as("n"), sum("price").as("total"))
+    testStream(totals, OutputMode.Append())(
+      AddData(bids, bid(1, 100, 5.0), closeBids(1)),
+      CheckNewAnswer((1L, 1L, 5.0)),
+      AssertPunctuatedState(rows = 0, punctuations = 0),      // retention 0: nothing held...
+      AddData(bids, bid(1, 101, 9.0)),                        // late: auction 1 closed
+      CheckNewAnswer(),
+      AssertMetric("numLateRowsDropped", 1),
+      AssertPunctuatedState(rows = 0, punctuations = 0),
+      AddData(bids, closeBids(1)),                            // a repeated punctuation
+      CheckNewAnswer(),                                       // no second (1, 1, 9.0)
+      StopStream,
+      StartStream(),
+      AddData(bids, bid(1, 102, 4.0), bid(2, 100, 1.0), closeBids(1), closeBids(2)),
+      CheckNewAnswer((2L, 1L, 1.0)),
+      AssertMetric("numLateRowsDropped", 1),
+      AssertOnQuery("...but auctions 1 and 2 are remembered") { q =>
+        punctuatedProgress(q).customMetrics.get("numClosedValuesRemembered") >= 1L
+      })
+  }
+
+  test("late rows under the defaults fail the query with lateRows=fail, across a restart") {
+    withSQLConf(PunctuatedConf.LateRows -> "fail") {
+      val (bids, b) = bidsStream()
+      val totals = b.groupBy("auction").agg(sum("price"))
+      testStream(totals, OutputMode.Append())(
+        AddData(bids, bid(1, 100, 5.0), closeBids(1)),
+        CheckNewAnswer((1L, 5.0)),
+        StopStream,
+        StartStream(),
+        AddData(bids, bid(1, 101, 9.0)),
+        ExpectFailure[SparkException] { e =>
+          assert(e.getMessage.contains("PUNCTUATED_LATE_ROW") && e.getMessage.contains("auction=1"), e.getMessage)
+        })
+    }
+  }
+
+  test("closed values are remembered compactly: sequential ids merge into one interval per partition") {
+    val (bids, b) = bidsStream()
+    val totals = b.groupBy("auction").agg(sum("price"))
+    val ids = 1L to 60L
+    testStream(totals, OutputMode.Append())(
+      AddData(bids, ids.flatMap(id => Seq(bid(id, 100, 1.0), closeBids(id))): _*),
+      CheckNewAnswer(ids.map(id => Row(id, 1.0)): _*),
+      // 60 closed auctions over 2 partitions: one interval each (gaps hash elsewhere)
+      AssertMetric("numClosedValuesRemembered", 2),
+      AddData(bids, ids.map(id => bid(id, 101, 2.0)): _*),
+      CheckNewAnswer(),
+      AssertMetric("numLateRowsDropped", 60))
+  }
+
+  test("spark.punctuated.lateRows.maxRemembered bounds what is remembered; the rest is counted as forgotten") {
+    val (bids, b) = bidsStream()
+    val totals = b.groupBy("auction").agg(sum("price"))
+    val far = Seq(1L, 1000L, 1000000L, 1000000000L)    // no interval can merge them
+    testStream(totals, OutputMode.Append())(
+      StartStream(additionalConfs = Map(PunctuatedConf.MaxRemembered -> "1")),
+      AddData(bids, far.map(closeBids): _*),
+      CheckNewAnswer(),
+      AssertOnQuery("at most one entry per partition; the others forgotten") { q =>
+        val m = punctuatedProgress(q).customMetrics
+        val (remembered, forgotten) = (m.get("numClosedValuesRemembered"), m.get("numClosedValuesForgotten"))
+        assert(remembered <= 2 && remembered + forgotten == 4, punctuatedProgress(q).json)
+        true
+      })
   }
 
   test("group by a join's output: each auction's total when the auction closes") {

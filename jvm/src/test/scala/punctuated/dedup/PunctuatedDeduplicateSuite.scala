@@ -1,5 +1,6 @@
 package punctuated.dedup
 
+import org.apache.spark.SparkException
 import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
 import org.apache.spark.sql.functions.count
 import org.apache.spark.sql.internal.SQLConf
@@ -9,7 +10,7 @@ import punctuated.aggregate.Reading
 import punctuated.declaration.Declaration._
 import punctuated.join.Bid
 import punctuated.join.JoinTestData._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{PunctuatedConf, PunctuatedStreamTest}
 
 /**
  * Punctuated dropDuplicates / DISTINCT, scripted batch by batch, on the HDFS-backed state
@@ -46,6 +47,39 @@ class PunctuatedDeduplicateSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 0, punctuations = 0))
   }
 
+  test("late rows under the defaults: a forgotten key is not emitted again, across a restart") {
+    val (bids, b) = bidsStream()
+    val firsts = b.dropDuplicates("auction", "bidder").select("auction", "bidder")
+    testStream(firsts)(
+      AddData(bids, bid(1, 100, 5.0), closeBids(1)),
+      CheckNewAnswer((1L, 100L)),
+      AssertPunctuatedState(rows = 0, punctuations = 0),
+      AddData(bids, bid(1, 100, 6.0)),          // late: not a new first row
+      CheckNewAnswer(),
+      AssertOnQuery("auction 1 remembered (partition-wide: counted once)") { q =>
+        punctuatedProgress(q).customMetrics.get("numClosedValuesRemembered") == 1L
+      },
+      StopStream,
+      StartStream(),
+      AddData(bids, bid(1, 101, 7.0), bid(2, 100, 1.0)),
+      CheckNewAnswer((2L, 100L)),
+      AssertOnQuery(q => punctuatedProgress(q).customMetrics.get("numLateRowsDropped") == 1L))
+  }
+
+  test("late rows under the defaults fail the query with lateRows=fail") {
+    withSQLConf(PunctuatedConf.LateRows -> "fail") {
+      val (bids, b) = bidsStream()
+      val firsts = b.dropDuplicates("auction").select("auction")
+      testStream(firsts)(
+        AddData(bids, bid(1, 100, 5.0), closeBids(1)),
+        CheckNewAnswer(1L),
+        StopStream,
+        StartStream(),
+        AddData(bids, bid(1, 101, 6.0)),
+        ExpectFailure[SparkException](e => assert(e.getMessage.contains("PUNCTUATED_LATE_ROW"), e.getMessage)))
+    }
+  }
+
   test("DISTINCT in SQL over a declared table: rows at once, keys forgotten when punctuated") {
     withDeclaredTable("readings", "sensor BIGINT, hour INT, temp DOUBLE, is_punct BOOLEAN",
       Map(Schemes -> "hour<=", Marker -> "is_punct")) {
@@ -80,7 +114,11 @@ class PunctuatedDeduplicateSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 2, punctuations = 1),   // only stream a closed auction 1: held
       AddData(b, bid(1, 100, 7.0), closeBids(1)),
       CheckNewAnswer(),                                    // still a duplicate
-      AssertPunctuatedState(rows = 0, punctuations = 0))
+      AssertPunctuatedState(rows = 0, punctuations = 0),
+      // both streams closed auction 1 and the punctuations are released: still remembered
+      AddData(a, bid(1, 102, 1.0)),
+      CheckNewAnswer(),
+      AssertOnQuery(q => punctuatedProgress(q).customMetrics.get("numLateRowsDropped") == 1L))
   }
 
   test("an aggregation over a deduplication: the deduplication passes punctuations on") {

@@ -154,12 +154,25 @@ object PunctuatedJoinPropertySuite {
     private val held = Map(true -> mutable.Map.empty[(SchemeKind, Int, Int), Punct],
       false -> mutable.Map.empty[(SchemeKind, Int, Int), Punct])
     private var late = 0
+    /**
+     * What each input closed, remembered for good (user contract, late rows): its effective
+     * punctuations, per scheme. A punctuation a remembered one of its scheme covers says
+     * nothing new; one the other input's remembered ones cover is closed by both (not held).
+     */
+    private val remembered = Map(true -> mutable.ArrayBuffer.empty[Punct], false -> mutable.ArrayBuffer.empty[Punct])
+    private def remembers(isLeft: Boolean, p: Punct) = remembered(isLeft).exists { q =>
+      q.kind == p.kind && q.c == p.c && (p.kind match {
+        case WholeKey => q.k == p.k
+        case CaseRange => q.k >= p.k
+        case CaseOnly => true
+      })
+    }
 
     private def closed(isLeft: Boolean, c: Int, k: Int) = sent(isLeft).exists(_.covers(c, k))
     private def heldCovers(isLeft: Boolean, c: Int, k: Int) = held(isLeft).values.exists(_.covers(c, k))
     private def usedKey(c: Int, k: Int) = data(true).exists(d => !d.late && d.c == c && d.k == k)
 
-    /** One batch of case `c`: left and right elements (grammatical, plus detectable late rows). */
+    /** One batch of case `c`: left and right elements (grammatical, plus late rows: all detected). */
     def generate(c: Int, rng: Random): (Seq[Elem], Seq[Elem]) = {
       def side(isLeft: Boolean): Seq[Elem] = {
         val kinds = if (isLeft) layout.leftSchemes else layout.rightSchemes
@@ -168,7 +181,7 @@ object PunctuatedJoinPropertySuite {
           if (rng.nextInt(4) == 0) Some(PunctRow(Punct(kinds(rng.nextInt(kinds.size)), c, k)))
           else if (isLeft && layout.leftUnique && usedKey(c, k)) None
           else if (!closed(isLeft, c, k)) Some(Data(c, k, rng.nextInt(1000), late = false))
-          else if (heldCovers(isLeft, c, k) && rng.nextBoolean()) Some(Data(c, k, rng.nextInt(1000), late = true))
+          else if (rng.nextBoolean()) Some(Data(c, k, rng.nextInt(1000), late = true))
           else None
         }.distinctBy { case Data(cc, kk, _, _) if isLeft && layout.leftUnique => (cc, kk, 0); case e => e }
       }
@@ -194,10 +207,11 @@ object PunctuatedJoinPropertySuite {
       for (isLeft <- Seq(true, false); p <- strongest(newPuncts(isLeft))) {
         val own = held(isLeft)
         val other = held(!isLeft)
-        if (!own.get(p.slot).exists(_.bound >= p.bound)) {
+        if (!own.get(p.slot).exists(_.bound >= p.bound) && !remembers(isLeft, p)) {
           effective += (isLeft -> p)
+          remembered(isLeft) += p
           val o = other.get(p.slot)
-          val closed = o.exists(_.bound >= p.bound)
+          val closed = o.exists(_.bound >= p.bound) || remembers(!isLeft, p)
           val closesOther = o.exists(x => p.bound >= x.bound)
           if (closed) finished += p else if (closesOther) finished += o.get
           if (!closed) own(p.slot) = p

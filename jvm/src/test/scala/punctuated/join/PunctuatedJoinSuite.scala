@@ -91,7 +91,8 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       CheckNewAnswer(),
       AddData(bids, bid(1, 100, 5.0), bid(2, 100, 6.0)),  // bids closed 1 earlier: late
       CheckNewAnswer((2L, 100L, 6.0)),
-      AssertMetric("numLateRowsDropped", 0))   // auction 1 closed on both sides: released
+      // auction 1 closed on both sides: its punctuations are released, but remembered
+      AssertMetric("numLateRowsDropped", 1))
     val (auctions2, bids2, joined2) = auctionJoin()
     testStream(joined2)(
       AddData(bids2, closeBids(7)),
@@ -111,6 +112,62 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
             e.getMessage)
         })
     }
+  }
+
+  test("late rows under the defaults: dropped after both inputs released the key, never stored") {
+    val (auctions, bids, joined) = auctionJoin()
+    testStream(joined)(
+      AddData(auctions, auction(1, 10), auction(2, 11)),
+      AddData(bids, bid(1, 100, 5.0), closeBids(1)),
+      CheckNewAnswer((1L, 100L, 5.0)),
+      // key 1 closed by both inputs: auction 1 purged, both punctuations released
+      AssertPunctuatedState(rows = 1, punctuations = 1),
+      StopStream,
+      StartStream(),
+      AddData(bids, bid(1, 101, 7.0)),          // late: bids closed 1
+      CheckNewAnswer(),
+      AssertMetric("numLateRowsDropped", 1),
+      AssertPunctuatedState(rows = 1, punctuations = 1),   // not stored
+      AddData(auctions, auction(1, 12)),        // late: auctions' unique key 1 seen before
+      CheckNewAnswer(),
+      AssertMetric("numLateRowsDropped", 1),
+      AssertPunctuatedState(rows = 1, punctuations = 1),
+      AddData(bids, closeBids(1)),              // a repeated punctuation: nothing is held
+      CheckNewAnswer(),
+      AssertPunctuatedState(rows = 1, punctuations = 1),
+      AssertOnQuery("both inputs remember key 1 (and auctions key 2)") { q =>
+        punctuatedProgress(q).customMetrics.get("numClosedValuesRemembered") >= 2L
+      })
+    withSQLConf(PunctuatedConf.LateRows -> "fail") {
+      val (auctions2, bids2, joined2) = auctionJoin()
+      testStream(joined2)(
+        AddData(auctions2, auction(1, 10)),
+        AddData(bids2, bid(1, 100, 5.0), closeBids(1)),
+        CheckNewAnswer((1L, 100L, 5.0)),
+        AssertPunctuatedState(rows = 0, punctuations = 0),
+        StopStream,
+        StartStream(),
+        AddData(bids2, bid(1, 101, 7.0)),
+        ExpectFailure[SparkException] { e =>
+          assert(e.getMessage.contains("PUNCTUATED_LATE_ROW") && e.getMessage.contains("auction=1"),
+            e.getMessage)
+        })
+    }
+  }
+
+  test("closed join keys are remembered compactly: sequential ids are one interval per partition and input") {
+    val (auctions, bids, joined) = auctionJoin()
+    val ids = 1L to 60L
+    testStream(joined)(
+      AddData(auctions, ids.map(id => auction(id, 10)): _*),
+      AddData(bids, ids.flatMap(id => Seq(bid(id, 100, 1.0), closeBids(id))): _*),
+      CheckNewAnswer(ids.map(id => Row(id, 100L, 1.0)): _*),
+      AssertPunctuatedState(rows = 0, punctuations = 0),
+      AssertMetric("numClosedValuesRemembered", 4),      // 2 inputs x 2 partitions
+      AddData(bids, ids.map(id => bid(id, 101, 2.0)): _*),
+      CheckNewAnswer(),
+      AssertMetric("numLateRowsDropped", 60),
+      AssertPunctuatedState(rows = 0, punctuations = 0))
   }
 
   test("invalid punctuations fail the query (default) or are dropped and counted") {
@@ -254,9 +311,10 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       StopStream,
       StartStream(),
       AddData(auctions, auction(3, 12)),
-      AddData(bids, bid(1, 103, 9.0), closeBids(3)),   // bid on closed 1: undetectable late row
+      AddData(bids, bid(1, 103, 9.0), closeBids(3)),   // bid on closed 1: late (remembered)
       CheckNewAnswer(Row(3L, null, null)),
-      AssertPunctuatedState(rows = 2, punctuations = 1))
+      AssertMetric("numLateRowsDropped", 1),
+      AssertPunctuatedState(rows = 1, punctuations = 1))
   }
 
   test("range punctuations purge every key up to their bound") {
@@ -279,6 +337,35 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       AddData(readings, (Some(2), Some(9L), false), (Some(4), None, true)),
       CheckNewAnswer(),
       AssertPunctuatedState(rows = 1, punctuations = 1))
+  }
+
+  test("late rows under ranges: after both inputs closed <= 3 and released it, rows <= 3 are late") {
+    val readings = MemoryStream[(Option[Int], Option[Long], Boolean)]
+    val days = MemoryStream[(Option[Int], Option[String], Boolean)]
+    val r = declare(readings.toDF().toDF("day", "sensor", "p"), "readings", Schemes -> "day<=", Marker -> "p")
+    val d = declare(days.toDF().toDF("day", "name", "p"), "days", Schemes -> "day<=", Marker -> "p")
+    val joined = r.join(d, r("day") === d("day")).select(r("day"), r("sensor"), d("name"))
+    testStream(joined)(
+      AddData(readings, (Some(1), Some(7L), false)),
+      AddData(days, (Some(1), Some("mon"), false)),
+      CheckNewAnswer((1, 7L, "mon")),
+      StopStream,
+      AddData(readings, (Some(2), None, true), (Some(3), None, true)),
+      AddData(days, (Some(3), None, true)),
+      StartStream(),
+      CheckNewAnswer(),
+      // both inputs closed <= 3: the stored rows are purged, the punctuations released, and
+      // each input's highest bound remembered (one entry each: every partition keeps it,
+      // partition 0 counts it)
+      AssertPunctuatedState(rows = 0, punctuations = 0),
+      StopStream,
+      AddData(readings, (Some(2), Some(9L), false), (Some(4), Some(9L), false)),
+      AddData(days, (Some(3), Some("wed"), false), (Some(4), Some("thu"), false)),
+      StartStream(),
+      CheckNewAnswer((4, 9L, "thu")),
+      AssertMetric("numLateRowsDropped", 2),
+      AssertPunctuatedState(rows = 2, punctuations = 0),    // day 4's reading and day: open
+      AssertMetric("numClosedValuesRemembered", 2))
   }
 
   test("range punctuations reach every partition through the shuffle itself, counted once") {
