@@ -10,6 +10,7 @@ import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager
 import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOperatorStateInfo
 import org.apache.spark.sql.execution.streaming.state.StateStoreId
+import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.spark.PunctuatedErrors
 
@@ -39,6 +40,15 @@ object CheckpointDeclarations {
   val DirName = "_punctuated"
   val FileName = "declarations.json"
 
+  /**
+   * The operators write state checkpoint format version 1 only (no per-store checkpoint ids):
+   * version 2, which a query keeps from its first batch on, is refused before any store opens.
+   */
+  def requireFormatVersion1(info: StatefulOperatorStateInfo, operator: String): Unit = {
+    val version = SQLConf.get.getConfString(PunctuatedErrors.CheckpointFormatVersionKey, "1").trim
+    if (version != "1") throw PunctuatedErrors.unsupportedCheckpointFormat(info.operatorId, operator, version)
+  }
+
   /** The operator's state directory. */
   def operatorDir(info: StatefulOperatorStateInfo): Path =
     new Path(info.checkpointLocation, info.operatorId.toString)
@@ -51,6 +61,7 @@ object CheckpointDeclarations {
    * in `now`; records `now` when it differs from the record.
    */
   def verify(info: StatefulOperatorStateInfo, now: OperatorRecord, hadoopConf: Configuration): Unit = {
+    requireFormatVersion1(info, now.operator)
     val dir = operatorDir(info)
     val fm = CheckpointFileManager.create(dir, hadoopConf)
     val file = recordPath(info)

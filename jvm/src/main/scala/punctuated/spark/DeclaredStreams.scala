@@ -51,9 +51,7 @@ object DeclaredStreams {
         found += DeclaredStream(resolve(name, props - StreamNameKey, node.output, caseSensitive), node.output)
       }
     }
-    val streams = found.result().distinct
-    streams.foreach(s => DeclarationRegistry.register(s.declaration, s.output))
-    streams
+    found.result().distinct
   }
 
   private def fromRelation(node: LogicalPlan, caseSensitive: Boolean): Option[DeclaredStream] = {

@@ -63,6 +63,23 @@ object PunctuatedErrors {
 
   val IncompatibleCheckpoint = "PUNCTUATED_INCOMPATIBLE_CHECKPOINT"
 
+  /**
+   * SQLSTATE 0A000 (feature not supported): the query asks for a state checkpoint format
+   * the punctuated operators do not write (`spark.sql.streaming.stateStore.checkpointFormatVersion`),
+   * raised where the operator is planned, before any of its state stores is opened.
+   */
+  def unsupportedCheckpointFormat(operatorId: Long, operator: String, version: String): AnalysisException = {
+    val message = s"[$UnsupportedCheckpointFormat] Operator $operatorId ($operator) cannot keep its state in " +
+      s"state checkpoint format version $version (${CheckpointFormatVersionKey}=$version): punctuated " +
+      s"operators write format version 1 only. Fix: run the query with $CheckpointFormatVersionKey=1 " +
+      "(the default) from a new checkpoint location; a checkpoint written in version 2 keeps that version."
+    new PunctuatedAnalysisException(message, UnsupportedCheckpointFormat,
+      Map("operatorId" -> operatorId.toString, "operator" -> operator, "version" -> version), "0A000")
+  }
+
+  val UnsupportedCheckpointFormat = "PUNCTUATED_UNSUPPORTED_CHECKPOINT_FORMAT"
+  val CheckpointFormatVersionKey = "spark.sql.streaming.stateStore.checkpointFormatVersion"
+
   def invalidDeclaration(e: DeclarationException): AnalysisException = {
     val error: DeclarationError = e.error
     new PunctuatedAnalysisException(
