@@ -72,6 +72,25 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 1, punctuations = 1))
   }
 
+  test("the state store provider's own metrics are reported, summed over the join's stores") {
+    val (auctions, bids, joined) = auctionJoin()
+    val hdfs = spark.conf.get(SQLConf.STATE_STORE_PROVIDER_CLASS.key).contains("HDFSBackedStateStoreProvider")
+    testStream(joined)(
+      AddData(bids, bid(3, 100, 1.0), bid(3, 101, 2.0), bid(4, 102, 3.0)),
+      CheckNewAnswer(),
+      AssertPunctuatedState(rows = 3, punctuations = 0),
+      AssertOnQuery("provider metrics of the stores") { q =>
+        val p = punctuatedProgress(q)
+        // HDFS-backed: the bytes of the stores' current versions; RocksDB: one put per stored
+        // row at least (both 0 if the stores' metrics were not reported)
+        val (name, least) = if (hdfs) ("stateOnCurrentVersionSizeBytes", 1L) else ("rocksdbPutCount", 3L)
+        val got = p.customMetrics.get(name)
+        assert(got != null && got >= least, s"$name = $got, expected >= $least: ${p.json}")
+        assert(p.memoryUsedBytes > 0, p.json)
+        true
+      })
+  }
+
   test("a punctuation takes effect at the end of its batch, never on rows of the same batch") {
     val (auctions, bids, joined) = auctionJoin()
     testStream(joined)(
