@@ -208,9 +208,10 @@ class HeldPunctuations(
 
   /**
    * Releases punctuations held `retention` micro-batches (not ranges alone) and counts what
-   * stays held (of kinds every partition holds, only partition 0 counts its copy) and the
-   * entries of the closed-values summaries ([[numRemembered]]): one pass over this small store
-   * per micro-batch.
+   * stays held and the entries of the closed-values summaries ([[numRemembered]]) of the kinds
+   * `counted` names (the operators count all: a partition-wide punctuation is held, and its
+   * values remembered, by every partition, and each copy is state): one pass over this small
+   * store per micro-batch.
    */
   def releaseExpired(batch: Long, retention: Int, pureRange: Int => Boolean, counted: Int => Boolean): Long = {
     var heldCount = 0L

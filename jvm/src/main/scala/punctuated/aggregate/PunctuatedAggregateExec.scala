@@ -109,9 +109,16 @@ case class PunctuatedAggregateExec(
 
   // Accessors for the task (metrics are protected in SparkPlan).
   private[aggregate] def metric(name: String) = longMetric(name)
-  private[aggregate] def reportStoreMetrics(store: StateStore): Unit = {
+  /**
+   * Spark's metrics of the operator's stores: `numRowsTotal` from the data store only (the
+   * groups or keys), memory and the provider's custom metrics summed over it and the
+   * held-punctuations store (Spark's `setStoreMetrics` reports one store).
+   */
+  private[aggregate] def reportStoreMetrics(store: StateStore, heldStore: StateStore): Unit = {
     setStoreMetrics(store)
-    setOperatorMetrics()
+    longMetric("stateMemory") += heldStore.metrics.memoryUsedBytes
+    setStoreCustomMetrics(heldStore.metrics.customMetrics)
+    setOperatorMetrics(stateStoreNames.size)
   }
 }
 
@@ -187,11 +194,11 @@ private[aggregate] class PunctuatedAggregateTask(
     op.metric(ClosedValuesForgotten) += held.flushClosed()
     op.metric(PunctuationsHeld) += held.releaseExpired(batch, settings.punctuationRetention,
       k => layout.closing(k - 1).constants.isEmpty && layout.closing(k - 1).range.isDefined,
-      k => partitionId == 0 || layout.closing(k - 1).isWholeKey(keyLength))
+      _ => true) // every partition's copy counted
     op.metric(ClosedValuesRemembered) += held.numRemembered
     held.store.commit()
     op.stateManager.commit(store)
-    op.reportStoreMetrics(store)
+    op.reportStoreMetrics(store, held.store)
     op.metric("numOutputRows") += out.size
     out.iterator
   }
@@ -250,11 +257,11 @@ private[aggregate] class PunctuatedAggregateTask(
     held.releaseCombined((arrived ++ wide).toSeq, layout)
     op.metric(ClosedValuesForgotten) += held.flushClosed()
     op.metric(PunctuationsHeld) += held.releaseExpired(batch, Int.MaxValue, _ => true,
-      k => partitionId == 0 || layout.closing(k - 1).isWholeKey(keyLength))
+      _ => true) // every partition's copy counted
     op.metric(ClosedValuesRemembered) += held.numRemembered
     held.store.commit()
     op.stateManager.commit(store)
-    op.reportStoreMetrics(store)
+    op.reportStoreMetrics(store, held.store)
     op.metric("numOutputRows") += out.size
     out.iterator
   }

@@ -105,9 +105,16 @@ case class PunctuatedDeduplicateExec(
   override protected def withNewChildInternal(newChild: SparkPlan): SparkPlan = copy(child = newChild)
 
   private[dedup] def metric(name: String) = longMetric(name)
-  private[dedup] def reportStoreMetrics(store: StateStore): Unit = {
+  /**
+   * Spark's metrics of the operator's stores: `numRowsTotal` from the data store only (the
+   * groups or keys), memory and the provider's custom metrics summed over it and the
+   * held-punctuations store (Spark's `setStoreMetrics` reports one store).
+   */
+  private[dedup] def reportStoreMetrics(store: StateStore, heldStore: StateStore): Unit = {
     setStoreMetrics(store)
-    setOperatorMetrics()
+    longMetric("stateMemory") += heldStore.metrics.memoryUsedBytes
+    setStoreCustomMetrics(heldStore.metrics.customMetrics)
+    setOperatorMetrics(stateStoreNames.size)
   }
 }
 
@@ -187,11 +194,11 @@ private[dedup] class PunctuatedDeduplicateTask(
     op.metric(ClosedValuesForgotten) += held.flushClosed()
     op.metric(PunctuationsHeld) += held.releaseExpired(batch, retention,
       k => layout.closing(k - 1).constants.isEmpty && layout.closing(k - 1).range.isDefined,
-      k => partitionId == 0 || layout.closing(k - 1).isWholeKey(keyLength))
+      _ => true) // every partition's copy counted
     op.metric(ClosedValuesRemembered) += held.numRemembered
     held.store.commit()
     store.commit()
-    op.reportStoreMetrics(store)
+    op.reportStoreMetrics(store, held.store)
     op.metric("numOutputRows") += out.size
     out.iterator
   }

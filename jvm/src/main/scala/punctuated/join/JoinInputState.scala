@@ -33,8 +33,8 @@ final case class KeyPunctuation(scheme: KeyScheme, constants: UnsafeRow, bound: 
  *                                   value: (bound BINARY, closedAtBatch BIGINT)
  *     held partition-wide ones      the same, for punctuations that do not fix the whole key
  *                                   (a prefix of it, or a range): they concern every
- *                                   partition, so every partition holds a copy (only
- *                                   partition 0's copy is counted in the metrics)
+ *                                   partition, so every partition holds a copy (each
+ *                                   copy is counted in `numPunctuationsHeld`)
  *     range index                   the stored join keys by the other input's range and
  *                                   prefix schemes ([[RangeIndex]])
  *     closed values                 per scheme, what this input closed, remembered compactly
@@ -92,7 +92,9 @@ class JoinInputState(
     if (!holdsPartitionWide(keySchemes, keyLength)) None else namespace(1, PunctValueSchema.length)
   private val index =
     if (indexSchemes.isEmpty) None
-    else namespace(2, RangeIndex.ValueSchema.length).map(new RangeIndex(_, keySchema, indexSchemes))
+    else namespace(2, RangeIndex.ValueSchema.length).map(new RangeIndex(_,
+      new StoreNamespace(meta.get, StoreNamespace.indexEntries(input), RangeIndex.CountKeySchema.length,
+        RangeIndex.CountValueSchema.length), keySchema, indexSchemes))
   /** The namespace of `scheme`'s held punctuations (None: this input has no such scheme, holds none). */
   private def puncts(scheme: KeyScheme): Option[StoreNamespace] =
     if (scheme.isWholeKey(keyLength)) localPuncts else globalPuncts
@@ -304,7 +306,11 @@ class JoinInputState(
   /** Has this input closed everything `p` (of its schemes) covers, by an earlier punctuation? */
   def remembers(p: KeyPunctuation): Boolean = closed.coversPunctuation(p.scheme.id, p.constants, p.bound)
 
-  /** Closed values remembered in this partition (of partition-wide schemes: in partition 0). */
+  /**
+   * Closed values remembered in this partition, as of its last [[prepareCommit]]. Every
+   * partition keeps its own summaries, also of partition-wide schemes (each partition saw
+   * their punctuations): all are counted.
+   */
   def numClosedValues: Long = remembered
 
   /** Closed values forgotten in this task to stay within `maxRemembered`. */
@@ -333,7 +339,7 @@ class JoinInputState(
   private def flushClosed(): Unit = {
     forgotten += closed.flush()
     remembered = closedNamespace.map { ns =>
-      keySchemes.filter(s => partitionId == 0 || s.isWholeKey(keyLength)).map { s =>
+      keySchemes.map { s =>
         Option(ns.get(closedKey(s.id))).map(_.getLong(0)).getOrElse(0L)
       }.sum
     }.getOrElse(0L)
@@ -345,10 +351,18 @@ class JoinInputState(
   def abortIfNeeded(): Unit = if (!rows.hasCommitted) rows.abort()
 
   def numRows: Long = rows.metrics.numKeys
-  /** Held punctuations of this partition (copies of partition-wide ones counted in partition 0). */
+  /**
+   * Held punctuations of this partition: whole-key ones, and this partition's copies of the
+   * partition-wide ones (every partition holds a copy of each, and each copy is counted).
+   */
   def numPunctuations: Long =
-    localPuncts.map(_.numKeys).getOrElse(0L) +
-      (if (partitionId == 0) globalPuncts.map(_.numKeys).getOrElse(0L) else 0L)
+    localPuncts.map(_.numKeys).getOrElse(0L) + globalPuncts.map(_.numKeys).getOrElse(0L)
+  /**
+   * Entries of this partition's range index (each stored join key once per indexed scheme;
+   * 0 if not indexed), including this task's changes: read from a count the index keeps,
+   * without reading the index.
+   */
+  def numIndexEntries: Long = index.map(_.numEntries).getOrElse(0L)
   def memoryUsedBytes: Long = rows.metrics.memoryUsedBytes
 }
 

@@ -172,6 +172,8 @@ case class PunctuatedSymmetricHashJoinExec(
   // Accessors for the task (metrics are protected in SparkPlan).
   private[join] def metric(name: String) = longMetric(name)
   private[join] def reportStoreMetrics(): Unit = setOperatorMetrics(stateStoreNames.size)
+  private[join] def reportCustomStoreMetrics(m: Map[StateStoreCustomMetric, Long]): Unit =
+    setStoreCustomMetrics(m)
 }
 
 object PunctuatedSymmetricHashJoinExec {
@@ -206,6 +208,7 @@ object PunctuatedJoinMetrics {
   val StateRowsScanned = "numStateRowsScanned"
   val ClosedValuesRemembered = "numClosedValuesRemembered"
   val ClosedValuesForgotten = "numClosedValuesForgotten"
+  val RangeIndexEntries = "numRangeIndexEntries"
 
   val all: Seq[StatefulOperatorCustomMetric] = Seq(
     StatefulOperatorCustomSumMetric(PunctuationsReceived, "number of punctuations received"),
@@ -215,7 +218,8 @@ object PunctuatedJoinMetrics {
     StatefulOperatorCustomSumMetric(InvalidPunctuationsDropped, "number of invalid punctuations dropped"),
     StatefulOperatorCustomSumMetric(StateRowsScanned, "number of stored rows read by purges"),
     StatefulOperatorCustomSumMetric(ClosedValuesRemembered, "number of closed-value entries remembered for late rows"),
-    StatefulOperatorCustomSumMetric(ClosedValuesForgotten, "number of closed-value entries forgotten (over the limit)"))
+    StatefulOperatorCustomSumMetric(ClosedValuesForgotten, "number of closed-value entries forgotten (over the limit)"),
+    StatefulOperatorCustomSumMetric(RangeIndexEntries, "number of range-index entries (join keys per indexed scheme)"))
 }
 
 /** Runs once after the wrapped iterator is exhausted. */
@@ -323,10 +327,14 @@ private[join] class PunctuatedJoinTask(
       }
       metric("numTotalStateRows") += leftState.numRows + rightState.numRows
       metric(PunctuationsHeld) += held
+      metric(RangeIndexEntries) += leftState.numIndexEntries + rightState.numIndexEntries
       metric(ClosedValuesRemembered) += leftState.numClosedValues + rightState.numClosedValues
       metric(ClosedValuesForgotten) += leftState.numClosedValuesForgotten + rightState.numClosedValuesForgotten
-      metric("stateMemory") += leftState.memoryUsedBytes + rightState.memoryUsedBytes +
-        shared.map(_.metrics.memoryUsedBytes).getOrElse(0L)
+      // every store's own metrics (as Spark's setStoreMetrics reports one store's): memory and
+      // the provider's custom metrics (RocksDB's), summed over the join's two or three stores
+      val stores = Seq(leftState.rowsStore, rightState.rowsStore) ++ shared
+      metric("stateMemory") += stores.map(_.metrics.memoryUsedBytes).sum
+      stores.foreach(s => reportCustomStoreMetrics(s.metrics.customMetrics))
       metric("numUpdatedStateRows") += stored
       metric("numRemovedStateRows") += purged
       metric(RowsPurged) += purged

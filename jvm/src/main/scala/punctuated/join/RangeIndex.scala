@@ -41,11 +41,20 @@ import org.apache.spark.sql.types._
  * A slot's size is the number of open keys sharing its constants; a scheme without
  * constants (`day<=` over key `day`) has one slot per partition.
  *
+ * The number of entries (a key listed in a slot is one entry; a key is listed once per
+ * indexed scheme) is kept in a namespace of its own ([[StoreNamespace.indexEntries]]), one
+ * count per input, changed by [[flush]] by what the task changed in its slots: the
+ * `numRangeIndexEntries` metric never reads the index. A checkpoint written before the count
+ * existed is counted once, by one pass over the index, in the first micro-batch after it.
+ *
  * @param store     the index namespace (key [[JoinInputState.PunctKeySchema]], value [[RangeIndex.ValueSchema]])
+ * @param counts    the namespace of the entry count (key [[RangeIndex.CountKeySchema]],
+ *                  value [[RangeIndex.CountValueSchema]])
  * @param keySchema types of the join key
  * @param schemes   the other input's schemes that do not fix the whole key
  */
-class RangeIndex(store: StoreNamespace, keySchema: StructType, val schemes: Seq[KeyScheme]) {
+class RangeIndex(store: StoreNamespace, counts: StoreNamespace, keySchema: StructType,
+    val schemes: Seq[KeyScheme]) {
   import RangeIndex._
 
   private val keyLength = keySchema.length
@@ -60,8 +69,8 @@ class RangeIndex(store: StoreNamespace, keySchema: StructType, val schemes: Seq[
     BoundReference(0, IntegerType, nullable = false), BoundReference(1, BinaryType, nullable = false)))
   private val valueProj = UnsafeProjection.create(ValueSchema)
 
-  /** A slot's keys as read (or last changed) in this task. */
-  private final class Slot(val keys: mutable.HashSet[UnsafeRow], var dirty: Boolean)
+  /** A slot's keys as read (or last changed) in this task, and how many it had when written last. */
+  private final class Slot(val keys: mutable.HashSet[UnsafeRow], var dirty: Boolean, var written: Int)
 
   /** Slots used in this task, by their store key. */
   private val slots = mutable.HashMap.empty[UnsafeRow, Slot]
@@ -82,7 +91,7 @@ class RangeIndex(store: StoreNamespace, keySchema: StructType, val schemes: Seq[
           keys += key
         }
       }
-      new Slot(keys, dirty = false)
+      new Slot(keys, dirty = false, written = keys.size)
     })
   }
 
@@ -126,15 +135,38 @@ class RangeIndex(store: StoreNamespace, keySchema: StructType, val schemes: Seq[
     }
   }
 
-  /** Writes the slots changed in this task back to the store (before it commits). */
+  private val countKey = UnsafeProjection.create(CountKeySchema)(new GenericInternalRow(Array[Any](0))).copy()
+  private val countValueProj = UnsafeProjection.create(CountValueSchema)
+
+  /**
+   * Entries of the index as of the last [[flush]] (or as committed, before any): read once per
+   * task; counted by one pass over the index only if the checkpoint has no count yet.
+   */
+  private lazy val committedEntries: (Long, Boolean) = Option(counts.get(countKey)) match {
+    case Some(v) => (v.getLong(0), true)
+    case None => (store.iterator().map(_.value.getArray(0).numElements().toLong).sum, false)
+  }
+  private var change = 0L
+
+  /** Entries of the index (each listed key once per scheme), including this task's changes. */
+  def numEntries: Long = committedEntries._1 + change + slots.valuesIterator.filter(_.dirty)
+    .map(sl => (sl.keys.size - sl.written).toLong).sum
+
+  /** Writes the slots changed in this task, and the entry count, back to the store (before it commits). */
   def flush(): Unit = {
+    val before = numEntries
     for ((k, sl) <- slots if sl.dirty) {
       if (sl.keys.isEmpty) store.remove(k)
       else {
         val bytes: Array[Any] = sl.keys.iterator.map(_.getBytes).toArray
         store.put(k, valueProj(new GenericInternalRow(Array[Any](new GenericArrayData(bytes)))))
       }
+      change += sl.keys.size - sl.written
+      sl.written = sl.keys.size
       sl.dirty = false
+    }
+    if (change != 0 || !committedEntries._2) {
+      counts.put(countKey, countValueProj(new GenericInternalRow(Array[Any](before))))
     }
   }
 }
@@ -142,6 +174,9 @@ class RangeIndex(store: StoreNamespace, keySchema: StructType, val schemes: Seq[
 object RangeIndex {
   val ValueSchema: StructType =
     new StructType().add("keys", ArrayType(BinaryType, containsNull = false), nullable = false)
+  /** The entry count's key: a constant (one count per input's index). */
+  val CountKeySchema: StructType = new StructType().add("count", IntegerType, nullable = false)
+  val CountValueSchema: StructType = new StructType().add("entries", LongType, nullable = false)
 
   /** The schemes of the other input an input's stored keys must be indexed for. */
   def indexedSchemes(otherSchemes: Seq[KeyScheme], keyLength: Int): Seq[KeyScheme] =

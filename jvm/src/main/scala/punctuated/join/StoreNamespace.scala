@@ -23,6 +23,7 @@ import org.apache.spark.sql.types.{BinaryType, IntegerType, StructType}
  *     1 left held partition-wide ones      4 right ...     as 0
  *     2 left range index                   5 right ...     key (scheme, constants), value (keys)
  *     6 left closed values                 7 right ...     key (scheme), value (entries, summary)
+ *     8 left range-index entry count       9 right ...     key (0), value (entries BIGINT)
  * }}}
  *
  * Example: `ns = new StoreNamespace(store, 0, keyFields = 2, valueFields = 2)`;
@@ -81,4 +82,9 @@ object StoreNamespace {
    * so that checkpoints written before it keep their layout.
    */
   def closedValues(input: String): Int = 2 * PerInput + (if (input == "left") 0 else 1)
+  /**
+   * The namespace of the number of entries of an input's range index ([[RangeIndex]]): after
+   * the closed values, so that checkpoints written before it keep their layout.
+   */
+  def indexEntries(input: String): Int = 2 * PerInput + 2 + (if (input == "left") 0 else 1)
 }

@@ -74,6 +74,8 @@ class PunctuatedAggregatePropertyRocksDBSuite extends PunctuatedAggregatePropert
 }
 
 object PunctuatedAggregatePropertySuite {
+  /** `spark.sql.shuffle.partitions` of the suites ([[punctuated.spark.PunctuatedStreamTest]]). */
+  val Partitions = 2
   sealed abstract class SchemeKind(val scheme: String)
   /** "c, k": closes one group. */
   case object WholeKey extends SchemeKind("c, k")
@@ -127,10 +129,14 @@ object PunctuatedAggregatePropertySuite {
       held.filter { case (_, from) => batch - from >= retention }.keys.foreach(held.remove)
     }
 
-    /** Held punctuations, one per (scheme, constants). */
+    /**
+     * Held punctuations, one per (scheme, constants) and partition holding it: a whole-key
+     * one in its group's partition, a range or case one in every partition (each copy counted).
+     */
     def count: Long = kind match {
-      case CaseRange => held.keys.map(_.c).toSet.size.toLong
-      case _ => held.keys.map(p => (p.c, if (kind == WholeKey) p.k else 0)).toSet.size.toLong
+      case CaseRange => held.keys.map(_.c).toSet.size.toLong * Partitions
+      case CaseOnly => held.keys.map(_.c).toSet.size.toLong * Partitions
+      case WholeKey => held.keys.map(p => (p.c, p.k)).toSet.size.toLong
     }
   }
 

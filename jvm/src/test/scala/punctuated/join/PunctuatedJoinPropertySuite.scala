@@ -19,7 +19,8 @@ import punctuated.spark.PunctuatedStreamTest
  *      punctuated the row's key; a semi join's row once);
  *  (b) the operator stores exactly the rows that can still meet a partner (maximal purge) and
  *      holds exactly the punctuations that can still matter;
- *  (c) `numRowsTotal`, `numPunctuationsHeld` and `numLateRowsDropped` equal those counts.
+ *  (c) `numRowsTotal`, `numPunctuationsHeld` (every partition's copy of a range or prefix
+ *      punctuation counted), `numRangeIndexEntries` and `numLateRowsDropped` equal those counts.
  *
  * Many independent cases run in one query: case `c` uses join keys `(c, k)` only, and every
  * scheme fixes `c`, so cases never interact. Join key `(c, k)`, `k` in a small domain.
@@ -84,6 +85,7 @@ class PunctuatedJoinPropertySuite extends PunctuatedStreamTest {
         model.endBatch(batch)
         val expectedOut = model.output.toSeq
         val (rows, puncts, late) = (model.storedRows, model.heldPunctuations, model.lateInBatch)
+        val entries = model.rangeIndexEntries
         // stop and restart from the checkpoint before the third batch: exactly once
         (if (i == 2) Seq(StopStream, StartStream()) else Nil) ++ Seq(
           MultiAddData(l, ls.map(_.tuple): _*)(r, rs.map(_.tuple): _*),
@@ -93,6 +95,8 @@ class PunctuatedJoinPropertySuite extends PunctuatedStreamTest {
             assert(p.numRowsTotal == rows, s"rows ${p.numRowsTotal} != $rows (seed $seed) ${p.json}")
             assert(p.customMetrics.get("numPunctuationsHeld") == puncts,
               s"punctuations ${p.customMetrics.get("numPunctuationsHeld")} != $puncts (seed $seed)")
+            assert(p.customMetrics.get("numRangeIndexEntries") == entries,
+              s"index entries ${p.customMetrics.get("numRangeIndexEntries")} != $entries (seed $seed)")
             assert(p.customMetrics.get("numLateRowsDropped") == late,
               s"late ${p.customMetrics.get("numLateRowsDropped")} != $late (seed $seed)")
             true
@@ -112,6 +116,8 @@ class PunctuatedJoinPropertyRocksDBSuite extends PunctuatedJoinPropertySuite {
 
 object PunctuatedJoinPropertySuite {
   val Domain = 4
+  /** `spark.sql.shuffle.partitions` of the suites ([[punctuated.spark.PunctuatedStreamTest]]). */
+  val Partitions = 2
 
   sealed trait SchemeKind
   case object WholeKey extends SchemeKind   // "no more rows with (c, k)"
@@ -238,7 +244,25 @@ object PunctuatedJoinPropertySuite {
       }.toLong
     }.sum
 
-    def heldPunctuations: Long = (held(true).size + held(false).size).toLong
+    /**
+     * Held punctuations, every partition's copy counted: a whole-key one is held by the key's
+     * partition, a range or prefix one by every partition.
+     */
+    def heldPunctuations: Long = Seq(true, false).map { isLeft =>
+      held(isLeft).values.map(p => if (p.kind == WholeKey) 1L else Partitions.toLong).sum
+    }.sum
+
+    /**
+     * Range-index entries: each input's distinct stored join keys, once per scheme of the
+     * other input that does not fix the whole key (a range or a prefix).
+     */
+    def rangeIndexEntries: Long = Seq(true, false).map { isLeft =>
+      val indexed = (if (isLeft) layout.rightSchemes else layout.leftSchemes).count(_ != WholeKey)
+      val keys = data(isLeft).filter { d =>
+        !closed(!isLeft, d.c, d.k) && !(joinType == "left_semi" && isLeft && partners(d, isLeft).nonEmpty)
+      }.map(d => (d.c, d.k)).distinct.size
+      indexed.toLong * keys
+    }.sum
 
     def output: Seq[Row] = {
       def v(d: Data) = d.v

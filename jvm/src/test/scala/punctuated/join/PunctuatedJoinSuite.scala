@@ -72,6 +72,25 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 1, punctuations = 1))
   }
 
+  test("the state store provider's own metrics are reported, summed over the join's stores") {
+    val (auctions, bids, joined) = auctionJoin()
+    val hdfs = spark.conf.get(SQLConf.STATE_STORE_PROVIDER_CLASS.key).contains("HDFSBackedStateStoreProvider")
+    testStream(joined)(
+      AddData(bids, bid(3, 100, 1.0), bid(3, 101, 2.0), bid(4, 102, 3.0)),
+      CheckNewAnswer(),
+      AssertPunctuatedState(rows = 3, punctuations = 0),
+      AssertOnQuery("provider metrics of the stores") { q =>
+        val p = punctuatedProgress(q)
+        // HDFS-backed: the bytes of the stores' current versions; RocksDB: one put per stored
+        // row at least (both 0 if the stores' metrics were not reported)
+        val (name, least) = if (hdfs) ("stateOnCurrentVersionSizeBytes", 1L) else ("rocksdbPutCount", 3L)
+        val got = p.customMetrics.get(name)
+        assert(got != null && got >= least, s"$name = $got, expected >= $least: ${p.json}")
+        assert(p.memoryUsedBytes > 0, p.json)
+        true
+      })
+  }
+
   test("a punctuation takes effect at the end of its batch, never on rows of the same batch") {
     val (auctions, bids, joined) = auctionJoin()
     testStream(joined)(
@@ -328,15 +347,20 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       AddData(days, (Some(1), Some("mon"), false)),
       CheckNewAnswer((1, 7L, "mon")),
       AssertPunctuatedState(rows = 4, punctuations = 0),
+      // each input's stored days, indexed for the other input's "day<=": readings 1, 2, 5, day 1
+      AssertMetric("numRangeIndexEntries", 4),
       AddData(days, (Some(3), None, true)),            // no more days <= 3
       CheckNewAnswer(),
-      AssertPunctuatedState(rows = 2, punctuations = 1), // readings 1, 2 purged; 5 and day 1 stay
+      // readings 1, 2 purged; 5 and day 1 stay; "days <= 3" held by both partitions
+      AssertPunctuatedState(rows = 2, punctuations = 2),
       AssertMetric("numStateRowsScanned", 2),            // reading 5 not even read
+      AssertMetric("numRangeIndexEntries", 2),           // reading 5, day 1
       // a reading for day 2 (days closed <= 3: joined with nothing stored, not stored), and
       // "no more readings <= 4": day 1 goes, and so does the days' "<= 3" (covered by it)
       AddData(readings, (Some(2), Some(9L), false), (Some(4), None, true)),
       CheckNewAnswer(),
-      AssertPunctuatedState(rows = 1, punctuations = 1))
+      AssertPunctuatedState(rows = 1, punctuations = 2),  // "readings <= 4", in 2 partitions
+      AssertMetric("numRangeIndexEntries", 1))
   }
 
   test("late rows under ranges: after both inputs closed <= 3 and released it, rows <= 3 are late") {
@@ -355,8 +379,7 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       StartStream(),
       CheckNewAnswer(),
       // both inputs closed <= 3: the stored rows are purged, the punctuations released, and
-      // each input's highest bound remembered (one entry each: every partition keeps it,
-      // partition 0 counts it)
+      // each input's highest bound remembered (one entry each, kept by every partition)
       AssertPunctuatedState(rows = 0, punctuations = 0),
       StopStream,
       AddData(readings, (Some(2), Some(9L), false), (Some(4), Some(9L), false)),
@@ -365,10 +388,10 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       CheckNewAnswer((4, 9L, "thu")),
       AssertMetric("numLateRowsDropped", 2),
       AssertPunctuatedState(rows = 2, punctuations = 0),    // day 4's reading and day: open
-      AssertMetric("numClosedValuesRemembered", 2))
+      AssertMetric("numClosedValuesRemembered", 4))          // 2 inputs x 2 partitions
   }
 
-  test("range punctuations reach every partition through the shuffle itself, counted once") {
+  test("range punctuations reach every partition through the shuffle itself, received once, held by all") {
     withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> "4") {
       val readings = MemoryStream[(Option[Int], Option[Long], Boolean)]
       val days = MemoryStream[(Option[Int], Option[String], Boolean)]
@@ -388,21 +411,26 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
         AssertOnQuery("the rows are in several partitions") { q =>
           q.lastProgress.stateOperators.head.numRowsTotal == 12
         },
+        AssertMetric("numRangeIndexEntries", 12),           // readings' days, for "days <= b"
         AddData(days, (Some(8), None, true)),              // no more days <= 8: every partition
         CheckNewAnswer(),
-        AssertPunctuatedState(rows = 4, punctuations = 1),  // readings 1..8 purged everywhere
+        AssertPunctuatedState(rows = 4, punctuations = 4),  // readings 1..8 purged everywhere;
+        // the punctuation held by each of the 4 partitions (each copy is state, and counted)
         AssertMetric("numPunctuationsReceived", 1),         // one punctuation, not one per copy
         AssertMetric("numRowsPurged", 8),
+        AssertMetric("numRangeIndexEntries", 4),
         StopStream,
         StartStream(),
         AddData(readings, (Some(5), Some(99L), false)),    // days closed 5: not stored
         AddData(days, (Some(10), Some("wed"), false)),
         CheckNewAnswer((10, 100L, "wed")),
-        AssertPunctuatedState(rows = 5, punctuations = 1),
+        AssertPunctuatedState(rows = 5, punctuations = 4),
+        AssertMetric("numRangeIndexEntries", 5),            // readings 9..12, day 10
         AddData(readings, (Some(12), None, true)),         // no more readings <= 12
         CheckNewAnswer(),
         // day 10 purged, readings 9..12 stay; the days' "<= 8" is released (both closed 8)
-        AssertPunctuatedState(rows = 4, punctuations = 1))
+        AssertPunctuatedState(rows = 4, punctuations = 4),
+        AssertMetric("numRangeIndexEntries", 4))
     }
   }
 
@@ -423,27 +451,33 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       AddData(readings, all: _*),
       CheckNewAnswer(),
       AssertPunctuatedState(rows = 50, punctuations = 0),
+      // 50 keys, each listed once per scheme of the calibrations ("sensor, day<=" and "sensor")
+      AssertMetric("numRangeIndexEntries", 100),
       AddData(calibrations, upTo(3, 4)),          // no more calibrations of sensor 3, days <= 4
       CheckNewAnswer(),
-      AssertPunctuatedState(rows = 46, punctuations = 1),
+      AssertPunctuatedState(rows = 46, punctuations = 2),   // held by both partitions
+      AssertMetric("numRangeIndexEntries", 92),
       AssertMetric("numRowsPurged", 4),
       AssertMetric("numStateRowsScanned", 4),     // the 46 other rows are not read
       AddData(calibrations, allOf(2), (Some(1), Some(1), Some(2.0), false)),
       CheckNewAnswer((1, 1, 101.0, 2.0)),
-      AssertPunctuatedState(rows = 37, punctuations = 2),   // the calibration (1, 1) is stored
+      AssertPunctuatedState(rows = 37, punctuations = 4),   // the calibration (1, 1) is stored
       AssertMetric("numStateRowsScanned", 10),
+      AssertMetric("numRangeIndexEntries", 2 * 36 + 2),     // 36 readings' keys, 1 calibration's
       StopStream,
       StartStream(),                              // the index is restored from the checkpoint
       MultiAddData(readings, reading(3, 6))(calibrations, upTo(3, 8)),   // a 2nd row under (3, 6)
       CheckNewAnswer(),
-      AssertPunctuatedState(rows = 33, punctuations = 2),   // (3, 5..8) purged: 5 rows
+      AssertPunctuatedState(rows = 33, punctuations = 4),   // (3, 5..8) purged: 5 rows
       AssertMetric("numRowsPurged", 5),
       AssertMetric("numStateRowsScanned", 5),
+      AssertMetric("numRangeIndexEntries", 2 * 32 + 2),     // 4 keys gone (2 rows under (3, 6))
       // readings close the stored calibration (1, 1); calibrations close sensors 3 and 4
       MultiAddData(readings, upTo(1, 1))(calibrations, allOf(3), allOf(4)),
       CheckNewAnswer(),
-      AssertPunctuatedState(rows = 20, punctuations = 5),   // (3, 9..10) and sensor 4 purged
-      AssertMetric("numStateRowsScanned", 13))
+      AssertPunctuatedState(rows = 20, punctuations = 10),  // (3, 9..10) and sensor 4 purged
+      AssertMetric("numStateRowsScanned", 13),
+      AssertMetric("numRangeIndexEntries", 2 * 20))
   }
 
   test("range punctuations on a timestamp, with a string constant") {
@@ -462,9 +496,10 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       AddData(r, upTo("x", 10), row("x", 30, 9)),
       CheckNewAnswer(("x", 3, 9)),
       // x at minutes 1 and 2 purged; x 30 and y 1 untouched, and not read
-      AssertPunctuatedState(rows = 3, punctuations = 1),
+      AssertPunctuatedState(rows = 3, punctuations = 2),    // "x, ts <= 10:10" in 2 partitions
       AssertMetric("numRowsPurged", 2),
-      AssertMetric("numStateRowsScanned", 2))
+      AssertMetric("numStateRowsScanned", 2),
+      AssertMetric("numRangeIndexEntries", 3))              // a's x 30 and y 1, b's x 30
   }
 
   test("an unsafe query fails at start in strict mode, runs in warn and off") {
