@@ -7,10 +7,12 @@ import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager
-import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOperatorStateInfo
+import org.apache.spark.sql.execution.streaming.operators.stateful.{StatefulOperatorStateInfo, StreamingAggregationStateManager}
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.types.{BooleanType, LongType, StructType}
 
+import punctuated.aggregate.{HeldPunctuations, PunctuatedAggregateExec}
+import punctuated.dedup.PunctuatedDeduplicateExec
 import punctuated.join.{JoinInputState, PunctuatedSymmetricHashJoinExec, StoreNamespace}
 
 /**
@@ -20,8 +22,11 @@ import punctuated.join.{JoinInputState, PunctuatedSymmetricHashJoinExec, StoreNa
  * @param keySchema        its key rows
  * @param valueSchema      its value rows
  * @param numColsPrefixKey leading key columns it is prefix-scanned by (0: none)
+ * @param ownSchemaFile    its schema file is ours to write and check (false: Spark's planned
+ *                         operator writes and checks the same file with its own layout)
  */
-final case class StoreSchema(name: String, keySchema: StructType, valueSchema: StructType, numColsPrefixKey: Int) {
+final case class StoreSchema(name: String, keySchema: StructType, valueSchema: StructType, numColsPrefixKey: Int,
+    ownSchemaFile: Boolean = true) {
   def encoderSpec: KeyStateEncoderSpec =
     if (numColsPrefixKey > 0) PrefixKeyScanStateEncoderSpec(keySchema, numColsPrefixKey)
     else NoPrefixKeyStateEncoderSpec(keySchema)
@@ -48,6 +53,30 @@ object StoreSchemas {
         StoreSchema(n, StoreNamespace.KeySchema, StoreNamespace.ValueSchema, 1))
   }
 
+  /** The held punctuations of an aggregation or deduplication ([[HeldPunctuations]]). */
+  private val held = StoreSchema(HeldPunctuations.StoreName, HeldPunctuations.KeySchema, HeldPunctuations.ValueSchema, 0)
+
+  /**
+   * An aggregation: its groups in the default store (Spark's own layout for the state format
+   * version: key = grouping key, value = the aggregation buffers) and its held punctuations.
+   */
+  def aggregate(exec: PunctuatedAggregateExec): Seq[StoreSchema] = {
+    val key = DataTypeUtils.fromAttributes(exec.keyExpressions)
+    val value = StreamingAggregationStateManager.createStateManager(
+      exec.keyExpressions, exec.child.output, exec.stateFormatVersion).getStateValueSchema
+    Seq(StoreSchema(StateStoreId.DEFAULT_STORE_NAME, key, value, 0), held)
+  }
+
+  /**
+   * A deduplication: the seen keys in the default store, and its held punctuations. The
+   * default store's schema file stays Spark's: Spark's planned `StreamingDeduplicateExec`
+   * checks the same file on every run's first batch with its value layout (one NullType
+   * column `__dummy__`), which our `seen INT` would fail (`STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE`).
+   * Its key schema is the same as ours, so `statestore` reads the seen keys (values as null).
+   */
+  def deduplicate(exec: PunctuatedDeduplicateExec): Seq[StoreSchema] =
+    Seq(StoreSchema(StateStoreId.DEFAULT_STORE_NAME, DataTypeUtils.fromAttributes(exec.keyExpressions),
+      PunctuatedDeduplicateExec.ValueSchema, 0, ownSchemaFile = false), held)
 }
 
 /**
@@ -65,7 +94,8 @@ object StoreSchemas {
  * cannot read them. [[write]] runs where our operator is planned, after
  * [[CheckpointDeclarations.verify]] and before any store opens:
  *
- *  - every store's schema goes through Spark's own check
+ *  - every store's schema (but one whose schema file Spark's planned operator also checks
+ *    with its own layout: [[StoreSchemas.deduplicate]]) goes through Spark's own check
  *    (`StateSchemaCompatibilityChecker.validateAndMaybeEvolveStateSchema`, schema format 2):
  *    written when absent, compared when present (an incompatible change fails with Spark's
  *    `STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE` / `..._VALUE_...`);
@@ -103,7 +133,7 @@ object StateMetadata {
    */
   def write(info: StatefulOperatorStateInfo, recordedName: String, stores: Seq[StoreSchema],
       session: SparkSession, hadoopConf: Configuration): Unit = {
-    stores.foreach { s =>
+    stores.filter(_.ownSchemaFile).foreach { s =>
       StateSchemaCompatibilityChecker.validateAndMaybeEvolveStateSchema(info, hadoopConf,
         List(StateStoreColFamilySchema(StateStore.DEFAULT_COL_FAMILY_NAME, 0, s.keySchema, 0,
           s.valueSchema, Some(s.encoderSpec))),

@@ -117,6 +117,64 @@ class StateMetadataSuite extends PunctuatedStreamTest {
     }
   }
 
+  test("aggregation: state-metadata lists its groups and held punctuations, statestore reads the groups") {
+    withTempDir { checkpoint =>
+      val (bids, b) = bidsStream()
+      val counts = b.groupBy("auction").agg(count("*").as("n"))
+      testStream(counts, OutputMode.Append())(
+        StartStream(checkpointLocation = checkpoint.getCanonicalPath),
+        AddData(bids, bid(1, 100, 5.0), bid(1, 101, 7.5), bid(2, 100, 3.0)),
+        CheckNewAnswer(),
+        planned(classOf[PunctuatedAggregateExec]),
+        StopStream)
+      val stores = storesInMetadata(checkpoint)
+      assert(stores.map(_._3) == Seq("default", "punctuations"), stores.toString)
+      assert(stores.forall(s => s._1 == 0 && s._2 == "stateStoreSave" && s._4 == 2), stores.toString)
+      val groups = readStore(checkpoint, "default").selectExpr("key.auction").as[Long].collect().toSeq.sorted
+      assert(groups == Seq(1L, 2L), groups.toString)
+      assert(new File(checkpoint, "state/0/0/punctuations/_metadata/schema").isFile)
+
+      // a restart passes Spark's checks; auction 1's group is final and forgotten
+      testStream(counts, OutputMode.Append())(
+        StartStream(checkpointLocation = checkpoint.getCanonicalPath),
+        AddData(bids, closeBids(1)),
+        CheckNewAnswer((1L, 2L)),
+        StopStream)
+      assert(readStore(checkpoint, "default").selectExpr("key.auction").as[Long].collect().toSeq == Seq(2L))
+      assert(storesInMetadata(checkpoint).map(_._3) == Seq("default", "punctuations"))
+    }
+  }
+
+  test("deduplication: state-metadata lists its seen keys and held punctuations, statestore reads the keys") {
+    withTempDir { checkpoint =>
+      val (bids, b) = bidsStream()
+      val firsts = b.dropDuplicates("auction", "bidder").select("auction", "bidder")
+      testStream(firsts)(
+        StartStream(checkpointLocation = checkpoint.getCanonicalPath),
+        AddData(bids, bid(1, 100, 5.0), bid(1, 100, 6.0), bid(1, 101, 7.5)),
+        CheckNewAnswer((1L, 100L), (1L, 101L)),
+        planned(classOf[PunctuatedDeduplicateExec]),
+        StopStream)
+      val stores = storesInMetadata(checkpoint)
+      assert(stores.map(_._3) == Seq("default", "punctuations"), stores.toString)
+      assert(stores.forall(s => s._1 == 0 && s._2 == "dedupe" && s._4 == 2), stores.toString)
+      // the seen keys (the default store's schema file is Spark's planned deduplication's: see
+      // StoreSchemas.deduplicate); the held punctuations store has a schema file of ours
+      def seen() = readStore(checkpoint, "default").selectExpr("key.auction", "key.bidder")
+        .as[(Long, Long)].collect().toSeq.sorted
+      assert(seen() == Seq((1L, 100L), (1L, 101L)), seen().toString)
+      assert(new File(checkpoint, "state/0/0/punctuations/_metadata/schema").isFile)
+
+      // a restart passes Spark's checks; auction 1's keys are forgotten when it is punctuated
+      testStream(firsts)(
+        StartStream(checkpointLocation = checkpoint.getCanonicalPath),
+        AddData(bids, closeBids(1), bid(2, 100, 1.0)),
+        CheckNewAnswer((2L, 100L)),
+        StopStream)
+      assert(seen() == Seq((2L, 100L)), seen().toString)
+    }
+  }
+
 }
 
 class StateMetadataRocksDBSuite extends StateMetadataSuite {
