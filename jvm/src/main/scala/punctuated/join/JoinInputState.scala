@@ -379,6 +379,11 @@ object JoinInputState {
 
   def rowsStoreName(input: String): String = s"$input-punctuated-rows"
 
+  /** The join key's columns as stored (`k0`, `k1` ...). */
+  def keySchema(keys: Seq[org.apache.spark.sql.catalyst.expressions.Expression]): StructType =
+    StructType(keys.zipWithIndex.map { case (k, i) => StructField(s"k$i", k.dataType, nullable = true) })
+
+
   def open(stateInfo: StatefulOperatorStateInfo, partitionId: Int, name: String, key: StructType,
       value: StructType, spec: KeyStateEncoderSpec, storeConf: StateStoreConf,
       hadoopConf: org.apache.hadoop.conf.Configuration): StateStore = {

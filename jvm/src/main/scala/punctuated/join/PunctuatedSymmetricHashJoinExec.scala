@@ -120,6 +120,7 @@ case class PunctuatedSymmetricHashJoinExec(
 
   override val stateStoreNames: Seq[String] = JoinInputState.storeNames(usesSharedStore)
 
+
   override def requiredChildDistribution: Seq[Distribution] =
     StatefulOpClusteredDistribution(leftKeys, getStateInfo.numPartitions) ::
       StatefulOpClusteredDistribution(rightKeys, getStateInfo.numPartitions) :: Nil
@@ -248,9 +249,7 @@ private[join] class PunctuatedJoinTask(
 
   private val info = getStateInfo
   private val batch = info.storeVersion
-  private def keySchema(keys: Seq[Expression]) =
-    org.apache.spark.sql.types.StructType(keys.zipWithIndex.map { case (k, i) =>
-      org.apache.spark.sql.types.StructField(s"k$i", k.dataType, nullable = true) })
+  private def keySchema(keys: Seq[Expression]) = JoinInputState.keySchema(keys)
   private val leftInputSchema = org.apache.spark.sql.catalyst.types.DataTypeUtils.fromAttributes(left.output)
   private val rightInputSchema = org.apache.spark.sql.catalyst.types.DataTypeUtils.fromAttributes(right.output)
 

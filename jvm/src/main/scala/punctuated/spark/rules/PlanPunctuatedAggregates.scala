@@ -9,7 +9,7 @@ import org.apache.spark.sql.execution.streaming.operators.stateful.StateStoreSav
 import org.apache.spark.sql.catalyst.expressions.Explode
 
 import punctuated.aggregate._
-import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateLayouts}
+import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateLayouts, StateMetadata, StoreSchemas}
 import punctuated.spark.PunctuatedConf
 
 /**
@@ -63,6 +63,9 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
                 // before any of its state stores is opened: the state's declarations are followable
                 CheckpointDeclarations.verify(s.stateInfo.get, OperatorRecords.keyed(exec.shortName,
                   StateLayouts.Aggregate, exec.stateStoreNames, kinds.find(_.layout == layout).get),
+                  session.sessionState.newHadoopConf())
+                // Spark's metadata and schema files describe its save step: ours replace them
+                StateMetadata.write(s.stateInfo.get, s.shortName, StoreSchemas.aggregate(exec), session,
                   session.sessionState.newHadoopConf())
                 exec
               case _ => s

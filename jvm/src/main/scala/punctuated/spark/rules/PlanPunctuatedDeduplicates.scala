@@ -7,7 +7,7 @@ import org.apache.spark.sql.execution.{ColumnarRule, ProjectExec, SparkPlan}
 import org.apache.spark.sql.execution.streaming.operators.stateful.StreamingDeduplicateExec
 
 import punctuated.aggregate.PunctuationKind
-import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateLayouts}
+import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateLayouts, StateMetadata, StoreSchemas}
 import punctuated.dedup.PunctuatedDeduplicateExec
 import punctuated.spark.PunctuatedConf
 
@@ -56,6 +56,9 @@ case class PlanPunctuatedDeduplicates(session: SparkSession) extends ColumnarRul
             // before any of its state stores is opened: the state's declarations are followable
             CheckpointDeclarations.verify(d.stateInfo.get, OperatorRecords.keyed(exec.shortName,
               StateLayouts.Deduplicate, exec.stateStoreNames, own), session.sessionState.newHadoopConf())
+            // Spark's metadata and schema files describe its deduplication: ours replace them
+            StateMetadata.write(d.stateInfo.get, d.shortName, StoreSchemas.deduplicate(exec), session,
+              session.sessionState.newHadoopConf())
             exec
         }
       }

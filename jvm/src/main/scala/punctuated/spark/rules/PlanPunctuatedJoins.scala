@@ -8,7 +8,7 @@ import org.apache.spark.sql.execution.{ColumnarRule, SparkPlan}
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 import org.apache.spark.sql.execution.streaming.operators.stateful.join.StreamingSymmetricHashJoinExec
 
-import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords}
+import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateMetadata, StoreSchemas}
 import punctuated.join.{InputSpec, KeySchemes, PunctuatedSymmetricHashJoinExec, PunctuationColumns, PunctuationReplicatingExchangeExec}
 import punctuated.spark.PunctuatedConf
 
@@ -63,6 +63,9 @@ case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
         // before any of its state stores is opened: the state's declarations are followable
         CheckpointDeclarations.verify(j.stateInfo.get, OperatorRecords.join(exec,
           mark.left.map(_.declaration), mark.right.map(_.declaration)), session.sessionState.newHadoopConf())
+        // Spark's metadata and schema files describe its join: ours replace them
+        StateMetadata.write(j.stateInfo.get, j.shortName, StoreSchemas.join(exec), session,
+          session.sessionState.newHadoopConf())
         exec
       }
     }

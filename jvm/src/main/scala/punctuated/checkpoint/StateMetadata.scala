@@ -1,0 +1,163 @@
+package punctuated.checkpoint
+
+import scala.util.control.NonFatal
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.types.DataTypeUtils
+import org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager
+import org.apache.spark.sql.execution.streaming.operators.stateful.{StatefulOperatorStateInfo, StreamingAggregationStateManager}
+import org.apache.spark.sql.execution.streaming.state._
+import org.apache.spark.sql.types.{BooleanType, LongType, StructType}
+
+import punctuated.aggregate.{HeldPunctuations, PunctuatedAggregateExec}
+import punctuated.dedup.PunctuatedDeduplicateExec
+import punctuated.join.{JoinInputState, PunctuatedSymmetricHashJoinExec, StoreNamespace}
+
+/**
+ * One state store a punctuated operator opens, as Spark's state tools need to know it.
+ *
+ * @param name             the store name (`storeName` option of `format("statestore")`)
+ * @param keySchema        its key rows
+ * @param valueSchema      its value rows
+ * @param numColsPrefixKey leading key columns it is prefix-scanned by (0: none)
+ * @param ownSchemaFile    its schema file is ours to write and check (false: Spark's planned
+ *                         operator writes and checks the same file with its own layout)
+ */
+final case class StoreSchema(name: String, keySchema: StructType, valueSchema: StructType, numColsPrefixKey: Int,
+    ownSchemaFile: Boolean = true) {
+  def encoderSpec: KeyStateEncoderSpec =
+    if (numColsPrefixKey > 0) PrefixKeyScanStateEncoderSpec(keySchema, numColsPrefixKey)
+    else NoPrefixKeyStateEncoderSpec(keySchema)
+}
+
+/** The stores each punctuated operator opens, with their layouts (as the operators open them). */
+object StoreSchemas {
+  /**
+   * A join: each input's rows (key: join key..., seq; value: input columns..., matched;
+   * prefix-scanned by the join key) and, when opened, the store both inputs share
+   * ([[StoreNamespace]]: key (namespace, key bytes), value (value bytes), prefix: namespace).
+   */
+  def join(exec: PunctuatedSymmetricHashJoinExec): Seq[StoreSchema] = {
+    def rows(input: String, keys: Seq[org.apache.spark.sql.catalyst.expressions.Expression],
+        output: Seq[org.apache.spark.sql.catalyst.expressions.Attribute]) = {
+      val key = JoinInputState.keySchema(keys)
+      StoreSchema(JoinInputState.rowsStoreName(input),
+        key.add(JoinInputState.SeqColumn, LongType, nullable = false),
+        DataTypeUtils.fromAttributes(output).add(JoinInputState.MatchedColumn, BooleanType, nullable = false),
+        key.length)
+    }
+    Seq(rows("left", exec.leftKeys, exec.left.output), rows("right", exec.rightKeys, exec.right.output)) ++
+      exec.stateStoreNames.filter(_ == StoreNamespace.StoreName).map(n =>
+        StoreSchema(n, StoreNamespace.KeySchema, StoreNamespace.ValueSchema, 1))
+  }
+
+  /** The held punctuations of an aggregation or deduplication ([[HeldPunctuations]]). */
+  private val held = StoreSchema(HeldPunctuations.StoreName, HeldPunctuations.KeySchema, HeldPunctuations.ValueSchema, 0)
+
+  /**
+   * An aggregation: its groups in the default store (Spark's own layout for the state format
+   * version: key = grouping key, value = the aggregation buffers) and its held punctuations.
+   */
+  def aggregate(exec: PunctuatedAggregateExec): Seq[StoreSchema] = {
+    val key = DataTypeUtils.fromAttributes(exec.keyExpressions)
+    val value = StreamingAggregationStateManager.createStateManager(
+      exec.keyExpressions, exec.child.output, exec.stateFormatVersion).getStateValueSchema
+    Seq(StoreSchema(StateStoreId.DEFAULT_STORE_NAME, key, value, 0), held)
+  }
+
+  /**
+   * A deduplication: the seen keys in the default store, and its held punctuations. The
+   * default store's schema file stays Spark's: Spark's planned `StreamingDeduplicateExec`
+   * checks the same file on every run's first batch with its value layout (one NullType
+   * column `__dummy__`), which our `seen INT` would fail (`STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE`).
+   * Its key schema is the same as ours, so `statestore` reads the seen keys (values as null).
+   */
+  def deduplicate(exec: PunctuatedDeduplicateExec): Seq[StoreSchema] =
+    Seq(StoreSchema(StateStoreId.DEFAULT_STORE_NAME, DataTypeUtils.fromAttributes(exec.keyExpressions),
+      PunctuatedDeduplicateExec.ValueSchema, 0, ownSchemaFile = false), held)
+}
+
+/**
+ * Spark's description of a punctuated operator's state, written by the operator itself:
+ *
+ * {{{
+ *   <checkpoint>/state/<operatorId>/_metadata/metadata           operator metadata (v1): name, stores
+ *   <checkpoint>/state/<operatorId>/0/<store>/_metadata/schema   per store: key and value schemas
+ * }}}
+ *
+ * Spark writes both on a run's first micro-batch for the operator *it* planned (its
+ * `IncrementalExecution.StateSchemaAndOperatorMetadataRule`), before our physical rules
+ * replace that operator: without this, the metadata lists Spark's stores (the join's four
+ * `left-keyToNumValues` ...), and ours have no schema files, so `format("statestore")`
+ * cannot read them. [[write]] runs where our operator is planned, after
+ * [[CheckpointDeclarations.verify]] and before any store opens:
+ *
+ *  - every store's schema (but one whose schema file Spark's planned operator also checks
+ *    with its own layout: [[StoreSchemas.deduplicate]]) goes through Spark's own check
+ *    (`StateSchemaCompatibilityChecker.validateAndMaybeEvolveStateSchema`, schema format 2):
+ *    written when absent, compared when present (an incompatible change fails with Spark's
+ *    `STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE` / `..._VALUE_...`);
+ *  - the operator metadata lists our stores with their prefix-key columns (what the state
+ *    reader needs to decode RocksDB's prefix-scan keys) and is replaced when it lists others.
+ *    Spark's v1 writer never overwrites an existing file, so after our first batch the file
+ *    stays ours across restarts.
+ *
+ * The operator name recorded is the one of the operator Spark planned (`symmetricHashJoin`,
+ * `stateStoreSave`, `dedupe`), not ours: on a restart Spark compares the recorded names with
+ * its planned operators' short names (`checkOperatorValidWithMetadata`) before our rules
+ * run, and would refuse ours (`STREAMING_STATEFUL_OPERATOR_NOT_MATCH_IN_STATE_METADATA`).
+ * Our operator's name is in the operator's own record ([[CheckpointDeclarations]]).
+ *
+ * Cost per micro-batch, on the driver: one read of the metadata file and one per store's
+ * schema file (small files), a write only when they are not ours yet.
+ */
+object StateMetadata {
+  /** Spark's schema file format used for our stores (key and value schemas only). */
+  val SchemaVersion = 2
+
+  /** The operator metadata file (Spark's v1 layout). */
+  def metadataPath(info: StatefulOperatorStateInfo): Path =
+    new Path(new Path(CheckpointDeclarations.operatorDir(info), "_metadata"), "metadata")
+
+  /** The metadata a punctuated operator's checkpoint should hold. */
+  def metadata(info: StatefulOperatorStateInfo, recordedName: String, stores: Seq[StoreSchema]): OperatorStateMetadataV1 =
+    OperatorStateMetadataV1(OperatorInfoV1(info.operatorId, recordedName),
+      stores.map(s => StateStoreMetadataV1(s.name, s.numColsPrefixKey, info.numPartitions)).toArray)
+
+  /**
+   * Checks and writes the schema files of `stores` and the operator metadata naming them.
+   *
+   * @param recordedName the short name of the operator Spark planned (see the object's doc)
+   */
+  def write(info: StatefulOperatorStateInfo, recordedName: String, stores: Seq[StoreSchema],
+      session: SparkSession, hadoopConf: Configuration): Unit = {
+    stores.filter(_.ownSchemaFile).foreach { s =>
+      StateSchemaCompatibilityChecker.validateAndMaybeEvolveStateSchema(info, hadoopConf,
+        List(StateStoreColFamilySchema(StateStore.DEFAULT_COL_FAMILY_NAME, 0, s.keySchema, 0,
+          s.valueSchema, Some(s.encoderSpec))),
+        session.sessionState, SchemaVersion, storeName = s.name)
+    }
+    val wanted = metadata(info, recordedName, stores)
+    if (!read(info, hadoopConf).exists(same(_, wanted))) overwrite(info, wanted, hadoopConf)
+  }
+
+  /** The operator metadata in the checkpoint, if any can be read. */
+  def read(info: StatefulOperatorStateInfo, hadoopConf: Configuration): Option[OperatorStateMetadataV1] =
+    try {
+      new OperatorStateMetadataV1Reader(CheckpointDeclarations.operatorDir(info), hadoopConf).read()
+        .collect { case m: OperatorStateMetadataV1 => m }
+    } catch { case NonFatal(_) => None }
+
+  private def same(a: OperatorStateMetadataV1, b: OperatorStateMetadataV1): Boolean =
+    a.operatorInfo == b.operatorInfo && a.stateStoreInfo.toSeq == b.stateStoreInfo.toSeq
+
+  private def overwrite(info: StatefulOperatorStateInfo, m: OperatorStateMetadataV1, hadoopConf: Configuration): Unit = {
+    val path = metadataPath(info)
+    val fm = CheckpointFileManager.create(path.getParent, hadoopConf)
+    fm.mkdirs(path.getParent)
+    // writes and closes, or cancels and rethrows
+    OperatorStateMetadataUtils.writeMetadata(fm.createAtomic(path, overwriteIfPossible = true), m, path)
+  }
+}
