@@ -4,7 +4,9 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.AnalysisException
 import org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager
+import org.apache.spark.sql.execution.streaming.state.StateStoreId
 
+import punctuated.aggregate.HeldPunctuations
 import punctuated.spark.PunctuatedErrors
 
 /**
@@ -27,6 +29,9 @@ import punctuated.spark.PunctuatedErrors
  * (pre-order, left to right: [[PlannedOperator]]s come in that order). A plan with a
  * stateful operator this check does not know is not judged here (the per-operator check at
  * planning, [[CheckpointDeclarations.verify]], still runs for ours).
+ *
+ *   run 1: undeclared aggregation        state/0/ (default store only)
+ *   run 2: declared                      -> our aggregation over Spark's state: refused here
  */
 object StateOwners {
 
@@ -80,17 +85,26 @@ object StateOwners {
     }
   }
 
-  /** Spark's own join's state, now under our join (aggregations and deduplications are judged at planning). */
+  /**
+   * Spark's own operator's state, now under ours. Our join never opens Spark's join's stores;
+   * our aggregation and deduplication always open the held-punctuation store beside the
+   * default one, so state in the default store alone, without a record, is Spark's.
+   */
   private def writtenBySpark(fm: CheckpointFileManager, dir: Path, id: Int, op: PlannedOperator): Option[AnalysisException] = {
-    if (op.kind != "join") return None
     val file = new Path(new Path(dir, CheckpointDeclarations.DirName), CheckpointDeclarations.FileName)
     if (CheckpointDeclarations.read(fm, file).isDefined) return None
-    val spark = CheckpointDeclarations.storesWithState(fm, dir).filter(SparkJoinStores.contains)
+    val found = CheckpointDeclarations.storesWithState(fm, dir)
+    val spark = op.kind match {
+      case "join" => found.filter(SparkJoinStores.contains)
+      case _ if found.contains(StateStoreId.DEFAULT_STORE_NAME) && !found.contains(HeldPunctuations.StoreName) =>
+        Seq(StateStoreId.DEFAULT_STORE_NAME)
+      case _ => Nil
+    }
     if (spark.isEmpty) None
-    else Some(PunctuatedErrors.incompatibleCheckpoint(id, "punctuatedSymmetricHashJoin", dir.toString,
+    else Some(PunctuatedErrors.incompatibleCheckpoint(id, s"punctuated ${op.kind}", dir.toString,
       Seq(s"the checkpoint holds state stores ${spark.map(s => s"'$s'").mkString(", ")} written by " +
         s"Spark's own operator (${op.sparkName}: a run without declarations on ${op.tables.mkString(", ")}, or " +
-        "without the extension): the punctuated join cannot read them; remove the declarations to resume it"),
+        s"without the extension): the punctuated ${op.kind} cannot read them; remove the declarations to resume it"),
       None, op.tables.mkString(", ") + " (declared)", None))
   }
 }

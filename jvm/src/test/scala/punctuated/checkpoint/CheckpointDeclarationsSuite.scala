@@ -330,6 +330,35 @@ class CheckpointDeclarationsSuite extends PunctuatedStreamTest {
         undeclare(), "dedupe", "spark_catalog.default.readings", "'hour<='")
     }
   }
+
+  test("aggregation and deduplication: a checkpoint of Spark's own operator restarted declared is refused") {
+    withDeclaredTable("readings", readingColumns, Map.empty) {
+      def declare() = sql("ALTER TABLE readings SET TBLPROPERTIES ('punctuated.schemes' = 'hour<=', 'punctuated.marker' = 'is_punct')")
+      def undeclare() = sql("ALTER TABLE readings UNSET TBLPROPERTIES ('punctuated.schemes', 'punctuated.marker')")
+      val queries = Seq[(() => DataFrame, OutputMode, StreamAction)](
+        (() => spark.sql("SELECT hour, count(*) AS n FROM STREAM(readings) GROUP BY hour"), OutputMode.Update(),
+          CheckNewAnswer((9, 1L))),
+        (() => spark.readStream.table("readings").dropDuplicates("sensor", "hour").select("sensor", "hour"),
+          OutputMode.Append(), CheckNewAnswer((1L, 9))))
+      queries.foreach { case (query, mode, answer) =>
+        val checkpoint = newCheckpoint()
+        testStream(query(), mode)(
+          StartStream(checkpointLocation = checkpoint),
+          insert("readings", "(1, 9, 20.0, false, false)"),
+          answer,
+          StopStream)
+        declare()
+        val before = stateFiles(checkpoint)
+        val e = intercept[AnalysisException] {
+          query().writeStream.format("noop").outputMode(mode).option("checkpointLocation", checkpoint).start()
+        }
+        refused("'default'", "written by Spark's own operator", "(not recorded)", "remove the declarations")(e)
+        assert(stateFiles(checkpoint) == before, "the refused run wrote state")
+        undeclare()
+        sql("TRUNCATE TABLE readings")
+      }
+    }
+  }
 }
 
 class CheckpointDeclarationsRocksDBSuite extends CheckpointDeclarationsSuite {
