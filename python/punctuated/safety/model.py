@@ -25,7 +25,24 @@ from typing import Iterable, Mapping, Sequence
 
 Attr = tuple[str, str]  # (stream, attribute)
 
-_PRED = re.compile(r"^\s*([^\s.=]+)\s*\.\s*([^\s.=]+)\s*=\s*([^\s.=]+)\s*\.\s*([^\s.=]+)\s*$")
+# a name: plain (no blank, '.', '=' or backquote) or backquoted with `` for a backquote
+_NAME = r"(`(?:[^`]|``)+`|[^\s.=`]+)"
+_PRED = re.compile(rf"^\s*{_NAME}\s*\.\s*{_NAME}\s*=\s*{_NAME}\s*\.\s*{_NAME}\s*$")
+_PLAIN = re.compile(r"[^\W\d]\w*")
+
+
+def quote_name(name: str) -> str:
+    """A stream or attribute name as predicates are written: backquoted (a backquote
+    doubled) unless it is a plain identifier.
+
+    >>> quote_name("bid"), quote_name("bid id"), quote_name("a`b"), quote_name("enchère")
+    ('bid', '`bid id`', '`a``b`', 'enchère')
+    """
+    return name if _PLAIN.fullmatch(name) else "`" + name.replace("`", "``") + "`"
+
+
+def _unquote(name: str) -> str:
+    return name[1:-1].replace("``", "`") if name.startswith("`") else name
 
 
 @dataclass(frozen=True)
@@ -36,7 +53,8 @@ class Predicate:
     right: Attr
 
     def __str__(self) -> str:
-        return f"{self.left[0]}.{self.left[1]} = {self.right[0]}.{self.right[1]}"
+        (s1, a1), (s2, a2) = self.left, self.right
+        return f"{quote_name(s1)}.{quote_name(a1)} = {quote_name(s2)}.{quote_name(a2)}"
 
 
 @dataclass(frozen=True)
@@ -118,10 +136,13 @@ class Query:
 
 
 def parse_predicate(text: str, streams: Mapping[str, Sequence[str]]) -> Predicate:
-    """Parse ``"S1.b = S2.b"`` into a :class:`Predicate` (equi-join, §2.2).
+    """Parse ``"S1.b = S2.b"`` into a :class:`Predicate` (equi-join, §2.2). A name that is
+    no plain identifier is backquoted, a backquote in it doubled (:func:`quote_name`).
 
     >>> parse_predicate("S1.b = S2.b", {"S1": ["b"], "S2": ["b"]})
     Predicate(left=('S1', 'b'), right=('S2', 'b'))
+    >>> parse_predicate("S1.`bid id` = S2.`a``b`", {"S1": ["bid id"], "S2": ["a`b"]})
+    Predicate(left=('S1', 'bid id'), right=('S2', 'a`b'))
     >>> parse_predicate("S1.b = S1.b", {"S1": ["b"]})
     Traceback (most recent call last):
     ...
@@ -132,20 +153,31 @@ def parse_predicate(text: str, streams: Mapping[str, Sequence[str]]) -> Predicat
     m = _PRED.match(text)
     if not m:
         raise ValueError(f"malformed predicate {text!r}: expected 'Stream.attribute = Stream.attribute'")
-    s1, a1, s2, a2 = m.groups()
-    for s, a in ((s1, a1), (s2, a2)):
+    s1, a1, s2, a2 = (_unquote(g) for g in m.groups())
+    return _checked(Predicate((s1, a1), (s2, a2)), streams, text)
+
+
+def _checked(p: Predicate, streams: Mapping[str, Sequence[str]], text: str | None = None) -> Predicate:
+    """``p`` if both its columns exist and it joins two different streams."""
+    text = text if text is not None else str(p)
+    for s, a in (p.left, p.right):
         if s not in streams:
             raise ValueError(f"predicate {text!r}: unknown stream {s!r} (known: {', '.join(streams)})")
         if a not in streams[s]:
             raise ValueError(f"predicate {text!r}: stream {s!r} has no attribute {a!r} "
                              f"(attributes: {', '.join(streams[s])})")
-    if s1 == s2:
-        raise ValueError(f"predicate {text!r} compares stream {s1!r} with itself; "
+    if p.left[0] == p.right[0]:
+        raise ValueError(f"predicate {text!r} compares stream {p.left[0]!r} with itself; "
                          "only joins between two streams are supported")
-    return Predicate((s1, a1), (s2, a2))
+    return p
 
 
 def _parse_scheme(stream: str, raw, attrs: Sequence[str]) -> Scheme:
+    if isinstance(raw, Scheme):  # already structured (from the extension's document)
+        unknown = [a for a in raw.attributes if a not in attrs]
+        if raw.stream != stream or unknown or not raw.attributes:
+            raise ValueError(f"scheme {raw} does not fit stream {stream!r} (attributes: {', '.join(attrs)})")
+        return raw
     items = [raw] if isinstance(raw, str) else raw
     if not isinstance(items, (list, tuple)):
         raise ValueError(f"scheme {raw!r} of stream {stream!r} must be a list of attribute names")
@@ -201,7 +233,8 @@ def build_query(streams: Mapping[str, Sequence[str]], predicates: Iterable[str |
         st[s] = attrs
     if isinstance(predicates, str):
         raise ValueError("predicates must be a list of strings like 'S1.b = S2.b', not one string")
-    preds = tuple(p if isinstance(p, Predicate) else parse_predicate(p, st) for p in predicates)
+    preds = tuple(_checked(p, st) if isinstance(p, Predicate) else parse_predicate(p, st)
+                  for p in predicates)
     schemes = schemes or {}
     if not isinstance(schemes, Mapping):
         raise ValueError("schemes must map stream name -> list of schemes")
