@@ -23,24 +23,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
+from punctuated.declaration import quote_identifier
+
 Attr = tuple[str, str]  # (stream, attribute)
 
 # a name: plain (no blank, '.', '=' or backquote) or backquoted with `` for a backquote
 _NAME = r"(`(?:[^`]|``)+`|[^\s.=`]+)"
 _PRED = re.compile(rf"^\s*{_NAME}\s*\.\s*{_NAME}\s*=\s*{_NAME}\s*\.\s*{_NAME}\s*$")
-_PLAIN = re.compile(r"[^\W\d]\w*")
-
-
-def quote_name(name: str) -> str:
-    """A stream or attribute name as predicates are written: backquoted (a backquote
-    doubled) unless it is a plain identifier.
-
-    >>> quote_name("bid"), quote_name("bid id"), quote_name("a`b"), quote_name("enchère")
-    ('bid', '`bid id`', '`a``b`', 'enchère')
-    """
-    return name if _PLAIN.fullmatch(name) else "`" + name.replace("`", "``") + "`"
-
-
 def _unquote(name: str) -> str:
     return name[1:-1].replace("``", "`") if name.startswith("`") else name
 
@@ -54,7 +43,8 @@ class Predicate:
 
     def __str__(self) -> str:
         (s1, a1), (s2, a2) = self.left, self.right
-        return f"{quote_name(s1)}.{quote_name(a1)} = {quote_name(s2)}.{quote_name(a2)}"
+        q = quote_identifier
+        return f"{q(s1)}.{q(a1)} = {q(s2)}.{q(a2)}"
 
 
 @dataclass(frozen=True)
@@ -137,7 +127,7 @@ class Query:
 
 def parse_predicate(text: str, streams: Mapping[str, Sequence[str]]) -> Predicate:
     """Parse ``"S1.b = S2.b"`` into a :class:`Predicate` (equi-join, §2.2). A name that is
-    no plain identifier is backquoted, a backquote in it doubled (:func:`quote_name`).
+    no plain identifier is backquoted, a backquote in it doubled, as in Spark SQL.
 
     >>> parse_predicate("S1.b = S2.b", {"S1": ["b"], "S2": ["b"]})
     Predicate(left=('S1', 'b'), right=('S2', 'b'))
