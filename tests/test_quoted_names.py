@@ -33,7 +33,7 @@ def test_check_safety_reads_names_as_spelled(spark, names):
     assert r.safe and r.unpurgeable == [], r.explain()
     assert r.join_graph["streams"][e] == ["bid id", "a`b", "prix€", "is_punct"]
     assert r.join_graph["predicates"] == [f"{e}.`bid id` = {o}.`enchère`"]
-    assert r.join_graph["schemes"] == {e: [["bid id"], ["a`b", "prix€<="]], o: [["enchère"]]}
+    assert r.join_graph["schemes"] == {e: [["`bid id`"], ["`a``b`", "`prix€`<="]], o: [["`enchère`"]]}
     assert [v["purgeable"] for v in r.enforced] == [[True, True]]
 
 

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from punctuated.declaration import quote_identifier
+from punctuated.declaration import RANGE, DeclarationError, parse_attribute_text, quote_identifier
 
 Attr = tuple[str, str]  # (stream, attribute)
 
@@ -119,7 +119,8 @@ class Query:
         """JSON-ready form, the inverse of :func:`build_query`."""
         sch: dict[str, list[list[str]]] = {s: [] for s in self.streams}
         for p in self.schemes:
-            sch[p.stream].append([a + ("<=" if a in p.ranges else "") for a in p.attributes])
+            sch[p.stream].append([quote_identifier(a) + ("<=" if a in p.ranges else "")
+                                  for a in p.attributes])
         return {"streams": {s: list(a) for s, a in self.streams.items()},
                 "predicates": [str(p) for p in self.predicates],
                 "schemes": {s: v for s, v in sch.items() if v}}
@@ -176,9 +177,11 @@ def _parse_scheme(stream: str, raw, attrs: Sequence[str]) -> Scheme:
     for it in items:
         if not isinstance(it, str):
             raise ValueError(f"scheme {raw!r} of stream {stream!r}: {it!r} is not an attribute name")
-        a = it.strip()
-        if a.endswith("<="):
-            a = a[:-2].strip()
+        try:  # the declarations' parser: 'day<=' is a range, other names backquoted
+            a, kind = parse_attribute_text(it)
+        except DeclarationError as e:
+            raise ValueError(f"scheme {raw!r} of stream {stream!r}: {e.detail} ({it!r})") from None
+        if kind == RANGE:
             ranges.add(a)
         if a not in attrs:
             raise ValueError(f"scheme {raw!r} of stream {stream!r}: unknown attribute {a!r} "
@@ -196,9 +199,11 @@ def build_query(streams: Mapping[str, Sequence[str]], predicates: Iterable[str |
     """Validate the inputs of ``analyze_safety`` and build a :class:`Query`.
 
     ``streams`` maps a stream to its attribute names; ``predicates`` are strings
-    ``"S1.b = S2.b"``; ``schemes`` maps a stream to a list of schemes, each a list
-    of attribute names (a bare string is a one-attribute scheme).  Raises
-    ``ValueError`` naming the stream/attribute at fault.
+    ``"S1.b = S2.b"`` (or :class:`Predicate` s); ``schemes`` maps a stream to a list of
+    schemes, each a list of attributes as ``punctuated.schemes`` writes one (``"day<="`` a
+    range; a name that is no plain identifier backquoted, ``"`bid id`"``; parsed by the
+    declarations' own parser) or a :class:`Scheme` (a bare string is a one-attribute
+    scheme).  Raises ``ValueError`` naming the stream/attribute at fault.
 
     >>> q = build_query({"item": ["itemid"], "bid": ["itemid", "bidder"]},
     ...                 ["item.itemid = bid.itemid"], {"bid": [["bidder"]]})
