@@ -23,9 +23,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
+from punctuated.declaration import RANGE, DeclarationError, parse_attribute_text, quote_identifier
+
 Attr = tuple[str, str]  # (stream, attribute)
 
-_PRED = re.compile(r"^\s*([^\s.=]+)\s*\.\s*([^\s.=]+)\s*=\s*([^\s.=]+)\s*\.\s*([^\s.=]+)\s*$")
+# a name: plain (no blank, '.', '=' or backquote) or backquoted with `` for a backquote
+_NAME = r"(`(?:[^`]|``)+`|[^\s.=`]+)"
+_PRED = re.compile(rf"^\s*{_NAME}\s*\.\s*{_NAME}\s*=\s*{_NAME}\s*\.\s*{_NAME}\s*$")
+def _unquote(name: str) -> str:
+    return name[1:-1].replace("``", "`") if name.startswith("`") else name
 
 
 @dataclass(frozen=True)
@@ -36,7 +42,9 @@ class Predicate:
     right: Attr
 
     def __str__(self) -> str:
-        return f"{self.left[0]}.{self.left[1]} = {self.right[0]}.{self.right[1]}"
+        (s1, a1), (s2, a2) = self.left, self.right
+        q = quote_identifier
+        return f"{q(s1)}.{q(a1)} = {q(s2)}.{q(a2)}"
 
 
 @dataclass(frozen=True)
@@ -111,17 +119,21 @@ class Query:
         """JSON-ready form, the inverse of :func:`build_query`."""
         sch: dict[str, list[list[str]]] = {s: [] for s in self.streams}
         for p in self.schemes:
-            sch[p.stream].append([a + ("<=" if a in p.ranges else "") for a in p.attributes])
+            sch[p.stream].append([quote_identifier(a) + ("<=" if a in p.ranges else "")
+                                  for a in p.attributes])
         return {"streams": {s: list(a) for s, a in self.streams.items()},
                 "predicates": [str(p) for p in self.predicates],
                 "schemes": {s: v for s, v in sch.items() if v}}
 
 
 def parse_predicate(text: str, streams: Mapping[str, Sequence[str]]) -> Predicate:
-    """Parse ``"S1.b = S2.b"`` into a :class:`Predicate` (equi-join, §2.2).
+    """Parse ``"S1.b = S2.b"`` into a :class:`Predicate` (equi-join, §2.2). A name that is
+    no plain identifier is backquoted, a backquote in it doubled, as in Spark SQL.
 
     >>> parse_predicate("S1.b = S2.b", {"S1": ["b"], "S2": ["b"]})
     Predicate(left=('S1', 'b'), right=('S2', 'b'))
+    >>> parse_predicate("S1.`bid id` = S2.`a``b`", {"S1": ["bid id"], "S2": ["a`b"]})
+    Predicate(left=('S1', 'bid id'), right=('S2', 'a`b'))
     >>> parse_predicate("S1.b = S1.b", {"S1": ["b"]})
     Traceback (most recent call last):
     ...
@@ -132,20 +144,31 @@ def parse_predicate(text: str, streams: Mapping[str, Sequence[str]]) -> Predicat
     m = _PRED.match(text)
     if not m:
         raise ValueError(f"malformed predicate {text!r}: expected 'Stream.attribute = Stream.attribute'")
-    s1, a1, s2, a2 = m.groups()
-    for s, a in ((s1, a1), (s2, a2)):
+    s1, a1, s2, a2 = (_unquote(g) for g in m.groups())
+    return _checked(Predicate((s1, a1), (s2, a2)), streams, text)
+
+
+def _checked(p: Predicate, streams: Mapping[str, Sequence[str]], text: str | None = None) -> Predicate:
+    """``p`` if both its columns exist and it joins two different streams."""
+    text = text if text is not None else str(p)
+    for s, a in (p.left, p.right):
         if s not in streams:
             raise ValueError(f"predicate {text!r}: unknown stream {s!r} (known: {', '.join(streams)})")
         if a not in streams[s]:
             raise ValueError(f"predicate {text!r}: stream {s!r} has no attribute {a!r} "
                              f"(attributes: {', '.join(streams[s])})")
-    if s1 == s2:
-        raise ValueError(f"predicate {text!r} compares stream {s1!r} with itself; "
+    if p.left[0] == p.right[0]:
+        raise ValueError(f"predicate {text!r} compares stream {p.left[0]!r} with itself; "
                          "only joins between two streams are supported")
-    return Predicate((s1, a1), (s2, a2))
+    return p
 
 
 def _parse_scheme(stream: str, raw, attrs: Sequence[str]) -> Scheme:
+    if isinstance(raw, Scheme):  # already structured (from the extension's document)
+        unknown = [a for a in raw.attributes if a not in attrs]
+        if raw.stream != stream or unknown or not raw.attributes:
+            raise ValueError(f"scheme {raw} does not fit stream {stream!r} (attributes: {', '.join(attrs)})")
+        return raw
     items = [raw] if isinstance(raw, str) else raw
     if not isinstance(items, (list, tuple)):
         raise ValueError(f"scheme {raw!r} of stream {stream!r} must be a list of attribute names")
@@ -154,9 +177,11 @@ def _parse_scheme(stream: str, raw, attrs: Sequence[str]) -> Scheme:
     for it in items:
         if not isinstance(it, str):
             raise ValueError(f"scheme {raw!r} of stream {stream!r}: {it!r} is not an attribute name")
-        a = it.strip()
-        if a.endswith("<="):
-            a = a[:-2].strip()
+        try:  # the declarations' parser: 'day<=' is a range, other names backquoted
+            a, kind = parse_attribute_text(it)
+        except DeclarationError as e:
+            raise ValueError(f"scheme {raw!r} of stream {stream!r}: {e.detail} ({it!r})") from None
+        if kind == RANGE:
             ranges.add(a)
         if a not in attrs:
             raise ValueError(f"scheme {raw!r} of stream {stream!r}: unknown attribute {a!r} "
@@ -174,9 +199,11 @@ def build_query(streams: Mapping[str, Sequence[str]], predicates: Iterable[str |
     """Validate the inputs of ``analyze_safety`` and build a :class:`Query`.
 
     ``streams`` maps a stream to its attribute names; ``predicates`` are strings
-    ``"S1.b = S2.b"``; ``schemes`` maps a stream to a list of schemes, each a list
-    of attribute names (a bare string is a one-attribute scheme).  Raises
-    ``ValueError`` naming the stream/attribute at fault.
+    ``"S1.b = S2.b"`` (or :class:`Predicate` s); ``schemes`` maps a stream to a list of
+    schemes, each a list of attributes as ``punctuated.schemes`` writes one (``"day<="`` a
+    range; a name that is no plain identifier backquoted, ``"`bid id`"``; parsed by the
+    declarations' own parser) or a :class:`Scheme` (a bare string is a one-attribute
+    scheme).  Raises ``ValueError`` naming the stream/attribute at fault.
 
     >>> q = build_query({"item": ["itemid"], "bid": ["itemid", "bidder"]},
     ...                 ["item.itemid = bid.itemid"], {"bid": [["bidder"]]})
@@ -201,7 +228,8 @@ def build_query(streams: Mapping[str, Sequence[str]], predicates: Iterable[str |
         st[s] = attrs
     if isinstance(predicates, str):
         raise ValueError("predicates must be a list of strings like 'S1.b = S2.b', not one string")
-    preds = tuple(p if isinstance(p, Predicate) else parse_predicate(p, st) for p in predicates)
+    preds = tuple(_checked(p, st) if isinstance(p, Predicate) else parse_predicate(p, st)
+                  for p in predicates)
     schemes = schemes or {}
     if not isinstance(schemes, Mapping):
         raise ValueError("schemes must map stream name -> list of schemes")

@@ -1,10 +1,13 @@
 """Safety analysis of a Spark streaming query (user contract: "Safety analysis from Python").
 
-:func:`check_safety` asks the extension (``PythonApi.joinGraph``, through Py4J)
-for the join graph of a streaming query -- the streams it reads, the schemes
-their punctuations may instantiate (declared schemes plus the unique key) and
-the equi-join predicates traced back to the streams -- and runs
-:func:`punctuated.safety.analyze_safety` on it.  The result is a
+:func:`check_safety` asks the extension once (``PythonApi.describe``, through
+Py4J) for one document on a streaming query -- the streams it reads, the schemes
+their punctuations may instantiate (declared schemes plus the unique key, each
+attribute constant or range), the equi-join predicates as pairs of stream
+columns, the tree of binary joins Spark runs and the start-time check's verdicts;
+its shape is in ``docs/python-document.md`` -- and runs
+:func:`punctuated.safety.analyze_safety` on it (:func:`report_from_document`).
+Names arrive as spelled in the schema (blanks, backquotes, any letters).  The result is a
 :class:`QuerySafetyReport`, a :class:`~punctuated.safety.report.SafetyReport`
 that also tells which streams declare nothing.
 
@@ -16,7 +19,7 @@ What is analysed:
   keeps no state either);
 * every streaming aggregation and deduplication over declared streams is judged
   by the punctuations that reach it (Tucker et al. 2003, §5.2): the verdicts are
-  the start-time check's own (``PythonApi.statefulSafety``, one rule on the JVM),
+  the start-time check's own (the document's ``verdicts.stateful``, one rule on the JVM),
   in ``stateful``; one that nothing closes makes the query unsafe;
 * SQL text is parsed first, with Spark's parser: anything but one query (DDL,
   DML, ``SET``, ``CACHE``, several statements) is refused with a ``ValueError``
@@ -196,73 +199,104 @@ def stateful_label(op: dict) -> str:
     return f"{op.get('operator', 'operator')} {by} {', '.join(op.get('keys', []))}"
 
 
-def report_from_join_graph(graph: dict, stream_joins: int | None = None,
-                           ranges: dict[str, list[set[str]]] | None = None,
-                           extra_predicates: list[str] = (), source: str | None = None,
+def report_from_join_graph(graph: dict, stream_joins: int | None = None, source: str | None = None,
                            enforced: list[dict] | None = None,
                            stateful: list[dict] | None = None) -> QuerySafetyReport:
-    """Analyse a join graph in the JSON shape of ``PythonApi.joinGraph``.
+    """Analyse a join graph written by hand, without Spark.
 
+    ``graph`` has ``streams`` (each ``{"name", "attributes", "schemes", "declared"}``,
+    schemes as lists of attribute names, ``"day<="`` for a range pattern) and
+    ``predicates`` as text ``"S1.a = S2.b"`` (names that are no plain identifier
+    backquoted: ``"S1.`bid id` = S2.b"``); ``graph["tree"]`` (nested lists of stream
+    names) is a join tree to judge as Spark would run it.
     ``stream_joins``: number of stream-stream joins of the query (``0``: no join
     state, the report is safe; ``None``: unknown, analysed as one MJoin).
-    ``ranges`` maps a stream to the attribute sets of its schemes with the
-    range-pattern attributes (``day<=``), restored for display.
-    ``extra_predicates`` are more predicates in the same syntax (from the
-    optimized plan); those naming unknown streams or attributes are skipped.
-    ``graph["tree"]`` (nested lists of stream names) is the join tree Spark runs.
-    ``stateful`` are the JVM's verdicts on aggregations and deduplications
-    (``PythonApi.statefulSafety``).
+    ``enforced``/``stateful`` are verdicts of the start-time check, as in the
+    document of :func:`report_from_document`.
     """
+    from .model import parse_predicate
+
+    streams = {s["name"]: list(s["attributes"]) for s in graph.get("streams", [])}
+    predicates = [parse_predicate(p, streams) for p in graph.get("predicates", [])]
+    schemes = {s["name"]: list(s["schemes"]) for s in graph.get("streams", []) if s.get("schemes")}
+    tree = graph.get("tree")
+    return _report(graph.get("streams", []), streams, predicates, schemes, stream_joins, source,
+                   _tuple_tree(tree) if tree is not None else None, enforced, stateful)
+
+
+#: The version of ``PythonApi.describe``'s document this module reads.
+DOCUMENT_VERSION = 1
+
+
+def report_from_document(doc: dict, source: str | None = None) -> QuerySafetyReport:
+    """Analyse the document ``PythonApi.describe`` returns for a query (its shape:
+    ``docs/python-document.md``): streams, predicates as column pairs, the join tree Spark
+    runs and the start-time check's verdicts. Nothing in it is text to parse: names arrive
+    as spelled in the schema, whatever characters they contain.
+
+    >>> doc = {"version": 1, "stream_joins": 1, "streams": [
+    ...     {"name": "a", "attributes": ["bid id"], "declared": True,
+    ...      "schemes": [{"source": "unique", "attributes": [{"name": "bid id", "kind": "constant"}]}]},
+    ...     {"name": "b", "attributes": ["x"], "declared": False, "schemes": []}],
+    ...     "predicates": [{"left": {"stream": "a", "attribute": "bid id"},
+    ...                     "right": {"stream": "b", "attribute": "x"}}],
+    ...     "tree": {"join": [{"stream": "a"}, {"stream": "b"}]},
+    ...     "verdicts": {"joins": [], "stateful": []}}
+    >>> r = report_from_document(doc)
+    >>> r.safe, r.unpurgeable, r.join_graph["predicates"]
+    (False, ['a'], ['a.`bid id` = b.x'])
+    """
+    from .model import Predicate, Scheme
+
+    version = doc.get("version")
+    if version != DOCUMENT_VERSION:
+        raise ValueError(f"the extension describes queries in document version {version!r}, this "
+                         f"package reads version {DOCUMENT_VERSION}: install the package and the "
+                         "extension jar of one release")
+    entries = doc.get("streams", [])
+    streams = {s["name"]: list(s["attributes"]) for s in entries}
+    predicates = [Predicate((p["left"]["stream"], p["left"]["attribute"]),
+                            (p["right"]["stream"], p["right"]["attribute"]))
+                  for p in doc.get("predicates", [])]
+    schemes = {s["name"]: [Scheme(s["name"], tuple(a["name"] for a in sc["attributes"]),
+                                  frozenset(a["name"] for a in sc["attributes"] if a["kind"] == "range"))
+                           for sc in s["schemes"]]
+               for s in entries if s.get("schemes")}
+    verdicts = doc.get("verdicts", {})
+    return _report(entries, streams, predicates, schemes, doc.get("stream_joins"), source,
+                   _plan_of(doc.get("tree")), verdicts.get("joins"), verdicts.get("stateful"))
+
+
+def _plan_of(tree):
+    """The document's join tree as the model's plan (nested pairs of stream names)."""
+    if tree is None:
+        return None
+    if "stream" in tree:
+        return tree["stream"]
+    return tuple(_plan_of(t) for t in tree["join"])
+
+
+def _report(entries: list[dict], streams: dict, predicates: list, schemes: dict,
+            stream_joins: int | None, source: str | None, plan, enforced, stateful) -> QuerySafetyReport:
     from . import analyze_safety
 
-    streams: dict[str, list[str]] = {}
-    schemes: dict[str, list[list[str]]] = {}
-    undeclared = []
-    for s in graph.get("streams", []):
-        name = s["name"]
-        streams[name] = list(s["attributes"])
-        rng = set().union(*(ranges or {}).get(name, [set()]))
-        sch = [[a + ("<=" if a in rng else "") for a in scheme] for scheme in s.get("schemes", [])]
-        if sch:
-            schemes[name] = sch
-        if not s.get("declared", False):
-            undeclared.append(name)
     if not streams:
         raise ValueError("the query reads no stream: nothing to analyse")
-    predicates = _merge_predicates(list(graph.get("predicates", [])), list(extra_predicates), streams)
-    join_graph = {"streams": streams, "predicates": predicates, "schemes": schemes}
+    undeclared = [s["name"] for s in entries if not s.get("declared", False)]
     try:
         base = analyze_safety(streams, predicates, schemes)
     except ValueError as e:
         raise ValueError(f"cannot analyse the join graph of this query: {e}") from e
-    tree = graph.get("tree")
-    plan = _tuple_tree(tree) if tree is not None else None
+    join_graph = {"streams": streams, "predicates": [str(p) for p in base.query.predicates],
+                  "schemes": {k: v for k, v in base.query.to_dict()["schemes"].items()}}
     sources = {s["name"]: {k: s.get(k) for k in ("table", "declaration", "booleans", "used_names")}
-               for s in graph.get("streams", [])}
+               for s in entries}
     return QuerySafetyReport(base, join_graph, undeclared, stream_joins, source, plan, enforced,
                              stateful, sources)
 
 
 def _tuple_tree(t):
     return t if isinstance(t, str) else tuple(_tuple_tree(c) for c in t)
-
-
-def _merge_predicates(given: list[str], extra: list[str], streams: dict) -> list[str]:
-    from .model import parse_predicate
-
-    out, seen = [], set()
-    for i, text in enumerate(given + extra):
-        try:
-            p = parse_predicate(text, streams)
-        except ValueError:
-            if i < len(given):
-                raise
-            continue
-        key = frozenset((p.left, p.right))
-        if key not in seen:
-            seen.add(key)
-            out.append(text)
-    return out
 
 
 def check_safety(spark, query, *, draw: str | None = None) -> QuerySafetyReport:
@@ -306,13 +340,8 @@ def check_safety(spark, query, *, draw: str | None = None) -> QuerySafetyReport:
                          "read the tables as streams, with STREAM(table) in SQL "
                          "(SELECT ... FROM STREAM(a) JOIN STREAM(b) ON ...) or "
                          "spark.readStream.table(...) for a DataFrame")
-    jvm = df.sparkSession._jvm
-    graph = json.loads(jvm.punctuated.spark.PythonApi.joinGraph(df._jdf))
-    enforced = json.loads(jvm.punctuated.spark.PythonApi.joinSafety(df._jdf))
-    stateful = json.loads(jvm.punctuated.spark.PythonApi.statefulSafety(df._jdf))
-    report = report_from_join_graph(graph, stream_joins=_stream_joins(df),
-                                    ranges=_ranges(df, graph), extra_predicates=_optimized_predicates(df),
-                                    source=source, enforced=enforced, stateful=stateful)
+    doc = json.loads(df.sparkSession._jvm.punctuated.spark.PythonApi.describe(df._jdf))
+    report = report_from_document(doc, source=source)
     if draw:
         report.draw(draw)
     return report
@@ -341,58 +370,6 @@ def _refuse_non_query(spark, text: str) -> None:
         raise ValueError(f"check_safety analyses a query and runs nothing: {shown!r} is a {kind} "
                          "statement, not a query; it was not run. Give the streaming query itself, "
                          "e.g. SELECT ... FROM STREAM(a) JOIN STREAM(b) ON ...") from None
-
-
-def _stream_joins(df) -> int | None:
-    """Number of joins of the analyzed plan whose two sides are streaming."""
-    try:
-        todo, count = [df._jdf.queryExecution().analyzed()], 0
-        while todo:
-            node = todo.pop()
-            if node.getClass().getSimpleName() == "Join" and node.left().isStreaming() \
-                    and node.right().isStreaming():
-                count += 1
-            children = node.children()
-            todo.extend(children.apply(i) for i in range(children.size()))
-        return count
-    except Exception:  # unknown plan shape: analyse as one MJoin
-        return None
-
-
-def _optimized_predicates(df) -> list[str]:
-    """Join predicates of the optimized plan, where ``WHERE`` conditions have been
-    pushed into the joins (the analyzed plan keeps them in a ``Filter``)."""
-    try:
-        session = df.sparkSession
-        plan = session._jsparkSession.sessionState().optimizer().execute(
-            df._jdf.queryExecution().analyzed())
-        conf = session._jsparkSession.sessionState().conf()
-        preds = session._jvm.punctuated.spark.JoinGraph.of(plan, conf.caseSensitiveAnalysis()).predicates()
-        return [str(preds.apply(i)) for i in range(preds.size())]
-    except Exception:  # the analyzed plan's predicates stand alone
-        return []
-
-
-def _ranges(df, graph: dict) -> dict[str, list[set[str]]]:
-    """Range-pattern attributes of the declared schemes (the join graph gives names only)."""
-    try:
-        from punctuated._declare import declarations
-
-        decls = declarations(df)
-    except Exception:
-        return {}
-    out: dict[str, list[set[str]]] = {}
-    names = [s["name"] for s in graph.get("streams", []) if s.get("declared")]
-    for d in decls:
-        short = str(d.get("table", "")).split(".")[-1]
-        rng = [{a["attr"] for a in s if a.get("kind") == "range"} for s in d.get("schemes", [])]
-        rng = [r for r in rng if r]
-        if not rng:
-            continue
-        for n in names:
-            if n == short or (n.startswith(short + "_") and n[len(short) + 1:].isdigit()):
-                out.setdefault(n, []).extend(rng)
-    return out
 
 
 def format_report(report: SafetyReport) -> str:
@@ -442,5 +419,5 @@ def _tree_advice() -> str:
             "run anyway.")
 
 
-__all__ = ["check_safety", "QuerySafetyReport", "report_from_join_graph", "format_report",
-           "stateful_label"]
+__all__ = ["check_safety", "QuerySafetyReport", "report_from_join_graph", "report_from_document",
+           "format_report", "stateful_label", "DOCUMENT_VERSION"]

@@ -153,7 +153,7 @@ def _greedy(q: Query, cands: list[tuple[str, str]]) -> list[Suggestion]:
 def fix_statements(suggestion: Suggestion, sources: dict[str, dict]) -> list[str]:
     """The statements that add ``suggestion``'s schemes, applicable as printed.
 
-    ``sources`` maps a stream to what ``PythonApi.joinGraph`` says of it: ``table`` (the
+    ``sources`` maps a stream to what ``PythonApi.describe`` says of it: ``table`` (the
     catalog table it reads, or ``None`` for a DataFrame stream), ``declaration`` (its
     properties as written), ``booleans`` (its BOOLEAN columns) and ``used_names`` (the
     names its columns are joined under).  A table gets ``ALTER TABLE <table> SET

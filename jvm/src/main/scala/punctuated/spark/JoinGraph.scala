@@ -16,11 +16,11 @@ import org.apache.spark.sql.types.BooleanType
  * traced back to the stream it comes from.
  *
  * @param streams    the streams, by short name (table name, or `with_schemes` name)
- * @param predicates equi-join predicates `"S1.a = S2.b"`, in join conditions or in `WHERE`
+ * @param predicates equi-join predicates between two streams, in join conditions or in `WHERE`
  * @param tree       the tree of stream-stream joins Spark runs (leaves: stream names), if the
  *                   query's joins form one tree (none for a single stream, or joins under a union)
  */
-final case class JoinGraph(streams: Seq[JoinGraph.Stream], predicates: Seq[String],
+final case class JoinGraph(streams: Seq[JoinGraph.Stream], predicates: Seq[JoinGraph.Equality],
     tree: Option[JoinGraph.Tree] = None, origins: Map[ExprId, (String, String)] = Map.empty) {
 
   /** The stream and source column an attribute of the plan comes from, if traced. */
@@ -29,6 +29,18 @@ final case class JoinGraph(streams: Seq[JoinGraph.Stream], predicates: Seq[Strin
 }
 
 object JoinGraph {
+
+  /** A stream's column: the stream's name and the column's name as spelled in its schema. */
+  final case class Column(stream: String, attribute: String)
+
+  /**
+   * An equi-join predicate between two streams' columns (Li et al. 2006, §2.2), kept as a
+   * pair of columns so that no name is ever re-parsed: `Equality(Column("a", "bid id"),
+   * Column("b", "x"))` prints as `a.bid id = b.x`, for people only.
+   */
+  final case class Equality(left: Column, right: Column) {
+    override def toString: String = s"${left.stream}.${left.attribute} = ${right.stream}.${right.attribute}"
+  }
 
   /** A join tree: a stream, or a join of two sub-trees (Li et al. 2006, §2.2, plans). */
   sealed trait Tree
@@ -138,7 +150,7 @@ object JoinGraph {
 
   private def edge(origin: collection.Map[ExprId, (String, String)], l: Attribute, r: Attribute) =
     for ((ls, la) <- origin.get(l.exprId); (rs, ra) <- origin.get(r.exprId) if ls != rs)
-      yield s"$ls.$la = $rs.$ra"
+      yield Equality(Column(ls, la), Column(rs, ra))
 
   private def conjuncts(e: Expression): Seq[Expression] = e match {
     case And(a, b) => conjuncts(a) ++ conjuncts(b)

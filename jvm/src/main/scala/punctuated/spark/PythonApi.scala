@@ -1,12 +1,16 @@
 package punctuated.spark
 
 import org.apache.spark.sql.Dataset
+import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
 import org.json4s.JsonAST._
 import org.json4s.jackson.JsonMethods.{compact, render}
 
-import punctuated.declaration.{Declaration, Scheme}
+import punctuated.declaration.{Declaration, Scheme, SchemeAttribute}
 
-/** Entry points called from the Python package through Py4J. */
+/**
+ * Entry points called from the Python package through Py4J: [[describe]] (all that
+ * `punctuated.check_safety` reads) and [[declarations]] (`punctuated.declarations`).
+ */
 object PythonApi {
 
   /**
@@ -20,73 +24,110 @@ object PythonApi {
     compact(render(JArray(streams.map(_.declaration).distinct.map(toJson).toList)))
   }
 
+  /** Version of the [[describe]] document; raised whenever its shape changes. */
+  val DescribeVersion = 1
+
   /**
-   * The join graph of a (streaming) query, for the safety analysis:
-   * `{"streams": [{"name", "attributes", "schemes", "declared", "table", "declaration", "booleans", "used_names"}],
-   * "predicates": ["S1.a = S2.b"], "tree": ...}`: `table` is the catalog table a stream reads
-   * (null for a DataFrame stream), `declaration` its properties as written (null if none),
-   * `booleans` its BOOLEAN columns, `used_names` the names its columns are joined under —
-   * what an applicable fix needs.
+   * Everything the Python package needs to judge a streaming query, in one JSON document
+   * (its shape is documented in `docs/python-document.md`): the streams it reads with their
+   * attributes and declarations, the equi-join predicates as pairs of stream columns (never
+   * as text to re-parse), the tree of binary joins Spark runs, and the verdicts the start-time
+   * check (`spark.punctuated.safety.mode`) gives its joins, aggregations and deduplications —
+   * so that `check_safety` and `start()` judge by one rule. Names are spelled as in the
+   * schema, whatever characters they contain.
+   *
+   * {{{
+   *   {"version": 1, "stream_joins": 1,
+   *    "streams": [{"name": "bids", "table": "bids", "declared": true, "marker": "is_punct",
+   *                 "attributes": ["auction", "is_punct"], "booleans": ["is_punct"],
+   *                 "schemes": [{"source": "declared",
+   *                              "attributes": [{"name": "auction", "kind": "constant"}]}], ...}],
+   *    "predicates": [{"left": {"stream": "auctions", "attribute": "id"},
+   *                    "right": {"stream": "bids", "attribute": "auction"}}],
+   *    "tree": {"join": [{"stream": "auctions"}, {"stream": "bids"}]},
+   *    "verdicts": {"joins": [...], "stateful": [...]}}
+   * }}}
    */
-  def joinGraph(df: Dataset[_]): String = {
-    val conf = df.sparkSession.sessionState.conf
-    val graph = JoinGraph.of(df.queryExecution.analyzed, conf.caseSensitiveAnalysis)
+  def describe(df: Dataset[_]): String = {
+    val session = df.sparkSession
+    val caseSensitive = session.sessionState.conf.caseSensitiveAnalysis
+    val analyzed = df.queryExecution.analyzed
+    val graph = JoinGraph.of(analyzed, caseSensitive)
+    // WHERE equalities are pushed into the joins by the optimizer; read them there too
+    val optimized = JoinGraph.of(session.sessionState.optimizer.execute(analyzed), caseSensitive).predicates
+    val known = graph.streams.map(s => s.name -> s.attributes.toSet).toMap
+    val predicates = (graph.predicates ++ optimized.filter(e => Seq(e.left, e.right).forall(c =>
+      known.get(c.stream).exists(_.contains(c.attribute)))))
+      .foldLeft(Vector.empty[JoinGraph.Equality]) { (out, e) =>
+        if (out.exists(o => Set(o.left, o.right) == Set(e.left, e.right))) out else out :+ e
+      }
+    val streamJoins = analyzed.collect {
+      case j: Join if j.left.isStreaming && j.right.isStreaming => j
+    }.size
     compact(render(JObject(
-      "streams" -> JArray(graph.streams.map { s =>
-        JObject(
-          "name" -> JString(s.name),
-          "attributes" -> JArray(s.attributes.map(JString(_)).toList),
-          "schemes" -> JArray(s.schemes.map(sc => JArray(sc.map(JString(_)).toList)).toList),
-          "declared" -> JBool(s.declared),
-          "table" -> s.table.map(JString(_)).getOrElse(JNull),
-          "declaration" -> s.declaration.map(d => JObject(d.toProperties.toList.sortBy(_._1).map {
-            case (k, v) => k -> (JString(v): JValue) })).getOrElse(JNull),
-          "booleans" -> JArray(s.booleans.map(JString(_)).toList),
-          "used_names" -> JObject(s.usedNames.toList.sortBy(_._1).map { case (k, v) => k -> (JString(v): JValue) }))
-      }.toList),
-      "predicates" -> JArray(graph.predicates.map(JString(_)).toList),
-      "tree" -> graph.tree.map(treeJson).getOrElse(JNull))))
+      "version" -> JInt(DescribeVersion),
+      "streams" -> JArray(graph.streams.map(streamJson).toList),
+      "predicates" -> JArray(predicates.map(e => JObject(
+        "left" -> columnJson(e.left), "right" -> columnJson(e.right))).toList),
+      "stream_joins" -> JInt(streamJoins),
+      "tree" -> graph.tree.map(treeJson).getOrElse(JNull),
+      "verdicts" -> JObject(
+        "joins" -> joinVerdicts(analyzed),
+        "stateful" -> statefulVerdicts(analyzed)))))
   }
+
+  private def columnJson(c: JoinGraph.Column): JValue =
+    JObject("stream" -> JString(c.stream), "attribute" -> JString(c.attribute))
+
+  private def streamJson(s: JoinGraph.Stream): JValue = {
+    val declared = s.declaration.toList.flatMap(_.schemes)
+    val unique = s.declaration.flatMap(_.unique).filterNot(declared.contains).toList
+    val schemes =
+      if (s.declaration.isDefined) declared.map(schemeJson(_, "declared")) ++ unique.map(schemeJson(_, "unique"))
+      else s.schemes.map(names => schemeJson(Scheme(names.map(SchemeAttribute(_, isRange = false))), "declared"))
+    JObject(
+      "name" -> JString(s.name),
+      "table" -> s.table.map(JString(_)).getOrElse(JNull),
+      "declared" -> JBool(s.declared),
+      "attributes" -> JArray(s.attributes.map(JString(_)).toList),
+      "schemes" -> JArray(schemes.toList),
+      "marker" -> s.declaration.flatMap(_.marker).map(JString(_)).getOrElse(JNull),
+      "declaration" -> s.declaration.map(d => JObject(d.toProperties.toList.sortBy(_._1).map {
+        case (k, v) => k -> (JString(v): JValue) })).getOrElse(JNull),
+      "booleans" -> JArray(s.booleans.map(JString(_)).toList),
+      "used_names" -> JObject(s.usedNames.toList.sortBy(_._1).map { case (k, v) => k -> (JString(v): JValue) }))
+  }
+
+  private def schemeJson(scheme: Scheme, source: String): JValue = JObject(
+    "source" -> JString(source),
+    "attributes" -> JArray(scheme.attributes.map(a => JObject(
+      "name" -> JString(a.name), "kind" -> JString(if (a.isRange) "range" else "constant"))).toList))
 
   private def treeJson(t: JoinGraph.Tree): JValue = t match {
-    case JoinGraph.Leaf(s) => JString(s)
-    case JoinGraph.Node(l, r) => JArray(List(treeJson(l), treeJson(r)))
+    case JoinGraph.Leaf(s) => JObject("stream" -> JString(s))
+    case JoinGraph.Node(l, r) => JObject("join" -> JArray(List(treeJson(l), treeJson(r))))
   }
 
-  /**
-   * What the start-time check (`spark.punctuated.safety.mode`) decides for this query, per
-   * stream-stream join, children before parents:
-   * `[{"left": name, "right": name, "purgeable": [bool, bool], "problems": [text]}]`. The join
-   * marks are those the query gets when it starts (a punctuated join's output is a punctuated
-   * input of the join above it).
-   */
-  def joinSafety(df: Dataset[_]): String = {
-    val verdicts = punctuated.spark.rules.JoinSafety.verdicts(df.queryExecution.analyzed)
-    compact(render(JArray(verdicts.map { v =>
+  /** The start-time check's verdict per stream-stream join, children before parents. */
+  private def joinVerdicts(plan: LogicalPlan): JValue =
+    JArray(punctuated.spark.rules.JoinSafety.verdicts(plan).map { v =>
       JObject(
         "left" -> JString(v.left),
         "right" -> JString(v.right),
         "purgeable" -> JArray(List(JBool(v.purgeable._1), JBool(v.purgeable._2))),
         "problems" -> JArray(v.problems.map(p => JString(p.message)).toList))
-    }.toList)))
-  }
+    }.toList)
 
-  /**
-   * What the start-time check decides for each streaming aggregation and deduplication over
-   * declared streams ([[punctuated.spark.rules.StatefulSafety]]):
-   * `[{"operator", "keys": [...], "streams": [...], "closed": bool, "problem": text or null}]`.
-   */
-  def statefulSafety(df: Dataset[_]): String = {
-    val verdicts = punctuated.spark.rules.StatefulSafety.verdicts(df.queryExecution.analyzed)
-    compact(render(JArray(verdicts.map { v =>
+  /** The start-time check's verdict per aggregation and deduplication over declared streams. */
+  private def statefulVerdicts(plan: LogicalPlan): JValue =
+    JArray(punctuated.spark.rules.StatefulSafety.verdicts(plan).map { v =>
       JObject(
         "operator" -> JString(v.operator),
         "keys" -> JArray(v.keys.map(JString(_)).toList),
         "streams" -> JArray(v.streams.map(JString(_)).toList),
         "closed" -> JBool(v.problem.isEmpty),
         "problem" -> v.problem.map(p => JString(p.message)).getOrElse(JNull))
-    }.toList)))
-  }
+    }.toList)
 
   private def toJson(scheme: Scheme): JValue = JArray(scheme.attributes.map { a =>
     val kind = if (a.isRange) "range" else "constant"

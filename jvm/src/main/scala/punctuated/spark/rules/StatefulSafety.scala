@@ -16,7 +16,7 @@ import punctuated.spark.{DeclaredStreams, JoinGraph, PunctuatedConf}
  * state) is Spark's and not judged here.
  *
  * One place for the start-time check ([[CheckJoinSafety]]) and for `punctuated.check_safety`
- * (through `PythonApi.statefulSafety`).
+ * (through `PythonApi.describe`).
  */
 object StatefulSafety {
 
