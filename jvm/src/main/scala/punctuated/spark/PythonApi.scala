@@ -5,6 +5,7 @@ import org.json4s.JsonAST._
 import org.json4s.jackson.JsonMethods.{compact, render}
 
 import punctuated.declaration.{Declaration, Scheme}
+import punctuated.input.DeclaredStreams
 
 /** Entry points called from the Python package through Py4J. */
 object PythonApi {

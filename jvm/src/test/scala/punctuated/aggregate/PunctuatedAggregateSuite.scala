@@ -7,10 +7,11 @@ import org.apache.spark.sql.functions.{avg, count, max, sum}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.streaming.OutputMode
 
+import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
-import punctuated.join.{Auction, Bid}
 import punctuated.join.JoinTestData._
-import punctuated.spark.{PunctuatedConf, PunctuatedStreamTest}
+import punctuated.join.{Auction, Bid}
+import punctuated.spark.PunctuatedStreamTest
 
 /** Reading of a sensor: hour punctuated by a range scheme `hour<=`. */
 case class Reading(sensor: Option[Long], hour: Option[Int], temp: Option[Double], is_punct: Boolean = false)

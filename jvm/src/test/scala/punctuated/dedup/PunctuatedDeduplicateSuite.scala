@@ -7,10 +7,11 @@ import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.streaming.OutputMode
 
 import punctuated.aggregate.Reading
+import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.join.Bid
 import punctuated.join.JoinTestData._
-import punctuated.spark.{PunctuatedConf, PunctuatedStreamTest}
+import punctuated.spark.PunctuatedStreamTest
 
 /**
  * Punctuated dropDuplicates / DISTINCT, scripted batch by batch, on the HDFS-backed state

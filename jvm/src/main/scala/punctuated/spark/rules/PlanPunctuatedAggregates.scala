@@ -10,7 +10,8 @@ import org.apache.spark.sql.catalyst.expressions.Explode
 
 import punctuated.aggregate._
 import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateLayouts, StateMetadata, StoreSchemas}
-import punctuated.spark.PunctuatedConf
+import punctuated.conf.PunctuatedConf
+import punctuated.input.{PunctuationKind, PunctuationOutputs}
 
 /**
  * Physical rule (before columnar transitions, after Spark's incremental planner has given

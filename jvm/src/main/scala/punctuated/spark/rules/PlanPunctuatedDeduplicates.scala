@@ -6,10 +6,10 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, ProjectExec, SparkPlan}
 import org.apache.spark.sql.execution.streaming.operators.stateful.StreamingDeduplicateExec
 
-import punctuated.aggregate.PunctuationKind
 import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateLayouts, StateMetadata, StoreSchemas}
+import punctuated.conf.PunctuatedConf
 import punctuated.dedup.PunctuatedDeduplicateExec
-import punctuated.spark.PunctuatedConf
+import punctuated.input.PunctuationKind
 
 /**
  * Physical rule (before columnar transitions, after Spark's incremental planner): a

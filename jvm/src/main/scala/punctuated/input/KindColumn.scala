@@ -1,11 +1,10 @@
-package punctuated.aggregate
+package punctuated.input
 
 import scala.collection.mutable.ArrayBuffer
 
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Expression, NamedExpression}
 
-import punctuated.join.KeyScheme
-import punctuated.spark.PunctuatedConf
+import punctuated.conf.PunctuatedConf
 
 /**
  * The `punctuation_kind` column of a punctuated operator keyed by `keys` (an aggregation's
