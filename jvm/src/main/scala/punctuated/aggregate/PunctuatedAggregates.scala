@@ -113,7 +113,7 @@ object PunctuatedAggregates {
     def hidden(name: String, fn: org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction,
         filter: Expression, id: ExprId) =
       Alias(AggregateExpression(fn, Complete, isDistinct = false, Some(filter), id), name)()
-    val tag = PunctuationTag(kind)
+    val tag = PunctuationTag(kindAlias)
     val rows = hidden(RowsColumn, Count(Seq(tag)), isData, layout.dataRows)
     val kindBits = hidden(KindsColumn, BitOrAgg(ShiftLeft(Literal(1L), tag)), GreaterThan(kind, Literal(0)), layout.kinds)
     val invalid = hidden(RowsColumn + "_invalid", Count(Seq(tag)), EqualTo(kind, Literal(PunctuationKind.Invalid)), layout.invalid)

@@ -41,8 +41,9 @@ object PunctuatedDeduplicates {
     val found = PunctuationSources.find(child, caseSensitive).getOrElse(return None)
     val (kindAlias, _, _) = KindColumn(keys, found, conf, useEqualities = false).getOrElse(return None)
     val input = Project(found.plan.output :+ kindAlias, found.plan)
-    // an always-true filter on the kind column keeps the optimizer from pruning it
-    val keep = IsNotNull(PunctuationTag(kindAlias.toAttribute))
+    // an always-true filter on the kind column keeps the optimizer from pruning it, and its
+    // tag carries the kind's layout to the physical rule
+    val keep = IsNotNull(PunctuationTag(kindAlias))
     Some(Project(child.output, Filter(keep, Deduplicate(keys, input))))
   }
 

@@ -81,7 +81,6 @@ object KindColumn {
       ids(0), ids(1), ids(2), ids(3), found.sources.map(_.name).distinct)
     val kindAlias = Alias(PunctuationKind(children.toSeq, layouts, layout, conf.failOnInvalidPunctuations),
       PunctuationKind.ColumnName)()
-    PunctuationKind.register(kindAlias.exprId, kindAlias.child.asInstanceOf[PunctuationKind])
     Some((kindAlias, layout, substituted.toSet))
   }
 }

@@ -131,15 +131,6 @@ case class PunctuationKind(
 }
 
 object PunctuationKind {
-  /**
-   * Kind columns by the id of their attribute, registered by the analyzer's rewrite: the
-   * physical rules find an operator's layout here, also in micro-batches where the optimizer
-   * has replaced the projection computing the column (an empty input becomes a relation).
-   */
-  private val registry = new java.util.concurrent.ConcurrentHashMap[ExprId, PunctuationKind]()
-  def register(id: ExprId, kind: PunctuationKind): Unit = registry.put(id, kind)
-  def registered(id: ExprId): Option[PunctuationKind] = Option(registry.get(id))
-
   val Data = 0
   val Invalid = -1
   val Ignored = -2
