@@ -9,7 +9,8 @@ import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOpera
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.types._
 
-import punctuated.join.{ClosedKeysTable, KeyScheme}
+import punctuated.input.{AggregateLayout, KeyScheme}
+import punctuated.join.ClosedKeysTable
 
 /**
  * A punctuation on a grouping key: "no more rows whose grouping columns at

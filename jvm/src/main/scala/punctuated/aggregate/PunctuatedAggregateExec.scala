@@ -2,7 +2,6 @@ package punctuated.aggregate
 
 import scala.collection.mutable.ArrayBuffer
 
-import org.apache.spark.SparkException
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, ExprId, UnsafeProjection, UnsafeRow}
@@ -13,8 +12,10 @@ import org.apache.spark.sql.execution.streaming.operators.stateful._
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.streaming.OutputMode
 
-import punctuated.join.PunctuatedJoinMetrics
-import punctuated.spark.{PunctuatedConf, PunctuatedStatefulOperator}
+import punctuated.conf.PunctuatedConf
+import punctuated.errors.PunctuatedErrors
+import punctuated.input.AggregateLayout
+import punctuated.state.{PunctuatedJoinMetrics, PunctuatedStatefulOperator}
 
 /**
  * The state-store step of a punctuated streaming aggregation: where Spark's
@@ -324,10 +325,8 @@ private[aggregate] class PunctuatedAggregateTask(
       val shown = op.keyExpressions.zipWithIndex.map { case (a, i) =>
         s"${a.name}=${if (key.isNullAt(i)) "NULL" else key.get(i, a.dataType)}"
       }.mkString("(", ", ", ")")
-      throw new SparkException(
-        s"[PUNCTUATED_LATE_ROW] Rows of group $shown of ${layout.streams.mkString(", ")} arrived " +
-          "after a punctuation closed the group (the stream is not grammatical). " +
-          s"Set ${PunctuatedConf.LateRows}=drop to drop late rows instead.")
+      throw PunctuatedErrors.lateRow(
+        s"Rows of group $shown of ${layout.streams.mkString(", ")} arrived after a punctuation closed the group")
     }
     op.metric(LateRowsDropped) += rows
   }

@@ -7,8 +7,8 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression,
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, EventTimeWatermark, Generate, LogicalPlan, Project}
 import org.apache.spark.sql.types.{IntegerType, MetadataBuilder}
 
-import punctuated.join.KeyScheme
-import punctuated.spark.PunctuatedConf
+import punctuated.conf.PunctuatedConf
+import punctuated.input.{AggregateLayout, FoundSource, FoundSources, KindColumn, PunctuationKind, PunctuationOutputs, PunctuationSources, PunctuationTag, RewrittenOperators}
 
 /**
  * The analyzer's rewrite of a streaming GROUP BY over punctuated input (Tucker et al. 2003,
@@ -113,7 +113,7 @@ object PunctuatedAggregates {
     def hidden(name: String, fn: org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction,
         filter: Expression, id: ExprId) =
       Alias(AggregateExpression(fn, Complete, isDistinct = false, Some(filter), id), name)()
-    val tag = PunctuationTag(kind)
+    val tag = PunctuationTag(kindAlias)
     val rows = hidden(RowsColumn, Count(Seq(tag)), isData, layout.dataRows)
     val kindBits = hidden(KindsColumn, BitOrAgg(ShiftLeft(Literal(1L), tag)), GreaterThan(kind, Literal(0)), layout.kinds)
     val invalid = hidden(RowsColumn + "_invalid", Count(Seq(tag)), EqualTo(kind, Literal(PunctuationKind.Invalid)), layout.invalid)
@@ -131,36 +131,14 @@ object PunctuatedAggregates {
   }
 
   /** Is this the input of an already rewritten aggregation? */
-  def isRewritten(plan: LogicalPlan): Boolean = plan match {
-    case Project(_, Project(list, _)) => list.exists(_.exists(_.isInstanceOf[PunctuationKind]))
-    case _ => false
-  }
+  def isRewritten(plan: LogicalPlan): Boolean = RewrittenOperators.isAggregateInput(plan)
 
   private def markerName(found: FoundSources): String =
     found.sources.flatMap(_.marker.references.headOption).map(_.name).headOption.getOrElse("is_punct")
 
   /** The layout of the aggregation under this node, if it is a rewritten one. */
-  def layoutOf(plan: LogicalPlan): Option[(Aggregate, AggregateLayout)] = plan match {
-    case a @ Aggregate(_, _, Project(_, Project(list, _)), _) =>
-      list.collectFirst { case Alias(k: PunctuationKind, _) => a -> k.layout }
-    case _ => None
-  }
+  def layoutOf(plan: LogicalPlan): Option[(Aggregate, AggregateLayout)] = RewrittenOperators.aggregateLayout(plan)
 
   /** A rewritten aggregation's output as a punctuated stream (chained aggregations). */
-  def sourceOf(g: Generate): Option[FoundSource] = g.generator match {
-    case Explode(_: PunctuationOutputs) =>
-      layoutOf(g.child).filterNot(_._2.isUnion).map { case (a, layout) =>
-        val grouping = a.groupingExpressions.collect { case x: Attribute => x }
-        val schemes = layout.closing.zip(layout.closingNames).map { case (ks, text) =>
-          (ks.constants.toSeq.map(p => grouping(p) -> false) ++ ks.range.toSeq.map(p => grouping(p) -> true)) -> text
-        }
-        FoundSource(
-          name = s"aggregation over ${layout.streams.mkString(", ")}",
-          marker = GreaterThan(g.generatorOutput.head, Literal(0)),
-          columns = grouping,
-          schemes = schemes,
-          unique = None)
-      }
-    case _ => None
-  }
+  def sourceOf(g: Generate): Option[FoundSource] = RewrittenOperators.aggregateOutput(g)
 }

@@ -12,7 +12,7 @@ import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOpera
 import org.apache.spark.sql.execution.streaming.state.StateStoreId
 import org.apache.spark.sql.internal.SQLConf
 
-import punctuated.spark.PunctuatedErrors
+import punctuated.errors.PunctuatedErrors
 
 /**
  * The declarations a punctuated operator's state was written with, kept with the state:

@@ -2,9 +2,9 @@ package punctuated.checkpoint
 
 import org.apache.spark.sql.catalyst.expressions.Attribute
 
-import punctuated.aggregate.{AggregateLayout, PunctuationKind, PunctuationSources}
 import punctuated.declaration.Declaration
-import punctuated.join.{InputSpec, KeyScheme, PunctuatedSymmetricHashJoinExec, RangeIndex}
+import punctuated.input.{AggregateLayout, InputSpec, KeyScheme, PunctuationKind, PunctuationSources}
+import punctuated.join.{PunctuatedSymmetricHashJoinExec, RangeIndex}
 
 /**
  * Versions of the punctuated operators' state layouts: bump one when the operator changes

@@ -53,5 +53,5 @@ object DeclarationError {
     if (text.length <= MaxEcho) text else s"${text.take(MaxEcho)}… (${text.length} characters)"
 }
 
-/** Thrown by the parser and validator; [[punctuated.spark.PunctuatedErrors]] turns it into an AnalysisException. */
+/** Thrown by the parser and validator; [[punctuated.errors.PunctuatedErrors]] turns it into an AnalysisException. */
 final class DeclarationException(val error: DeclarationError) extends Exception(error.message)

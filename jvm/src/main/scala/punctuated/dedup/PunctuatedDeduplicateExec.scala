@@ -2,7 +2,6 @@ package punctuated.dedup
 
 import scala.collection.mutable.ArrayBuffer
 
-import org.apache.spark.SparkException
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, GenericInternalRow, UnsafeProjection, UnsafeRow}
@@ -13,9 +12,11 @@ import org.apache.spark.sql.execution.streaming.operators.stateful._
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.types.{IntegerType, StructType}
 
-import punctuated.aggregate.{AggregateLayout, GroupPunctuation, HeldPunctuations, PunctuationKind}
-import punctuated.join.PunctuatedJoinMetrics
-import punctuated.spark.{PunctuatedConf, PunctuatedStatefulOperator}
+import punctuated.aggregate.{GroupPunctuation, HeldPunctuations}
+import punctuated.conf.PunctuatedConf
+import punctuated.errors.PunctuatedErrors
+import punctuated.input.{AggregateLayout, PunctuationKind}
+import punctuated.state.{PunctuatedJoinMetrics, PunctuatedStatefulOperator}
 
 /**
  * Punctuation-purging streaming deduplication (Tucker et al. 2003, Table 2, duplicate
@@ -220,10 +221,8 @@ private[dedup] class PunctuatedDeduplicateTask(
 
   private def late(row: InternalRow): Unit = {
     if (op.settings.failOnLateRows) {
-      throw new SparkException(
-        s"[PUNCTUATED_LATE_ROW] A row of ${layout.streams.mkString(", ")} arrived after a punctuation " +
-          "matching it (the stream is not grammatical). " +
-          s"Set ${PunctuatedConf.LateRows}=drop to drop late rows instead.")
+      throw PunctuatedErrors.lateRow(
+        s"A row of ${layout.streams.mkString(", ")} arrived after a punctuation matching it")
     }
     op.metric(LateRowsDropped) += 1
   }

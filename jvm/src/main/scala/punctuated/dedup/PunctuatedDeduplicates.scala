@@ -1,10 +1,10 @@
 package punctuated.dedup
 
-import org.apache.spark.sql.catalyst.expressions.{Attribute, IsNotNull}
+import org.apache.spark.sql.catalyst.expressions.IsNotNull
 import org.apache.spark.sql.catalyst.plans.logical.{Deduplicate, Distinct, Filter, LogicalPlan, Project}
 
-import punctuated.aggregate.{AggregateLayout, KindColumn, PunctuationKind, PunctuationSources, PunctuationTag}
-import punctuated.spark.PunctuatedConf
+import punctuated.conf.PunctuatedConf
+import punctuated.input.{KindColumn, PunctuationSources, PunctuationTag, RewrittenOperators}
 
 /**
  * The analyzer's rewrite of a streaming deduplication over punctuated input (Tucker et al.
@@ -41,22 +41,12 @@ object PunctuatedDeduplicates {
     val found = PunctuationSources.find(child, caseSensitive).getOrElse(return None)
     val (kindAlias, _, _) = KindColumn(keys, found, conf, useEqualities = false).getOrElse(return None)
     val input = Project(found.plan.output :+ kindAlias, found.plan)
-    // an always-true filter on the kind column keeps the optimizer from pruning it
-    val keep = IsNotNull(PunctuationTag(kindAlias.toAttribute))
+    // an always-true filter on the kind column keeps the optimizer from pruning it, and its
+    // tag carries the kind's layout to the physical rule
+    val keep = IsNotNull(PunctuationTag(kindAlias))
     Some(Project(child.output, Filter(keep, Deduplicate(keys, input))))
   }
 
   /** Is this the input of an already rewritten deduplication? */
-  def isRewritten(plan: LogicalPlan): Boolean = plan match {
-    case Project(list, _) => list.exists(_.exists(_.isInstanceOf[PunctuationKind]))
-    case _ => false
-  }
-
-  /** The layout of a rewritten deduplication. */
-  def layoutOf(d: Deduplicate): Option[(Attribute, AggregateLayout)] = d.child match {
-    case Project(list, _) => list.collectFirst {
-      case a @ org.apache.spark.sql.catalyst.expressions.Alias(k: PunctuationKind, _) => a.toAttribute -> k.layout
-    }
-    case _ => None
-  }
+  def isRewritten(plan: LogicalPlan): Boolean = RewrittenOperators.isDeduplicateInput(plan)
 }

@@ -10,6 +10,7 @@ import org.apache.spark.sql.catalyst.util.TypeUtils
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.hash.Murmur3_x86_32
 
+import punctuated.input.KeyScheme
 import punctuated.model.{ClosedIntervals, ClosedSet}
 
 /**

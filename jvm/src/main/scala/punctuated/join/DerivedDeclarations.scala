@@ -5,6 +5,7 @@ import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Filter, Join, LogicalPlan, Project, SubqueryAlias, View}
 
 import punctuated.declaration.{Declaration, Derived, Scheme, SchemeAttribute}
+import punctuated.input.{InputDeclaration, PunctuationColumns}
 
 /**
  * The declaration of a join input that is itself a punctuated join's output (Li et al. 2006,

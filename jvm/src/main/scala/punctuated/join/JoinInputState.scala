@@ -9,6 +9,8 @@ import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOpera
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.types._
 
+import punctuated.input.KeyScheme
+
 /**
  * A punctuation of one join input restricted to the join key: "no more rows of this input
  * whose key has these constants (and a range value <= bound)".

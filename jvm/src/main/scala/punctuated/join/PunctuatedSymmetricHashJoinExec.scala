@@ -4,7 +4,7 @@ import java.util.concurrent.TimeUnit.NANOSECONDS
 
 import scala.collection.mutable.ArrayBuffer
 
-import org.apache.spark.{SparkException, TaskContext}
+import org.apache.spark.TaskContext
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
@@ -16,7 +16,10 @@ import org.apache.spark.sql.execution.streaming.operators.stateful.join.Streamin
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.types.BooleanType
 
-import punctuated.spark.{PunctuatedConf, PunctuatedStatefulOperator}
+import punctuated.conf.PunctuatedConf
+import punctuated.errors.PunctuatedErrors
+import punctuated.input.{InputSpec, KeyScheme}
+import punctuated.state.{PunctuatedJoinMetrics, PunctuatedStatefulOperator}
 
 /**
  * Punctuation-purging symmetric hash join of two streams (Tucker, Maier, Sheard, Fegaras
@@ -197,30 +200,6 @@ object PunctuatedSymmetricHashJoinExec {
         else spec.schemeOf(row).flatten.filterNot(_.isWholeKey(keys.length)).map(_ -> keyProj(row).copy())
       }
     }.collect()
-}
-
-/** The custom metrics of the contract ("Metrics"), shown in `lastProgress` and the UI. */
-object PunctuatedJoinMetrics {
-  val PunctuationsReceived = "numPunctuationsReceived"
-  val RowsPurged = "numRowsPurged"
-  val PunctuationsHeld = "numPunctuationsHeld"
-  val LateRowsDropped = "numLateRowsDropped"
-  val InvalidPunctuationsDropped = "numInvalidPunctuationsDropped"
-  val StateRowsScanned = "numStateRowsScanned"
-  val ClosedValuesRemembered = "numClosedValuesRemembered"
-  val ClosedValuesForgotten = "numClosedValuesForgotten"
-  val RangeIndexEntries = "numRangeIndexEntries"
-
-  val all: Seq[StatefulOperatorCustomMetric] = Seq(
-    StatefulOperatorCustomSumMetric(PunctuationsReceived, "number of punctuations received"),
-    StatefulOperatorCustomSumMetric(RowsPurged, "number of rows purged by punctuations"),
-    StatefulOperatorCustomSumMetric(PunctuationsHeld, "number of punctuations held"),
-    StatefulOperatorCustomSumMetric(LateRowsDropped, "number of late rows dropped"),
-    StatefulOperatorCustomSumMetric(InvalidPunctuationsDropped, "number of invalid punctuations dropped"),
-    StatefulOperatorCustomSumMetric(StateRowsScanned, "number of stored rows read by purges"),
-    StatefulOperatorCustomSumMetric(ClosedValuesRemembered, "number of closed-value entries remembered for late rows"),
-    StatefulOperatorCustomSumMetric(ClosedValuesForgotten, "number of closed-value entries forgotten (over the limit)"),
-    StatefulOperatorCustomSumMetric(RangeIndexEntries, "number of range-index entries (join keys per indexed scheme)"))
 }
 
 /** Runs once after the wrapped iterator is exhausted. */
@@ -446,11 +425,7 @@ private[join] class PunctuatedJoinTask(
           closedNow(isLeft) += keyProj(row).copy()
         }
       case None if settings.failOnInvalidPunctuations =>
-        throw new SparkException(
-          s"[PUNCTUATED_INVALID_PUNCTUATION] Punctuation row ${render(row, spec)} of ${spec.name} " +
-            s"instantiates none of its schemes (${spec.schemeNames.mkString("; ")}): a punctuation " +
-            "row sets exactly the attributes of one scheme and leaves the other columns NULL. " +
-            s"Set ${PunctuatedConf.InvalidPunctuations}=drop to drop such rows instead.")
+        throw PunctuatedErrors.invalidPunctuation(render(row, spec), spec.name, spec.schemeNames)
       case None =>
         metric(InvalidPunctuationsDropped) += 1
     }
@@ -465,10 +440,8 @@ private[join] class PunctuatedJoinTask(
 
   private def late(row: InternalRow, spec: InputSpec): Unit = {
     if (settings.failOnLateRows) {
-      throw new SparkException(
-        s"[PUNCTUATED_LATE_ROW] Row ${render(row, spec)} of ${spec.name} arrived after ${spec.name} " +
-          "punctuated its key (the stream is not grammatical). " +
-          s"Set ${PunctuatedConf.LateRows}=drop to drop late rows instead.")
+      throw PunctuatedErrors.lateRow(
+        s"Row ${render(row, spec)} of ${spec.name} arrived after ${spec.name} punctuated its key")
     }
     metric(LateRowsDropped) += 1
   }

@@ -10,6 +10,8 @@ import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 import org.apache.spark.sql.execution.metric.{SQLMetrics, SQLShuffleReadMetricsReporter, SQLShuffleWriteMetricsReporter}
 import org.apache.spark.util.MutablePair
 
+import punctuated.input.InputSpec
+
 /**
  * The shuffle below an input of [[PunctuatedSymmetricHashJoinExec]] whose punctuations may
  * concern every partition: schemes with a range (`seller<=`: "no more auctions by sellers up

@@ -9,6 +9,8 @@ import org.apache.spark.sql.execution.datasources.LogicalRelation
 import org.apache.spark.sql.execution.streaming.runtime.StreamingRelation
 import org.apache.spark.sql.types.BooleanType
 
+import punctuated.input.DeclaredStreams
+
 /**
  * The join graph of a streaming query, as the safety analysis needs it (Li, Chen,
  * Tatemura, Agrawal, Candan, Hsiung 2006, §2): the streams it reads with their attributes

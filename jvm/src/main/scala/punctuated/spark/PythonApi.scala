@@ -6,6 +6,7 @@ import org.json4s.JsonAST._
 import org.json4s.jackson.JsonMethods.{compact, render}
 
 import punctuated.declaration.{Declaration, Scheme, SchemeAttribute}
+import punctuated.input.DeclaredStreams
 
 /**
  * Entry points called from the Python package through Py4J: [[describe]] (all that

@@ -8,8 +8,9 @@ import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
 import org.apache.spark.sql.functions.{count, max, sum}
 import org.apache.spark.sql.streaming.OutputMode
 
+import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
-import punctuated.spark.{PunctuatedConf, PunctuatedStreamTest}
+import punctuated.spark.PunctuatedStreamTest
 
 /**
  * Property test of the punctuated GROUP BY: random interleavings of rows and punctuations,

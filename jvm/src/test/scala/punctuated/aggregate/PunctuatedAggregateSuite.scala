@@ -2,15 +2,18 @@ package punctuated.aggregate
 
 import org.apache.spark.SparkException
 import org.apache.spark.sql.{AnalysisException, DataFrame, Row}
+import org.apache.spark.sql.execution.ProjectExec
 import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
 import org.apache.spark.sql.functions.{avg, count, max, sum}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.streaming.OutputMode
 
+import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
-import punctuated.join.{Auction, Bid}
+import punctuated.input.PunctuationKind
 import punctuated.join.JoinTestData._
-import punctuated.spark.{PunctuatedConf, PunctuatedStreamTest}
+import punctuated.join.{Auction, Bid}
+import punctuated.spark.PunctuatedStreamTest
 
 /** Reading of a sensor: hour punctuated by a range scheme `hour<=`. */
 case class Reading(sensor: Option[Long], hour: Option[Int], temp: Option[Double], is_punct: Boolean = false)
@@ -309,6 +312,37 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       AddData(a, reading(1, 8, 99.0)),        // every stream closed hour 8: late
       CheckNewAnswer(),
       AssertMetric("numLateRowsDropped", 1))
+  }
+
+  test("a batch without rows of the aggregation's stream: still the punctuated operator, across a restart") {
+    val (bids, b) = bidsStream()
+    val others = MemoryStream[(Long, Double)]
+    val totals = b.groupBy("auction").agg(sum("price").as("total"))
+      .union(others.toDF().toDF("auction", "total"))
+    // in such a batch the stream is an empty relation: so is the projection computing the
+    // kind column, and the operator's layout comes from what its aggregation carries
+    val KindFromEmptyRelation = AssertOnQuery("kind column from an empty relation, punctuated operator") { q =>
+      val plan = q.lastExecution.executedPlan
+      plan.collect { case p: ProjectExec => p }.forall(!_.projectList.exists(_.exists(_.isInstanceOf[PunctuationKind]))) &&
+        plan.collect { case p: PunctuatedAggregateExec => p }.size == 1
+    }
+    testStream(totals, OutputMode.Append())(
+      AddData(bids, bid(1, 100, 5.0), bid(2, 100, 3.0)),
+      CheckNewAnswer(),
+      ExpectPunctuatedPlan,
+      AddData(others, (9L, 1.0)),
+      CheckNewAnswer((9L, 1.0)),
+      KindFromEmptyRelation,
+      AssertPunctuatedState(rows = 2, punctuations = 0),
+      StopStream,
+      StartStream(),
+      AddData(others, (8L, 2.0)),
+      CheckNewAnswer((8L, 2.0)),
+      KindFromEmptyRelation,
+      AssertPunctuatedState(rows = 2, punctuations = 0),
+      AddData(bids, bid(1, 101, 1.0), closeBids(1)),
+      CheckNewAnswer((1L, 6.0)),
+      AssertPunctuatedState(rows = 1, punctuations = 0))
   }
 
   test("aggregations over undeclared streams are Spark's own") {

@@ -7,8 +7,10 @@ import org.apache.spark.sql.{AnalysisException, DataFrame}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.streaming.OutputMode
 
+import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
-import punctuated.spark.{PunctuatedAnalysisException, PunctuatedConf, PunctuatedErrors, PunctuatedStreamTest}
+import punctuated.errors.{PunctuatedAnalysisException, PunctuatedErrors}
+import punctuated.spark.PunctuatedStreamTest
 
 /**
  * Restarts from a checkpoint with the declarations changed by ALTER TABLE between runs

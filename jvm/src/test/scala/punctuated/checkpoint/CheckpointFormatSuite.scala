@@ -5,7 +5,8 @@ import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.streaming.OutputMode
 
-import punctuated.spark.{PunctuatedAnalysisException, PunctuatedErrors, PunctuatedStreamTest}
+import punctuated.errors.{PunctuatedAnalysisException, PunctuatedErrors}
+import punctuated.spark.PunctuatedStreamTest
 
 /**
  * State checkpoint format version 2 (RocksDB, per-store checkpoint ids) is refused by every

@@ -7,8 +7,9 @@ import org.apache.spark.sql.Row
 import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
 
 import punctuated.aggregate.PunctuatedAggregatePropertySuite.{CaseOnly, CaseRange, Data, Elem, HeldModel, Punct, SchemeKind, WholeKey}
+import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
-import punctuated.spark.{PunctuatedConf, PunctuatedStreamTest}
+import punctuated.spark.PunctuatedStreamTest
 
 /**
  * Property test of the punctuated deduplication (Tucker et al. 2003, Table 2, duplicate

@@ -1,16 +1,19 @@
 package punctuated.dedup
 
 import org.apache.spark.SparkException
+import org.apache.spark.sql.execution.ProjectExec
 import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
 import org.apache.spark.sql.functions.count
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.streaming.OutputMode
 
 import punctuated.aggregate.Reading
+import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
+import punctuated.input.PunctuationKind
 import punctuated.join.Bid
 import punctuated.join.JoinTestData._
-import punctuated.spark.{PunctuatedConf, PunctuatedStreamTest}
+import punctuated.spark.PunctuatedStreamTest
 
 /**
  * Punctuated dropDuplicates / DISTINCT, scripted batch by batch, on the HDFS-backed state
@@ -120,6 +123,37 @@ class PunctuatedDeduplicateSuite extends PunctuatedStreamTest {
       AddData(a, bid(1, 102, 1.0)),
       CheckNewAnswer(),
       AssertOnQuery(q => punctuatedProgress(q).customMetrics.get("numLateRowsDropped") == 1L))
+  }
+
+  test("a batch without rows of the deduplication's stream: still the punctuated operator, across a restart") {
+    val (bids, b) = bidsStream()
+    val others = MemoryStream[(Long, Long)]
+    val firsts = b.dropDuplicates("auction", "bidder").select("auction", "bidder")
+      .union(others.toDF().toDF("auction", "bidder"))
+    // in such a batch the stream is an empty relation: so is the projection computing the
+    // kind column, and the operator's layout comes from the tag above the deduplication
+    val KindFromEmptyRelation = AssertOnQuery("kind column from an empty relation, punctuated operator") { q =>
+      val plan = q.lastExecution.executedPlan
+      plan.collect { case p: ProjectExec => p }.forall(!_.projectList.exists(_.exists(_.isInstanceOf[PunctuationKind]))) &&
+        plan.collect { case p: PunctuatedDeduplicateExec => p }.size == 1
+    }
+    testStream(firsts)(
+      AddData(bids, bid(1, 100, 5.0), bid(1, 100, 6.0), bid(2, 100, 1.0)),
+      CheckNewAnswer((1L, 100L), (2L, 100L)),
+      ExpectPunctuatedPlan,
+      AddData(others, (9L, 9L)),
+      CheckNewAnswer((9L, 9L)),
+      KindFromEmptyRelation,
+      AssertPunctuatedState(rows = 2, punctuations = 0),
+      StopStream,
+      StartStream(),
+      AddData(others, (8L, 8L)),
+      CheckNewAnswer((8L, 8L)),
+      KindFromEmptyRelation,
+      AssertPunctuatedState(rows = 2, punctuations = 0),
+      AddData(bids, bid(1, 100, 7.0), bid(1, 101, 1.0), closeBids(1)),
+      CheckNewAnswer((1L, 101L)),
+      AssertPunctuatedState(rows = 1, punctuations = 0))
   }
 
   test("an aggregation over a deduplication: the deduplication passes punctuations on") {

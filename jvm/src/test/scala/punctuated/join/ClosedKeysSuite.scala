@@ -6,6 +6,8 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.UTF8String
 import org.scalatest.funsuite.AnyFunSuite
 
+import punctuated.input.KeyScheme
+
 /** [[ClosedKeys]]: the Spark side of the closed-values summaries (no session needed). */
 class ClosedKeysSuite extends AnyFunSuite {
 

@@ -60,7 +60,7 @@ class PunctuatedJoinPropertySuite extends PunctuatedStreamTest {
   // with output punctuations (emitPunctuations=true): the markers are selected
   for ((layout, joinType, emit) <- runs ++ layouts.map(l => (l, "inner", true))) {
     test(s"random interleavings: $joinType, ${layout.name}${if (emit) ", output punctuations" else ""}") {
-     withSQLConf(punctuated.spark.PunctuatedConf.EmitPunctuations -> emit.toString) {
+     withSQLConf(punctuated.conf.PunctuatedConf.EmitPunctuations -> emit.toString) {
       val seed = (layout.name + joinType + emit).hashCode
       val rng = new Random(seed)
       val model = new Model(joinType, layout, emit)

@@ -7,9 +7,10 @@ import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
 import org.apache.spark.sql.functions.col
 import org.apache.spark.sql.internal.SQLConf
 
+import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.join.JoinTestData._
-import punctuated.spark.{PunctuatedConf, PunctuatedStreamTest}
+import punctuated.spark.PunctuatedStreamTest
 
 /**
  * The auction join (auctions `unique id`, bids `schemes auction`), scripted batch by batch,

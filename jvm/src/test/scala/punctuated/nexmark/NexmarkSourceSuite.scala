@@ -20,7 +20,7 @@ class NexmarkSourceSuite extends PunctuatedStreamTest {
 
   // The source's own rows, punctuations included: they reach results with emitPunctuations.
   private def emitting[T](body: => T): T =
-    withSQLConf(punctuated.spark.PunctuatedConf.EmitPunctuations -> "true")(body)
+    withSQLConf(punctuated.conf.PunctuatedConf.EmitPunctuations -> "true")(body)
 
   /** Runs a bounded stream to its end into a memory sink; all its rows. */
   private def runAll(df: DataFrame): Seq[Row] = emitting {

@@ -3,6 +3,7 @@ package punctuated.spark
 import org.apache.spark.sql.Row
 import org.apache.spark.sql.streaming.OutputMode
 
+import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration
 
 /**

@@ -3,6 +3,7 @@ package punctuated.spark
 import org.apache.spark.sql.AnalysisException
 
 import punctuated.declaration.Declaration
+import punctuated.input.DeclaredStreams
 
 /**
  * The declaration errors a new user meets on real catalog tables: a misspelt property, a

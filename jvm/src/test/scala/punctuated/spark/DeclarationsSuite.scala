@@ -5,6 +5,7 @@ import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
 import org.apache.spark.sql.functions.col
 
 import punctuated.declaration.{Declaration, DeclarationResolver}
+import punctuated.input.DeclaredStreams
 
 /**
  * Punctuation declarations on real catalog tables and streams: found by the extension's

@@ -3,6 +3,8 @@ package punctuated.spark
 import org.apache.spark.SparkConf
 import org.apache.spark.sql.streaming.StreamTest
 
+import punctuated.input.DeclaredStreams
+
 /**
  * Base of the extension's streaming suites: Spark's own streaming test kit (`testStream`,
  * `MemoryStream`, `AddData`, `CheckNewAnswer`, `StopStream`, `StartStream` ...) on a local

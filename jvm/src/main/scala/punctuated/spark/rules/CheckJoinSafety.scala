@@ -8,8 +8,11 @@ import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Join, Lo
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.streaming.WriteToStreamStatement
 
-import punctuated.join.{InputDeclaration, KeySchemes, PunctuationColumns}
-import punctuated.spark.{DeclaredStreams, JoinGraph, PunctuatedConf, PunctuatedErrors}
+import punctuated.conf.PunctuatedConf
+import punctuated.errors.PunctuatedErrors
+import punctuated.input.{DeclaredStreams, InputDeclaration, PunctuationColumns}
+import punctuated.join.KeySchemes
+import punctuated.spark.JoinGraph
 
 /**
  * The start-time safety check, run when a streaming query starts: in a query that reads at

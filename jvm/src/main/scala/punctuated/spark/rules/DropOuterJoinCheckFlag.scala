@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.types.MetadataBuilder
 
 import punctuated.aggregate.PunctuatedAggregates
-import punctuated.join.PunctuationColumns
+import punctuated.input.PunctuationColumns
 
 /**
  * Optimizer rule: removes the event-time flags that let punctuated operators pass Spark's

@@ -7,8 +7,8 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 import org.apache.spark.sql.types.BooleanType
 
+import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration
-import punctuated.spark.PunctuatedConf
 
 /**
  * Post-hoc resolution rule: a *batch* read of a declared catalog table (`spark.read.table`,

@@ -6,9 +6,8 @@ import org.apache.spark.sql.catalyst.plans.logical.{AnalysisHelper, Filter, Join
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.streaming.WriteToStream
 
-import punctuated.aggregate.PunctuationKind
-import punctuated.join.PunctuationColumns
-import punctuated.spark.{DeclaredStreams, PunctuatedConf}
+import punctuated.conf.PunctuatedConf
+import punctuated.input.{DeclaredStreams, PunctuationColumns, PunctuationKind}
 
 /**
  * Post-hoc resolution rule, applied to the whole query when it starts (its plan is then

@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.plans.Inner
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan}
 import org.apache.spark.sql.catalyst.rules.Rule
 
-import punctuated.join.PunctuationColumns
+import punctuated.input.PunctuationColumns
 
 /**
  * Post-hoc resolution rule, before [[PunctuateStreamingJoins]]: a join written with `WHERE`

@@ -6,8 +6,7 @@ import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, Project, SubqueryAlias}
 import org.apache.spark.sql.catalyst.rules.Rule
 
-import punctuated.aggregate.PunctuationKind
-import punctuated.join.{InputDeclaration, PunctuationColumns}
+import punctuated.input.{InputDeclaration, PunctuationColumns, PunctuationKind}
 
 /**
  * Optimizer rule: a filter between a punctuated stream and the punctuated operator that

@@ -10,7 +10,8 @@ import org.apache.spark.sql.catalyst.expressions.Explode
 
 import punctuated.aggregate._
 import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateLayouts, StateMetadata, StoreSchemas}
-import punctuated.spark.PunctuatedConf
+import punctuated.conf.PunctuatedConf
+import punctuated.input.{PunctuationKind, PunctuationOutputs, PunctuationTag}
 
 /**
  * Physical rule (before columnar transitions, after Spark's incremental planner has given
@@ -23,10 +24,9 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
 
   override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
     override def apply(plan: SparkPlan): SparkPlan = {
-      // the kind columns the plan's aggregations filter on (their data aggregates: kind = 0)
-      val kinds = plan.collect { case a: BaseAggregateExec => a.aggregateExpressions }.flatten
-        .flatMap(_.filter.toSeq.flatMap(_.references)).map(_.exprId).distinct
-        .flatMap(PunctuationKind.registered)
+      // the kinds the plan's aggregations carry in their hidden counts (punctuation_tag)
+      val kinds = plan.collect { case a: BaseAggregateExec => PunctuationTag.kinds(a.aggregateExpressions) }
+        .flatMap(_.values).distinct
       val layouts = kinds.map(_.layout)
       if (layouts.isEmpty) plan
       else {

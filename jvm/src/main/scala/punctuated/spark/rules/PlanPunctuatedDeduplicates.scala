@@ -6,10 +6,10 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, ProjectExec, SparkPlan}
 import org.apache.spark.sql.execution.streaming.operators.stateful.StreamingDeduplicateExec
 
-import punctuated.aggregate.PunctuationKind
 import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateLayouts, StateMetadata, StoreSchemas}
+import punctuated.conf.PunctuatedConf
 import punctuated.dedup.PunctuatedDeduplicateExec
-import punctuated.spark.PunctuatedConf
+import punctuated.input.{PunctuationKind, PunctuationTag}
 
 /**
  * Physical rule (before columnar transitions, after Spark's incremental planner): a
@@ -24,8 +24,9 @@ case class PlanPunctuatedDeduplicates(session: SparkSession) extends ColumnarRul
       val projected = plan.collect { case p: ProjectExec => p.projectList }.flatten.collect {
         case a @ Alias(k: PunctuationKind, _) => a.exprId -> k
       }
-      val kinds = (projected ++ plan.collect { case d: StreamingDeduplicateExec => d.child.output }.flatten
-        .flatMap(a => PunctuationKind.registered(a.exprId).map(a.exprId -> _))).toMap
+      // and as carried by the tag of the filter above each deduplication (also where the
+      // projection computing the column was replaced by an empty relation)
+      val kinds = (projected ++ PunctuationTag.kinds(plan.flatMap(_.expressions))).toMap
       if (kinds.isEmpty) plan
       else {
         val results = PlanPunctuatedAggregates.queryOutput(plan).map(_.exprId).toSet

@@ -9,8 +9,9 @@ import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 import org.apache.spark.sql.execution.streaming.operators.stateful.join.StreamingSymmetricHashJoinExec
 
 import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateMetadata, StoreSchemas}
-import punctuated.join.{InputSpec, KeySchemes, PunctuatedSymmetricHashJoinExec, PunctuationColumns, PunctuationReplicatingExchangeExec}
-import punctuated.spark.PunctuatedConf
+import punctuated.conf.PunctuatedConf
+import punctuated.input.{InputSpec, PunctuationColumns}
+import punctuated.join.{KeySchemes, PunctuatedSymmetricHashJoinExec, PunctuationReplicatingExchangeExec}
 
 /**
  * Physical rule (run before columnar transitions, after Spark's incremental planner has given

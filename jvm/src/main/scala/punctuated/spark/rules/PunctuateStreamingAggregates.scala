@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, LogicalPlan}
 import org.apache.spark.sql.catalyst.rules.Rule
 
 import punctuated.aggregate.PunctuatedAggregates
-import punctuated.spark.PunctuatedConf
+import punctuated.conf.PunctuatedConf
 
 /**
  * Post-hoc resolution rule: a streaming GROUP BY whose input carries punctuations that close

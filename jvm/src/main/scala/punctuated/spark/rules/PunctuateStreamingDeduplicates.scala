@@ -4,8 +4,8 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.plans.logical.{Deduplicate, Distinct, LogicalPlan}
 import org.apache.spark.sql.catalyst.rules.Rule
 
+import punctuated.conf.PunctuatedConf
 import punctuated.dedup.PunctuatedDeduplicates
-import punctuated.spark.PunctuatedConf
 
 /**
  * Post-hoc resolution rule: a streaming `dropDuplicates` / `DISTINCT` / `UNION` over input

@@ -8,8 +8,8 @@ import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Filter, 
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.types.MetadataBuilder
 
-import punctuated.join.{DerivedDeclarations, InputDeclaration, PunctuationColumns}
-import punctuated.spark.DeclaredStreams
+import punctuated.input.{DeclaredStreams, InputDeclaration, PunctuationColumns}
+import punctuated.join.DerivedDeclarations
 
 /**
  * Post-hoc resolution rule: marks each stream-stream equi-join with at least one declared

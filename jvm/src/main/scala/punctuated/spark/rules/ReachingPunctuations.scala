@@ -9,8 +9,8 @@ import org.apache.spark.sql.execution.streaming.runtime.StreamingRelation
 
 import punctuated.aggregate.PunctuatedAggregates
 import punctuated.dedup.PunctuatedDeduplicates
-import punctuated.join.{DerivedDeclarations, KeySchemes, PunctuationColumns}
-import punctuated.spark.DeclaredStreams
+import punctuated.input.{DeclaredStreams, PunctuationColumns}
+import punctuated.join.{DerivedDeclarations, KeySchemes}
 
 /**
  * The punctuations that actually reach an operator, for the safety check of aggregations
@@ -106,9 +106,9 @@ object ReachingPunctuations {
       case ExtractEquiJoinKeys(_, lk, rk, _, _, _, _, _) =>
         val on = lk.zip(rk).map { case (l, r) => s"${l.sql} = ${r.sql}" }.mkString(" AND ")
         val mark = PunctuationColumns.find(j.condition).get
-        def closes(d: Option[punctuated.join.InputDeclaration], keys: Seq[org.apache.spark.sql.catalyst.expressions.Expression]) =
+        def closes(d: Option[punctuated.input.InputDeclaration], keys: Seq[org.apache.spark.sql.catalyst.expressions.Expression]) =
           d.toSeq.flatMap(x => KeySchemes.usable(x, keys).filter { case (s, _) => x.hasPunctuations(s) }.map(_._1.toString))
-        def side(d: Option[punctuated.join.InputDeclaration], keys: Seq[org.apache.spark.sql.catalyst.expressions.Expression]) = {
+        def side(d: Option[punctuated.input.InputDeclaration], keys: Seq[org.apache.spark.sql.catalyst.expressions.Expression]) = {
           val name = d.map(_.declaration.table.split('.').last).getOrElse("the other input")
           closes(d, keys) match {
             case Nil => s"$name closes none of its key columns"

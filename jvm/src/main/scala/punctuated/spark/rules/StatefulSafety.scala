@@ -4,7 +4,9 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Deduplicate, Distinct, EventTimeWatermark, LogicalPlan}
 
 import punctuated.aggregate.PunctuatedAggregates
-import punctuated.spark.{DeclaredStreams, JoinGraph, PunctuatedConf}
+import punctuated.conf.PunctuatedConf
+import punctuated.input.DeclaredStreams
+import punctuated.spark.JoinGraph
 
 /**
  * Safety of the streaming aggregations and deduplications of a query that reads declared

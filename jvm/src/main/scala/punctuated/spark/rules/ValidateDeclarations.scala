@@ -4,7 +4,8 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 
 import punctuated.declaration.DeclarationException
-import punctuated.spark.{DeclaredStreams, PunctuatedErrors}
+import punctuated.errors.PunctuatedErrors
+import punctuated.input.DeclaredStreams
 
 /**
  * Check rule: every punctuation declaration on a stream the plan reads is valid.

@@ -1,4 +1,4 @@
-package punctuated.spark
+package punctuated.input
 
 import scala.jdk.CollectionConverters._
 

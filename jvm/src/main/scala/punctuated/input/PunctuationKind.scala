@@ -1,13 +1,11 @@
-package punctuated.aggregate
+package punctuated.input
 
-import org.apache.spark.SparkException
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExprId}
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.types.{DataType, IntegerType}
 
-import punctuated.join.KeyScheme
-import punctuated.spark.PunctuatedConf
+import punctuated.errors.PunctuatedErrors
 
 /**
  * One stream whose punctuation rows reach a punctuated aggregation, in positions of the
@@ -123,11 +121,7 @@ case class PunctuationKind(
       val row = s.columns.zip(s.columnNames).map { case (c, n) =>
         s"$n=${Option(children(c).eval(input)).getOrElse("NULL")}"
       }.mkString("(", ", ", ")")
-      throw new SparkException(
-        s"[PUNCTUATED_INVALID_PUNCTUATION] Punctuation row $row of ${s.name} instantiates none " +
-          s"of its schemes (${s.schemeNames.mkString("; ")}): a punctuation row sets exactly the " +
-          "attributes of one scheme and leaves the other columns NULL. " +
-          s"Set ${PunctuatedConf.InvalidPunctuations}=drop to drop such rows instead.")
+      throw PunctuatedErrors.invalidPunctuation(row, s.name, s.schemeNames)
     }
     Invalid
   }
@@ -137,15 +131,6 @@ case class PunctuationKind(
 }
 
 object PunctuationKind {
-  /**
-   * Kind columns by the id of their attribute, registered by the analyzer's rewrite: the
-   * physical rules find an operator's layout here, also in micro-batches where the optimizer
-   * has replaced the projection computing the column (an empty input becomes a relation).
-   */
-  private val registry = new java.util.concurrent.ConcurrentHashMap[ExprId, PunctuationKind]()
-  def register(id: ExprId, kind: PunctuationKind): Unit = registry.put(id, kind)
-  def registered(id: ExprId): Option[PunctuationKind] = Option(registry.get(id))
-
   val Data = 0
   val Invalid = -1
   val Ignored = -2

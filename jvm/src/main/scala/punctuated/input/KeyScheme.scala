@@ -1,4 +1,4 @@
-package punctuated.join
+package punctuated.input
 
 /**
  * A punctuation scheme of one join input, seen through the join key: the scheme's

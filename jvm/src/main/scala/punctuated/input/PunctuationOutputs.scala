@@ -1,7 +1,7 @@
-package punctuated.aggregate
+package punctuated.input
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Expression, UnaryExpression}
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Expression, ExprId, UnaryExpression}
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.catalyst.util.GenericArrayData
 import org.apache.spark.sql.types.{ArrayType, DataType, IntegerType}
@@ -42,14 +42,44 @@ case class PunctuationOutputs(dataRows: Expression, kinds: Expression, counts: S
 }
 
 /**
- * The value of its child, opaque to the optimizer: the hidden counts of a punctuated
- * aggregation count `punctuation_tag(kind)`, which no simplification turns into a
- * user's `count(1)` (they would then be computed once, under the user's name).
+ * The value of its child (a punctuated operator's kind column), opaque to the optimizer: the
+ * hidden counts of a punctuated aggregation count `punctuation_tag(kind)`, which no
+ * simplification turns into a user's `count(1)` (they would then be computed once, under the
+ * user's name); a punctuated deduplication filters on `punctuation_tag(kind) IS NOT NULL`.
+ *
+ * It also carries, as a field that is not a child, the [[PunctuationKind]] that computes the
+ * column: what the physical rules need (the operator's [[AggregateLayout]], its streams)
+ * travels in the operator's own expressions, also in micro-batches where the optimizer has
+ * replaced the projection computing the column (an input without new data becomes an empty
+ * relation whose output includes `kind`).
+ *
+ * {{{
+ *   Aggregate(g, ..., count(punctuation_tag(kind)) FILTER (kind = 0) AS __punctuation_rows, ...)
+ *     LocalRelation [..., kind]          -- this micro-batch: no new data
+ *   PunctuationTag.kinds(aggregate.aggregateExpressions)   // kind's id -> its PunctuationKind
+ * }}}
+ *
+ * @param child   the kind column
+ * @param carried the expression computing it (as built by the analyzer's rewrite)
  */
-case class PunctuationTag(child: Expression) extends UnaryExpression with CodegenFallback {
+case class PunctuationTag(child: Expression, carried: PunctuationKind)
+  extends UnaryExpression with CodegenFallback {
   override def dataType: DataType = child.dataType
   override def nullable: Boolean = true
   override def prettyName: String = "punctuation_tag"
+  override def toString: String = s"$prettyName($child)"
   override def eval(input: InternalRow): Any = child.eval(input)
   override protected def withNewChildInternal(newChild: Expression): Expression = copy(child = newChild)
+}
+
+object PunctuationTag {
+  /** The tag of a kind column: its value, carrying the kind's expression. */
+  def apply(kind: Alias): PunctuationTag = kind.child match {
+    case k: PunctuationKind => PunctuationTag(kind.toAttribute, k)
+    case other => throw new IllegalArgumentException(s"not a punctuation_kind column: $other")
+  }
+
+  /** The kinds carried by the tags in these expressions, by the id of their kind column. */
+  def kinds(expressions: Seq[Expression]): Map[ExprId, PunctuationKind] =
+    expressions.flatMap(_.collect { case PunctuationTag(a: Attribute, k) => a.exprId -> k }).toMap
 }

@@ -1,12 +1,10 @@
-package punctuated.aggregate
+package punctuated.input
 
 import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Coalesce, EqualTo, Expression, ExprId, GreaterThan, Literal}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{LeftAnti, LeftSemi}
 import org.apache.spark.sql.catalyst.plans.logical.{Deduplicate, EventTimeWatermark, Filter, Generate, Join, LogicalPlan, Project, SubqueryAlias, Union, View}
 
-import punctuated.join.PunctuationColumns
-import punctuated.spark.DeclaredStreams
 
 /**
  * A stream whose punctuation rows reach an operator, in attributes of the plan.
@@ -99,9 +97,9 @@ object PunctuationSources {
             sources, equal ++ (l.toSeq ++ r).flatMap(_.equal)))
         }
       case u: Union if u.children.size <= 9 => union(u, caseSensitive)
-      case g: Generate => PunctuatedAggregates.sourceOf(g).map(s => FoundSources(g, Seq(s), Nil))
+      case g: Generate => RewrittenOperators.aggregateOutput(g).map(s => FoundSources(g, Seq(s), Nil))
       // a punctuated deduplication passes its input's punctuations (Table 2)
-      case d: Deduplicate if punctuated.dedup.PunctuatedDeduplicates.isRewritten(d.child) =>
+      case d: Deduplicate if RewrittenOperators.isDeduplicateInput(d.child) =>
         walk(d.child, caseSensitive).map(x => x.copy(plan = d.copy(child = x.plan)))
       case _ => None
     })

@@ -1,11 +1,13 @@
-package punctuated.spark
+package punctuated.errors
 
+import org.apache.spark.SparkException
 import org.apache.spark.sql.AnalysisException
 
+import punctuated.conf.PunctuatedConf
 import punctuated.declaration.{DeclarationError, DeclarationException}
 
 /**
- * Errors the extension raises, in Spark's shape: an [[AnalysisException]] whose error class
+ * Errors the extension raises, analysis and runtime ones in one place. Analysis errors are in Spark's shape: an [[AnalysisException]] whose error class
  * is `PUNCTUATED_*` (`getCondition`), with message parameters and an SQLSTATE, so that
  * PySpark raises `pyspark.errors.AnalysisException` carrying the same fields.
  */
@@ -79,6 +81,42 @@ object PunctuatedErrors {
 
   val UnsupportedCheckpointFormat = "PUNCTUATED_UNSUPPORTED_CHECKPOINT_FORMAT"
   val CheckpointFormatVersionKey = "spark.sql.streaming.stateStore.checkpointFormatVersion"
+
+  /**
+   * Runtime error `PUNCTUATED_INVALID_PUNCTUATION` (`spark.punctuated.invalidPunctuations=fail`):
+   * a punctuation row that instantiates none of its stream's schemes, raised in the task
+   * that reads it by every punctuated operator.
+   *
+   * {{{
+   *   invalidPunctuation("(auction=NULL, bidder=3)", "bids", Seq("auction"))
+   * }}}
+   *
+   * @param row     the row, as `(column=value, ...)`
+   * @param stream  its stream's name
+   * @param schemes the stream's schemes as declared
+   */
+  def invalidPunctuation(row: String, stream: String, schemes: Seq[String]): SparkException =
+    new SparkException(
+      s"[PUNCTUATED_INVALID_PUNCTUATION] Punctuation row $row of $stream instantiates none " +
+        s"of its schemes (${schemes.mkString("; ")}): a punctuation row sets exactly the " +
+        "attributes of one scheme and leaves the other columns NULL. " +
+        s"Set ${PunctuatedConf.InvalidPunctuations}=drop to drop such rows instead.")
+
+  /**
+   * Runtime error `PUNCTUATED_LATE_ROW` (`spark.punctuated.lateRows=fail`): a data row that
+   * arrived after a punctuation matching it (the stream is not grammatical, Tucker et al.
+   * 2003, §3).
+   *
+   * {{{
+   *   lateRow("Row (auction=7) of bids arrived after bids punctuated its key")
+   * }}}
+   *
+   * @param what which row arrived after which punctuation, in the operator's terms
+   */
+  def lateRow(what: String): SparkException =
+    new SparkException(
+      s"[PUNCTUATED_LATE_ROW] $what (the stream is not grammatical). " +
+        s"Set ${PunctuatedConf.LateRows}=drop to drop late rows instead.")
 
   def invalidDeclaration(e: DeclarationException): AnalysisException = {
     val error: DeclarationError = e.error

@@ -1,11 +1,10 @@
-package punctuated.aggregate
+package punctuated.input
 
 import scala.collection.mutable.ArrayBuffer
 
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Expression, NamedExpression}
 
-import punctuated.join.KeyScheme
-import punctuated.spark.PunctuatedConf
+import punctuated.conf.PunctuatedConf
 
 /**
  * The `punctuation_kind` column of a punctuated operator keyed by `keys` (an aggregation's
@@ -82,7 +81,6 @@ object KindColumn {
       ids(0), ids(1), ids(2), ids(3), found.sources.map(_.name).distinct)
     val kindAlias = Alias(PunctuationKind(children.toSeq, layouts, layout, conf.failOnInvalidPunctuations),
       PunctuationKind.ColumnName)()
-    PunctuationKind.register(kindAlias.exprId, kindAlias.child.asInstanceOf[PunctuationKind])
     Some((kindAlias, layout, substituted.toSet))
   }
 }

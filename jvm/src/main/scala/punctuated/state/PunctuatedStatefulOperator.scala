@@ -1,11 +1,9 @@
-package punctuated.spark
+package punctuated.state
 
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.execution.streaming.operators.stateful.{StatefulOperatorCustomMetric, StateStoreWriter}
 import org.apache.spark.sql.execution.streaming.state.StateSchemaValidationResult
 import org.apache.spark.sql.execution.streaming.state.StateStoreCoordinatorRef
-
-import punctuated.join.{PunctuatedJoinMetrics, SerializableHadoopConf}
 
 /**
  * What every punctuated stateful operator (join, aggregation, deduplication) shares: the

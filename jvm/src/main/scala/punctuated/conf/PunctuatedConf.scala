@@ -1,4 +1,4 @@
-package punctuated.spark
+package punctuated.conf
 
 import java.util.Locale
 

@@ -1,4 +1,4 @@
-package punctuated.join
+package punctuated.input
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, ExprId}
