@@ -40,15 +40,14 @@ object StoreSchemas {
    * ([[StoreNamespace]]: key (namespace, key bytes), value (value bytes), prefix: namespace).
    */
   def join(exec: PunctuatedSymmetricHashJoinExec): Seq[StoreSchema] = {
-    def rows(input: String, keys: Seq[org.apache.spark.sql.catalyst.expressions.Expression],
-        output: Seq[org.apache.spark.sql.catalyst.expressions.Attribute]) = {
-      val key = JoinInputState.keySchema(keys)
-      StoreSchema(JoinInputState.rowsStoreName(input),
+    val rows = exec.inputs.map { in =>
+      val key = JoinInputState.keySchema(in.keys)
+      StoreSchema(JoinInputState.rowsStoreName(in.number),
         key.add(JoinInputState.SeqColumn, LongType, nullable = false),
-        DataTypeUtils.fromAttributes(output).add(JoinInputState.MatchedColumn, BooleanType, nullable = false),
+        DataTypeUtils.fromAttributes(in.plan.output).add(JoinInputState.MatchedColumn, BooleanType, nullable = false),
         key.length)
     }
-    Seq(rows("left", exec.leftKeys, exec.left.output), rows("right", exec.rightKeys, exec.right.output)) ++
+    rows ++
       exec.stateStoreNames.filter(_ == StoreNamespace.StoreName).map(n =>
         StoreSchema(n, StoreNamespace.KeySchema, StoreNamespace.ValueSchema, 1))
   }

@@ -52,7 +52,8 @@ final case class KeyPunctuation(scheme: KeyScheme, constants: UnsafeRow, bound: 
  * (a prefix of it, or a range) finds the keys it closes in the [[RangeIndex]] (one slot
  * look-up) and purges each by a prefix scan: no access reads the whole store.
  *
- * @param input         "left" or "right": the store-name prefix
+ * @param number        the input's number (0: left, 1: right): where its state lives
+ *                      ([[JoinInputLayout.of]])
  * @param meta          the store both inputs share ([[StoreNamespace.StoreName]]), if opened
  * @param keySchema     types of the join key
  * @param inputSchema   the input's columns
@@ -62,7 +63,7 @@ final case class KeyPunctuation(scheme: KeyScheme, constants: UnsafeRow, bound: 
  * @param maxRemembered closed values remembered per scheme (`spark.punctuated.lateRows.maxRemembered`)
  */
 class JoinInputState(
-    input: String,
+    number: Int,
     meta: Option[StateStore],
     stateInfo: StatefulOperatorStateInfo,
     partitionId: Int,
@@ -80,20 +81,21 @@ class JoinInputState(
   private val rowKeySchema = keySchema.add(SeqColumn, LongType, nullable = false)
   val valueSchema: StructType = inputSchema.add(MatchedColumn, BooleanType, nullable = false)
 
-  private val rows = open(rowsStoreName(input), rowKeySchema, valueSchema,
+  private val layout = JoinInputLayout.of(number)
+  private val rows = open(layout.rowsStore, rowKeySchema, valueSchema,
     PrefixKeyScanStateEncoderSpec(rowKeySchema, keyLength))
-  private val firstNamespace = if (input == "left") 0 else StoreNamespace.PerInput
-  private def namespace(offset: Int, valueFields: Int) = Some(new StoreNamespace(
-    meta.getOrElse(throw new IllegalStateException(s"$input: the shared store is not open")),
-    firstNamespace + offset, PunctKeySchema.length, valueFields))
+  private def namespace(id: Int, valueFields: Int) = Some(new StoreNamespace(
+    meta.getOrElse(throw new IllegalStateException(s"input $number: the shared store is not open")),
+    id, PunctKeySchema.length, valueFields))
   private val localPuncts =
-    if (!holdsWholeKey(keySchemes, keyLength)) None else namespace(0, PunctValueSchema.length)
+    if (!holdsWholeKey(keySchemes, keyLength)) None else namespace(layout.wholeKey, PunctValueSchema.length)
   private val globalPuncts =
-    if (!holdsPartitionWide(keySchemes, keyLength)) None else namespace(1, PunctValueSchema.length)
+    if (!holdsPartitionWide(keySchemes, keyLength)) None
+    else namespace(layout.partitionWide, PunctValueSchema.length)
   private val index =
     if (indexSchemes.isEmpty) None
-    else namespace(2, RangeIndex.ValueSchema.length).map(new RangeIndex(_,
-      new StoreNamespace(meta.get, StoreNamespace.indexEntries(input), RangeIndex.CountKeySchema.length,
+    else namespace(layout.rangeIndex, RangeIndex.ValueSchema.length).map(new RangeIndex(_,
+      new StoreNamespace(meta.get, layout.indexEntries, RangeIndex.CountKeySchema.length,
         RangeIndex.CountValueSchema.length), keySchema, indexSchemes))
   /** The namespace of `scheme`'s held punctuations (None: this input has no such scheme, holds none). */
   private def puncts(scheme: KeyScheme): Option[StoreNamespace] =
@@ -166,7 +168,7 @@ class JoinInputState(
    */
   def keysCoveredBy(p: KeyPunctuation): Array[UnsafeRow] = index match {
     case Some(i) => i.keysCoveredBy(p)
-    case None => throw new IllegalStateException(s"no index for ${p.scheme} of the other input of $input")
+    case None => throw new IllegalStateException(s"no index for ${p.scheme} of the other input of input $number")
   }
 
   // ---- held punctuations -------------------------------------------------------------
@@ -216,7 +218,7 @@ class JoinInputState(
 
   def hold(p: KeyPunctuation, closedAtBatch: Long): Unit = {
     val bound = p.bound.map(v => boundProj(p.scheme.range.get)(new GenericInternalRow(Array[Any](v))).getBytes)
-    puncts(p.scheme).getOrElse(throw new IllegalStateException(s"$input holds no ${p.scheme}"))
+    puncts(p.scheme).getOrElse(throw new IllegalStateException(s"input $number holds no ${p.scheme}"))
       .put(storeKey(p.scheme, p.constants),
       punctValue(new GenericInternalRow(Array[Any](bound.orNull, closedAtBatch))).copy())
   }
@@ -288,7 +290,7 @@ class JoinInputState(
   // ---- closed values -----------------------------------------------------------------
 
   private val closedNamespace = meta.filter(_ => keySchemes.nonEmpty).map(m =>
-    new StoreNamespace(m, StoreNamespace.closedValues(input), keyFields = 1, ClosedValueSchema.length))
+    new StoreNamespace(m, layout.closedValues, keyFields = 1, ClosedValueSchema.length))
   private val closedKeyProj = UnsafeProjection.create(Seq(BoundReference(0, IntegerType, nullable = false)))
   private def closedKey(id: Int): UnsafeRow = closedKeyProj(new GenericInternalRow(Array[Any](id)))
   private val closedValueProj = UnsafeProjection.create(ClosedValueSchema)
@@ -377,7 +379,8 @@ object JoinInputState {
   val ClosedValueSchema: StructType = new StructType()
     .add("entries", LongType, nullable = false).add("summary", BinaryType, nullable = false)
 
-  def rowsStoreName(input: String): String = s"$input-punctuated-rows"
+  /** The store of input `number`'s rows ([[JoinInputLayout]]). */
+  def rowsStoreName(number: Int): String = JoinInputLayout.of(number).rowsStore
 
   /** The join key's columns as stored (`k0`, `k1` ...). */
   def keySchema(keys: Seq[org.apache.spark.sql.catalyst.expressions.Expression]): StructType =
@@ -416,6 +419,6 @@ object JoinInputState {
    * The stores of a join: each input's rows, and the shared store ([[StoreNamespace]]) when
    * either input holds punctuations or is indexed.
    */
-  def storeNames(shared: Boolean): Seq[String] =
-    Seq(rowsStoreName("left"), rowsStoreName("right")) ++ (if (shared) Seq(StoreNamespace.StoreName) else Nil)
+  def storeNames(inputs: Int, shared: Boolean): Seq[String] =
+    (0 until inputs).map(rowsStoreName) ++ (if (shared) Seq(StoreNamespace.StoreName) else Nil)
 }

@@ -18,12 +18,13 @@ import org.apache.spark.sql.types.{BinaryType, IntegerType, StructType}
  * {{{
  *   punctuated-meta  key:   (namespace INT, key BINARY)   prefix-scannable by namespace
  *                    value: (value BINARY)
- *   a namespace's key and value are UnsafeRows of its own layout, stored as their bytes:
- *     0 left held whole-key punctuations   3 right ...     key (scheme, constants), value (bound, closedAtBatch)
- *     1 left held partition-wide ones      4 right ...     as 0
- *     2 left range index                   5 right ...     key (scheme, constants), value (keys)
- *     6 left closed values                 7 right ...     key (scheme), value (entries, summary)
- *     8 left range-index entry count       9 right ...     key (0), value (entries BIGINT)
+ *   a namespace's key and value are UnsafeRows of its own layout, stored as their bytes;
+ *   per join input (numbers: [[JoinInputLayout]]):
+ *     held whole-key punctuations   key (scheme, constants), value (bound, closedAtBatch)
+ *     held partition-wide ones      as whole-key ones
+ *     range index                   key (scheme, constants), value (keys)
+ *     closed values                 key (scheme), value (entries, summary)
+ *     range-index entry count       key (0), value (entries BIGINT)
  * }}}
  *
  * Example: `ns = new StoreNamespace(store, 0, keyFields = 2, valueFields = 2)`;
@@ -75,16 +76,4 @@ object StoreNamespace {
   val KeySchema: StructType = new StructType()
     .add("namespace", IntegerType, nullable = false).add("key", BinaryType, nullable = false)
   val ValueSchema: StructType = new StructType().add("value", BinaryType, nullable = false)
-  /** Namespaces per join input: held whole-key punctuations, partition-wide ones, range index. */
-  val PerInput = 3
-  /**
-   * The namespace of an input's closed values ([[ClosedKeys]]): after both inputs' first three,
-   * so that checkpoints written before it keep their layout.
-   */
-  def closedValues(input: String): Int = 2 * PerInput + (if (input == "left") 0 else 1)
-  /**
-   * The namespace of the number of entries of an input's range index ([[RangeIndex]]): after
-   * the closed values, so that checkpoints written before it keep their layout.
-   */
-  def indexEntries(input: String): Int = 2 * PerInput + 2 + (if (input == "left") 0 else 1)
 }
