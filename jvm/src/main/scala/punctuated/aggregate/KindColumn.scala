@@ -4,7 +4,7 @@ import scala.collection.mutable.ArrayBuffer
 
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Expression, NamedExpression}
 
-import punctuated.join.KeyScheme
+import punctuated.state.KeyScheme
 import punctuated.spark.PunctuatedConf
 
 /**

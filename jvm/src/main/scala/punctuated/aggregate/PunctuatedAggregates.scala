@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression,
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, EventTimeWatermark, Generate, LogicalPlan, Project}
 import org.apache.spark.sql.types.{IntegerType, MetadataBuilder}
 
-import punctuated.join.KeyScheme
+import punctuated.state.KeyScheme
 import punctuated.spark.PunctuatedConf
 
 /**

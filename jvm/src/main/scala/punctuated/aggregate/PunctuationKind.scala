@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExprId}
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.types.{DataType, IntegerType}
 
-import punctuated.join.KeyScheme
+import punctuated.state.KeyScheme
 import punctuated.spark.PunctuatedConf
 
 /**

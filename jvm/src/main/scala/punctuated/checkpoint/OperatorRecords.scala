@@ -4,7 +4,8 @@ import org.apache.spark.sql.catalyst.expressions.Attribute
 
 import punctuated.aggregate.{AggregateLayout, PunctuationKind, PunctuationSources}
 import punctuated.declaration.Declaration
-import punctuated.join.{InputSpec, JoinInputLayout, KeyScheme, PunctuatedSymmetricHashJoinExec, RangeIndex}
+import punctuated.join.{InputSpec, JoinInputLayout, PunctuatedSymmetricHashJoinExec, RangeIndex}
+import punctuated.state.KeyScheme
 
 /**
  * Versions of the punctuated operators' state layouts: bump one when the operator changes

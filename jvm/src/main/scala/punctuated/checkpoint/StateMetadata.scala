@@ -11,9 +11,10 @@ import org.apache.spark.sql.execution.streaming.operators.stateful.{StatefulOper
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.types.{BooleanType, LongType, StructType}
 
-import punctuated.aggregate.{HeldPunctuations, PunctuatedAggregateExec}
+import punctuated.aggregate.{GroupPunctuations, PunctuatedAggregateExec}
 import punctuated.dedup.PunctuatedDeduplicateExec
-import punctuated.join.{JoinInputState, PunctuatedSymmetricHashJoinExec, StoreNamespace}
+import punctuated.join.{JoinInputState, PunctuatedSymmetricHashJoinExec}
+import punctuated.state.StoreNamespace
 
 /**
  * One state store a punctuated operator opens, as Spark's state tools need to know it.
@@ -52,8 +53,8 @@ object StoreSchemas {
         StoreSchema(n, StoreNamespace.KeySchema, StoreNamespace.ValueSchema, 1))
   }
 
-  /** The held punctuations of an aggregation or deduplication ([[HeldPunctuations]]). */
-  private val held = StoreSchema(HeldPunctuations.StoreName, HeldPunctuations.KeySchema, HeldPunctuations.ValueSchema, 0)
+  /** The held punctuations of an aggregation or deduplication ([[GroupPunctuations]]). */
+  private val held = StoreSchema(GroupPunctuations.StoreName, GroupPunctuations.KeySchema, GroupPunctuations.ValueSchema, 0)
 
   /**
    * An aggregation: its groups in the default store (Spark's own layout for the state format

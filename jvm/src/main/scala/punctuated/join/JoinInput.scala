@@ -8,6 +8,8 @@ import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.types.{BooleanType, StructType}
 
+import punctuated.state.KeyScheme
+
 /**
  * One input of a [[PunctuatedSymmetricHashJoinExec]] in one task, by number: what the task
  * knows and collects per input, so that the join's logic is written once for every input

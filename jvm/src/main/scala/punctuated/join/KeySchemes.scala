@@ -3,6 +3,7 @@ package punctuated.join
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, Expression, ExprId}
 
 import punctuated.declaration.Scheme
+import punctuated.state.KeyScheme
 
 /**
  * Which of an input's schemes can purge state of a given equi-join: those whose every

@@ -11,6 +11,7 @@ import org.apache.spark.sql.catalyst.plans._
 import org.apache.spark.sql.execution.streaming.state._
 
 import punctuated.spark.PunctuatedConf
+import punctuated.state.KeyScheme
 
 /**
  * One partition of one micro-batch of [[PunctuatedSymmetricHashJoinExec]]: each input in
@@ -338,12 +339,12 @@ private[join] class PunctuatedJoinTask(
       if (ps.nonEmpty) {
         val theirs = inputs(other(own.number))
         val keys = theirs.keys
-        val closed = theirs.state.heldWholeKey.filter { case (scheme, constants, _) =>
+        val closed = theirs.state.heldWholeKey.filter { case (scheme, constants) =>
           ps.exists(p => closesHeld(p, scheme, constants, keys, theirs.state))
-        }.map(_._3).toArray
-        closed.foreach { k =>
-          if (settings.punctuationRetention == 0) theirs.state.releaseHeld(k)
-          else theirs.state.closeHeld(k, batch)
+        }.toArray
+        closed.foreach { case (scheme, constants) =>
+          if (settings.punctuationRetention == 0) theirs.state.releaseHeld(scheme, constants)
+          else theirs.state.closeHeld(scheme, constants, batch)
         }
       }
     }

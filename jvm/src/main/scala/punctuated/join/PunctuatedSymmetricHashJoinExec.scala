@@ -11,6 +11,7 @@ import org.apache.spark.sql.execution.streaming.operators.stateful.join.Streamin
 import org.apache.spark.sql.execution.streaming.state._
 
 import punctuated.spark.{PunctuatedConf, PunctuatedStatefulOperator}
+import punctuated.state.KeyScheme
 
 /**
  * Punctuation-purging symmetric hash join of two streams (Tucker, Maier, Sheard, Fegaras

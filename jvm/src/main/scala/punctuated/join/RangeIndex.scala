@@ -6,6 +6,8 @@ import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInterna
 import org.apache.spark.sql.catalyst.util.{GenericArrayData, TypeUtils}
 import org.apache.spark.sql.types._
 
+import punctuated.state.{KeyScheme, StoreNamespace}
+
 /**
  * Index of one join input's stored join keys for the other input's punctuations that do not
  * fix a whole key: ranges (`c, k<=`: "no more rows with c = 5 and k <= 17") and key prefixes
