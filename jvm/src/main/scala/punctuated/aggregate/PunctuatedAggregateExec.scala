@@ -16,6 +16,7 @@ import punctuated.conf.PunctuatedConf
 import punctuated.errors.PunctuatedErrors
 import punctuated.input.AggregateLayout
 import punctuated.state.{PunctuatedJoinMetrics, PunctuatedStatefulOperator}
+import punctuated.state.{GroupPunctuation, GroupPunctuations}
 
 /**
  * The state-store step of a punctuated streaming aggregation: where Spark's
@@ -28,12 +29,12 @@ import punctuated.state.{PunctuatedJoinMetrics, PunctuatedStatefulOperator}
  * {{{
  *   HashAggregate(final) -> explode(final row, punctuations) -> results
  *     PunctuatedAggregateExec  <- this operator (groups: Spark's aggregation state store;
- *       HashAggregate(merge)                      punctuations: HeldPunctuations)
+ *       HashAggregate(merge)                      punctuations: GroupPunctuations)
  *         StateStoreRestoreExec                   (Spark's: merges stored groups in)
  *           HashAggregate(merge) <- Exchange <- HashAggregate(partial, FILTER kind = 0)
  *
  *   per input group (merged with its stored state), in this micro-batch:
- *     late?    its key is matched by a held or remembered punctuation (HeldPunctuations):
+ *     late?    its key is matched by a held or remembered punctuation (GroupPunctuations):
  *              dropped or failing the query (spark.punctuated.lateRows)
  *     closed?  it carries a punctuation on its whole key (it arrived in the same group), or
  *              a partition-wide one (a range, a part of the key; gathered from all
@@ -41,7 +42,7 @@ import punctuated.state.{PunctuatedJoinMetrics, PunctuatedStatefulOperator}
  *              its final row is emitted and its state removed
  *     else     stored
  *   then, if partition-wide punctuations arrived: one pass over the stored groups closes
- *   the ones they match. Punctuations are held for late rows (see HeldPunctuations).
+ *   the ones they match. Punctuations are held for late rows (see GroupPunctuations).
  * }}}
  *
  * Worked example (`punctuated.schemes = 'hour<='`, `SELECT hour, max(temp) ... GROUP BY hour`):
@@ -81,7 +82,7 @@ case class PunctuatedAggregateExec(
     keyExpressions, child.output, stateFormatVersion)
 
   override def shortName: String = "punctuatedAggregate"
-  override val stateStoreNames: Seq[String] = Seq(StateStoreId.DEFAULT_STORE_NAME, HeldPunctuations.StoreName)
+  override val stateStoreNames: Seq[String] = Seq(StateStoreId.DEFAULT_STORE_NAME, GroupPunctuations.StoreName)
   override def output: Seq[Attribute] = child.output
   override def outputPartitioning: Partitioning = child.outputPartitioning
   override def requiredChildDistribution: Seq[Distribution] =
@@ -167,10 +168,9 @@ private[aggregate] class PunctuatedAggregateTask(
   private val settings = op.settings
   private val batch = op.getStateInfo.storeVersion
   private val partitionId = org.apache.spark.TaskContext.getPartitionId()
-  private val held = new HeldPunctuations(op.getStateInfo, partitionId,
-    op.keyExpressions.toStructType, storeConf, hadoopConf, settings.maxRemembered)
   private val schemes = layout.closing.zipWithIndex.map { case (s, i) => (i + 1) -> s }
-  schemes.foreach { case (k, s) => held.register(k, s) }
+  private val held = new GroupPunctuations(op.getStateInfo, partitionId,
+    op.keyExpressions.toStructType, schemes, storeConf, hadoopConf, settings.maxRemembered)
   private val wholeKeyBits = schemes.collect { case (k, s) if s.isWholeKey(keyLength) => 1L << k }.foldLeft(0L)(_ | _)
   private val keyProj = UnsafeProjection.create(op.keyExpressions, op.child.output)
   private val wide: Seq[GroupPunctuation] = wideKeys.toSeq.map { case (k, key) =>
@@ -193,9 +193,8 @@ private[aggregate] class PunctuatedAggregateTask(
     if (mode == Complete) stored(out)
     (closedHere ++ wide).distinct.foreach(p => held.hold(p, batch, settings.punctuationRetention))
     op.metric(ClosedValuesForgotten) += held.flushClosed()
-    op.metric(PunctuationsHeld) += held.releaseExpired(batch, settings.punctuationRetention,
-      k => layout.closing(k - 1).constants.isEmpty && layout.closing(k - 1).range.isDefined,
-      _ => true) // every partition's copy counted
+    // every partition's copy counted
+    op.metric(PunctuationsHeld) += held.releaseExpired(batch, settings.punctuationRetention)
     op.metric(ClosedValuesRemembered) += held.numRemembered
     held.store.commit()
     op.stateManager.commit(store)
@@ -257,8 +256,7 @@ private[aggregate] class PunctuatedAggregateTask(
     if (mode == Complete) stored(out)
     held.releaseCombined((arrived ++ wide).toSeq, layout)
     op.metric(ClosedValuesForgotten) += held.flushClosed()
-    op.metric(PunctuationsHeld) += held.releaseExpired(batch, Int.MaxValue, _ => true,
-      _ => true) // every partition's copy counted
+    op.metric(PunctuationsHeld) += held.releaseExpired(batch, Int.MaxValue) // every partition's copy counted
     op.metric(ClosedValuesRemembered) += held.numRemembered
     held.store.commit()
     op.stateManager.commit(store)

@@ -5,6 +5,8 @@ import org.apache.spark.sql.catalyst.expressions.Attribute
 import punctuated.declaration.Declaration
 import punctuated.input.{AggregateLayout, InputSpec, KeyScheme, PunctuationKind, PunctuationSources}
 import punctuated.join.{PunctuatedSymmetricHashJoinExec, RangeIndex}
+import punctuated.input.InputSpec
+import punctuated.join.{JoinInputLayout, PunctuatedSymmetricHashJoinExec, RangeIndex}
 
 /**
  * Versions of the punctuated operators' state layouts: bump one when the operator changes
@@ -57,8 +59,10 @@ object OperatorRecords {
       operator = exec.shortName,
       layoutVersion = StateLayouts.Join,
       stores = exec.stateStoreNames,
-      inputs = Seq(input("left", left, exec.leftSpec, exec.rightSpec, exec.left.output),
-        input("right", right, exec.rightSpec, exec.leftSpec, exec.right.output)))
+      inputs = exec.inputs.map { in =>
+        input(JoinInputLayout.of(in.number).name, Seq(left, right)(in.number), in.spec,
+          exec.inputs(exec.other(in.number)).spec, in.plan.output)
+      })
   }
 
   /**

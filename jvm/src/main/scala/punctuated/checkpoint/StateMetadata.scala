@@ -11,9 +11,11 @@ import org.apache.spark.sql.execution.streaming.operators.stateful.{StatefulOper
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.types.{BooleanType, LongType, StructType}
 
-import punctuated.aggregate.{HeldPunctuations, PunctuatedAggregateExec}
+import punctuated.state.GroupPunctuations
+import punctuated.aggregate.PunctuatedAggregateExec
 import punctuated.dedup.PunctuatedDeduplicateExec
-import punctuated.join.{JoinInputState, PunctuatedSymmetricHashJoinExec, StoreNamespace}
+import punctuated.join.{JoinInputState, PunctuatedSymmetricHashJoinExec}
+import punctuated.state.StoreNamespace
 
 /**
  * One state store a punctuated operator opens, as Spark's state tools need to know it.
@@ -40,21 +42,20 @@ object StoreSchemas {
    * ([[StoreNamespace]]: key (namespace, key bytes), value (value bytes), prefix: namespace).
    */
   def join(exec: PunctuatedSymmetricHashJoinExec): Seq[StoreSchema] = {
-    def rows(input: String, keys: Seq[org.apache.spark.sql.catalyst.expressions.Expression],
-        output: Seq[org.apache.spark.sql.catalyst.expressions.Attribute]) = {
-      val key = JoinInputState.keySchema(keys)
-      StoreSchema(JoinInputState.rowsStoreName(input),
+    val rows = exec.inputs.map { in =>
+      val key = JoinInputState.keySchema(in.keys)
+      StoreSchema(JoinInputState.rowsStoreName(in.number),
         key.add(JoinInputState.SeqColumn, LongType, nullable = false),
-        DataTypeUtils.fromAttributes(output).add(JoinInputState.MatchedColumn, BooleanType, nullable = false),
+        DataTypeUtils.fromAttributes(in.plan.output).add(JoinInputState.MatchedColumn, BooleanType, nullable = false),
         key.length)
     }
-    Seq(rows("left", exec.leftKeys, exec.left.output), rows("right", exec.rightKeys, exec.right.output)) ++
+    rows ++
       exec.stateStoreNames.filter(_ == StoreNamespace.StoreName).map(n =>
         StoreSchema(n, StoreNamespace.KeySchema, StoreNamespace.ValueSchema, 1))
   }
 
-  /** The held punctuations of an aggregation or deduplication ([[HeldPunctuations]]). */
-  private val held = StoreSchema(HeldPunctuations.StoreName, HeldPunctuations.KeySchema, HeldPunctuations.ValueSchema, 0)
+  /** The held punctuations of an aggregation or deduplication ([[GroupPunctuations]]). */
+  private val held = StoreSchema(GroupPunctuations.StoreName, GroupPunctuations.KeySchema, GroupPunctuations.ValueSchema, 0)
 
   /**
    * An aggregation: its groups in the default store (Spark's own layout for the state format

@@ -6,8 +6,8 @@ import org.apache.spark.sql.AnalysisException
 import org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager
 import org.apache.spark.sql.execution.streaming.state.StateStoreId
 
-import punctuated.aggregate.HeldPunctuations
-import punctuated.spark.PunctuatedErrors
+import punctuated.state.GroupPunctuations
+import punctuated.errors.PunctuatedErrors
 
 /**
  * Whose operator wrote a checkpoint's state — ours or Spark's own — against whose operator
@@ -96,7 +96,7 @@ object StateOwners {
     val found = CheckpointDeclarations.storesWithState(fm, dir)
     val spark = op.kind match {
       case "join" => found.filter(SparkJoinStores.contains)
-      case _ if found.contains(StateStoreId.DEFAULT_STORE_NAME) && !found.contains(HeldPunctuations.StoreName) =>
+      case _ if found.contains(StateStoreId.DEFAULT_STORE_NAME) && !found.contains(GroupPunctuations.StoreName) =>
         Seq(StateStoreId.DEFAULT_STORE_NAME)
       case _ => Nil
     }

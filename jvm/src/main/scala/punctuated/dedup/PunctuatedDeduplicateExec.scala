@@ -12,11 +12,10 @@ import org.apache.spark.sql.execution.streaming.operators.stateful._
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.types.{IntegerType, StructType}
 
-import punctuated.aggregate.{GroupPunctuation, HeldPunctuations}
 import punctuated.conf.PunctuatedConf
 import punctuated.errors.PunctuatedErrors
 import punctuated.input.{AggregateLayout, PunctuationKind}
-import punctuated.state.{PunctuatedJoinMetrics, PunctuatedStatefulOperator}
+import punctuated.state.{GroupPunctuation, GroupPunctuations, PunctuatedJoinMetrics, PunctuatedStatefulOperator}
 
 /**
  * Punctuation-purging streaming deduplication (Tucker et al. 2003, Table 2, duplicate
@@ -30,13 +29,13 @@ import punctuated.state.{PunctuatedJoinMetrics, PunctuatedStatefulOperator}
  *        |
  *        v
  *   data row: late (a held or remembered punctuation
- *             matches it: HeldPunctuations)?          -> dropped (spark.punctuated.lateRows)
+ *             matches it: GroupPunctuations)?          -> dropped (spark.punctuated.lateRows)
  *             key seen?                               -> dropped (a duplicate)
  *             else                                    -> emitted, key stored
  *   punctuation row: noted (and emitted when a downstream operator or the results use it)
  *   end of batch: keys matched by this batch's punctuations are forgotten — a whole-key one
  *   by one removal, partition-wide ones (gathered from all partitions) by one pass over
- *   the seen keys; punctuations are held for late rows (HeldPunctuations)
+ *   the seen keys; punctuations are held for late rows (GroupPunctuations)
  * }}}
  *
  * Worked example (`bids` schemes "auction", `dropDuplicates("auction", "bidder")`):
@@ -66,7 +65,7 @@ case class PunctuatedDeduplicateExec(
   extends UnaryExecNode with PunctuatedStatefulOperator {
 
   override def shortName: String = "punctuatedDeduplicate"
-  override val stateStoreNames: Seq[String] = Seq(StateStoreId.DEFAULT_STORE_NAME, HeldPunctuations.StoreName)
+  override val stateStoreNames: Seq[String] = Seq(StateStoreId.DEFAULT_STORE_NAME, GroupPunctuations.StoreName)
   override def output: Seq[Attribute] = child.output
   override def outputPartitioning: Partitioning = child.outputPartitioning
   override def requiredChildDistribution: Seq[Distribution] =
@@ -137,10 +136,9 @@ private[dedup] class PunctuatedDeduplicateTask(
   private val keyLength = op.keyExpressions.length
   private val batch = op.getStateInfo.storeVersion
   private val partitionId = org.apache.spark.TaskContext.getPartitionId()
-  private val held = new HeldPunctuations(op.getStateInfo, partitionId, op.keyExpressions.toStructType,
-    storeConf, hadoopConf, op.settings.maxRemembered)
   private val schemes = layout.closing.zipWithIndex.map { case (s, i) => (i + 1) -> s }
-  schemes.foreach { case (k, s) => held.register(k, s) }
+  private val held = new GroupPunctuations(op.getStateInfo, partitionId, op.keyExpressions.toStructType,
+    schemes, storeConf, hadoopConf, op.settings.maxRemembered)
   private val keyProj = UnsafeProjection.create(op.keyExpressions, op.child.output)
   private val wide: Seq[GroupPunctuation] =
     wideKeys.toSeq.map { case (k, key) => held.punctuationFor(k, layout.closing(k - 1), key) }.distinct
@@ -193,9 +191,7 @@ private[dedup] class PunctuatedDeduplicateTask(
     }
     val retention = if (layout.isUnion) Int.MaxValue else op.settings.punctuationRetention
     op.metric(ClosedValuesForgotten) += held.flushClosed()
-    op.metric(PunctuationsHeld) += held.releaseExpired(batch, retention,
-      k => layout.closing(k - 1).constants.isEmpty && layout.closing(k - 1).range.isDefined,
-      _ => true) // every partition's copy counted
+    op.metric(PunctuationsHeld) += held.releaseExpired(batch, retention) // every partition's copy counted
     op.metric(ClosedValuesRemembered) += held.numRemembered
     held.store.commit()
     store.commit()

@@ -4,12 +4,12 @@ import scala.collection.mutable
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, JoinedRow, Literal, UnsafeProjection, UnsafeRow}
-import org.apache.spark.sql.catalyst.util.TypeUtils
 import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOperatorStateInfo
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.types._
 
 import punctuated.input.KeyScheme
+import punctuated.state.{ClosedKeys, ClosedSummaries, HeldPunctuationTable, StoreNamespace}
 
 /**
  * A punctuation of one join input restricted to the join key: "no more rows of this input
@@ -54,7 +54,8 @@ final case class KeyPunctuation(scheme: KeyScheme, constants: UnsafeRow, bound: 
  * (a prefix of it, or a range) finds the keys it closes in the [[RangeIndex]] (one slot
  * look-up) and purges each by a prefix scan: no access reads the whole store.
  *
- * @param input         "left" or "right": the store-name prefix
+ * @param number        the input's number (0: left, 1: right): where its state lives
+ *                      ([[JoinInputLayout.of]])
  * @param meta          the store both inputs share ([[StoreNamespace.StoreName]]), if opened
  * @param keySchema     types of the join key
  * @param inputSchema   the input's columns
@@ -64,7 +65,7 @@ final case class KeyPunctuation(scheme: KeyScheme, constants: UnsafeRow, bound: 
  * @param maxRemembered closed values remembered per scheme (`spark.punctuated.lateRows.maxRemembered`)
  */
 class JoinInputState(
-    input: String,
+    number: Int,
     meta: Option[StateStore],
     stateInfo: StatefulOperatorStateInfo,
     partitionId: Int,
@@ -82,24 +83,17 @@ class JoinInputState(
   private val rowKeySchema = keySchema.add(SeqColumn, LongType, nullable = false)
   val valueSchema: StructType = inputSchema.add(MatchedColumn, BooleanType, nullable = false)
 
-  private val rows = open(rowsStoreName(input), rowKeySchema, valueSchema,
+  private val layout = JoinInputLayout.of(number)
+  private val rows = open(layout.rowsStore, rowKeySchema, valueSchema,
     PrefixKeyScanStateEncoderSpec(rowKeySchema, keyLength))
-  private val firstNamespace = if (input == "left") 0 else StoreNamespace.PerInput
-  private def namespace(offset: Int, valueFields: Int) = Some(new StoreNamespace(
-    meta.getOrElse(throw new IllegalStateException(s"$input: the shared store is not open")),
-    firstNamespace + offset, PunctKeySchema.length, valueFields))
-  private val localPuncts =
-    if (!holdsWholeKey(keySchemes, keyLength)) None else namespace(0, PunctValueSchema.length)
-  private val globalPuncts =
-    if (!holdsPartitionWide(keySchemes, keyLength)) None else namespace(1, PunctValueSchema.length)
+  private def namespace(id: Int, valueFields: Int) = Some(StoreNamespace(
+    meta.getOrElse(throw new IllegalStateException(s"input $number: the shared store is not open")),
+    id, PunctKeySchema.length, valueFields))
   private val index =
     if (indexSchemes.isEmpty) None
-    else namespace(2, RangeIndex.ValueSchema.length).map(new RangeIndex(_,
-      new StoreNamespace(meta.get, StoreNamespace.indexEntries(input), RangeIndex.CountKeySchema.length,
+    else namespace(layout.rangeIndex, RangeIndex.ValueSchema.length).map(new RangeIndex(_,
+      StoreNamespace(meta.get, layout.indexEntries, RangeIndex.CountKeySchema.length,
         RangeIndex.CountValueSchema.length), keySchema, indexSchemes))
-  /** The namespace of `scheme`'s held punctuations (None: this input has no such scheme, holds none). */
-  private def puncts(scheme: KeyScheme): Option[StoreNamespace] =
-    if (scheme.isWholeKey(keyLength)) localPuncts else globalPuncts
 
   private def open(name: String, key: StructType, value: StructType, spec: KeyStateEncoderSpec) =
     JoinInputState.open(stateInfo, partitionId, name, key, value, spec, storeConf, hadoopConf)
@@ -168,145 +162,86 @@ class JoinInputState(
    */
   def keysCoveredBy(p: KeyPunctuation): Array[UnsafeRow] = index match {
     case Some(i) => i.keysCoveredBy(p)
-    case None => throw new IllegalStateException(s"no index for ${p.scheme} of the other input of $input")
+    case None => throw new IllegalStateException(s"no index for ${p.scheme} of the other input of input $number")
   }
 
-  // ---- held punctuations -------------------------------------------------------------
+  // ---- held punctuations and closed values ------------------------------------------
 
-  private val punctKey = UnsafeProjection.create(Seq(
-    BoundReference(0, IntegerType, nullable = false), BoundReference(1, BinaryType, nullable = false)))
-  private val punctValue = UnsafeProjection.create(Seq(
-    BoundReference(0, BinaryType, nullable = true), BoundReference(1, LongType, nullable = false)))
-  // Per key scheme (this input's, or the other input's when purging by its punctuations).
-  private val constantsProjs = mutable.HashMap.empty[KeyScheme, UnsafeProjection]
-  private def constantsProj(s: KeyScheme) = constantsProjs.getOrElseUpdate(s,
-    UnsafeProjection.create(s.constants.toSeq.map(p => BoundReference(p, keySchema(p).dataType, nullable = true))))
-  private val rangeOrderings = mutable.HashMap.empty[Int, Ordering[Any]]
-  private def rangeOrdering(position: Int) = rangeOrderings.getOrElseUpdate(position,
-    TypeUtils.getInterpretedOrdering(keySchema(position).dataType))
-
-  private def storeKey(scheme: KeyScheme, constants: UnsafeRow): UnsafeRow =
-    punctKey(new GenericInternalRow(Array[Any](scheme.id, constants.getBytes)))
+  /**
+   * The input's held punctuations and closed values ([[HeldPunctuationTable]]) in its
+   * namespaces of the shared store: whole-key ones, partition-wide ones, closed-values
+   * summaries (none if the input has no scheme).
+   */
+  private val table = new HeldPunctuationTable(
+    if (!holdsWholeKey(keySchemes, keyLength)) None else namespace(layout.wholeKey, PunctValueSchema.length),
+    if (!holdsPartitionWide(keySchemes, keyLength)) None
+    else namespace(layout.partitionWide, PunctValueSchema.length),
+    if (keySchemes.isEmpty) ClosedSummaries.None
+    else ClosedSummaries.OwnNamespace(namespace(layout.closedValues, ClosedSummaries.ValueSchema.length).get),
+    keySchemes.map(s => s.id -> s), keySchema, maxRemembered, (partitionId, stateInfo.numPartitions))
+  private var remembered = 0L
+  private var forgotten = 0L
 
   /** The punctuation of `scheme` this key would need to be covered. */
   def punctuationFor(scheme: KeyScheme, key: InternalRow): KeyPunctuation =
-    KeyPunctuation(scheme, constantsProj(scheme)(key).copy(),
-      scheme.range.map(p => InternalRow.copyValue(key.get(p, keySchema(p).dataType))))
+    KeyPunctuation(scheme, table.constantsOf(scheme, key).copy(), table.boundOf(scheme, key))
 
   /** The held punctuation with this scheme and these constants, if any: (bound, closedAt). */
   def held(scheme: KeyScheme, constants: UnsafeRow): Option[(Option[Any], Long)] =
-    puncts(scheme).flatMap(store => Option(store.get(storeKey(scheme, constants)))).map { v =>
-      val bound = if (v.isNullAt(0)) None else {
-        val r = new UnsafeRow(1)
-        val bytes = v.getBinary(0)
-        r.pointTo(bytes, bytes.length)
-        Some(r.get(0, keySchema(scheme.range.get).dataType))
-      }
-      (bound, v.getLong(1))
-    }
+    table.held(scheme.id, scheme, constants)
 
   /** Does `p` (of this input's schemes) hold at least as much as the held one? */
   def boundCovers(scheme: KeyScheme, bound: Option[Any], value: Option[Any]): Boolean =
     (bound, value) match {
-      case (Some(b), Some(v)) => rangeOrdering(scheme.range.get).gteq(b, v)
+      case (Some(b), Some(v)) => table.ordering(scheme.range.get).gteq(b, v)
       case _ => true
     }
 
-  private val boundProjs = mutable.HashMap.empty[Int, UnsafeProjection]
-  private def boundProj(position: Int) = boundProjs.getOrElseUpdate(position,
-    UnsafeProjection.create(Array[DataType](keySchema(position).dataType)))
+  def hold(p: KeyPunctuation, closedAtBatch: Long): Unit =
+    table.hold(p.scheme.id, p.scheme, p.constants, p.bound, closedAtBatch)
 
-  def hold(p: KeyPunctuation, closedAtBatch: Long): Unit = {
-    val bound = p.bound.map(v => boundProj(p.scheme.range.get)(new GenericInternalRow(Array[Any](v))).getBytes)
-    puncts(p.scheme).getOrElse(throw new IllegalStateException(s"$input holds no ${p.scheme}"))
-      .put(storeKey(p.scheme, p.constants),
-      punctValue(new GenericInternalRow(Array[Any](bound.orNull, closedAtBatch))).copy())
-  }
-
-  def release(scheme: KeyScheme, constants: UnsafeRow): Unit =
-    puncts(scheme).foreach(_.remove(storeKey(scheme, constants)))
+  def release(scheme: KeyScheme, constants: UnsafeRow): Unit = table.release(scheme.id, scheme, constants)
 
   /**
-   * This input's held whole-key punctuations, as (scheme, constants, store key): for
-   * releasing those a range punctuation of the other input has closed too.
+   * This input's held whole-key punctuations, as (scheme, constants): for releasing those a
+   * range punctuation of the other input has closed too.
    */
-  def heldWholeKey: Iterator[(KeyScheme, UnsafeRow, UnsafeRow)] = {
-    val byId = keySchemes.map(s => s.id -> s).toMap
-    localPuncts.iterator.flatMap(_.iterator()).flatMap { pair =>
-      byId.get(pair.key.getInt(0)).map { scheme =>
-        val bytes = pair.key.getBinary(1)
-        val constants = new UnsafeRow(scheme.constants.length)
-        constants.pointTo(bytes, bytes.length)
-        (scheme, constants, pair.key)
-      }
-    }
-  }
+  def heldWholeKey: Iterator[(KeyScheme, UnsafeRow)] =
+    table.heldWholeKey(keySchemes.map(s => s.id -> s).toMap).map { case (_, s, c) => (s, c) }
 
-  /** Releases the held punctuation under this store key (from [[heldWholeKey]]). */
-  def releaseHeld(storeKey: UnsafeRow): Unit = localPuncts.foreach(_.remove(storeKey))
+  /** Releases the held punctuation (from [[heldWholeKey]]). */
+  def releaseHeld(scheme: KeyScheme, constants: UnsafeRow): Unit = release(scheme, constants)
 
-  /** Marks the held punctuation under this store key closed at `batch` (for retention). */
-  def closeHeld(storeKey: UnsafeRow, batch: Long): Unit = localPuncts.foreach { store =>
-    val v = store.get(storeKey)
-    if (v != null && v.getLong(1) < 0) {
-      v.setLong(1, batch)
-      store.put(storeKey, v)
-    }
-  }
+  /** Marks the held punctuation closed at `batch` (for retention). */
+  def closeHeld(scheme: KeyScheme, constants: UnsafeRow, batch: Long): Unit =
+    table.close(scheme.id, scheme, constants, batch)
 
   /** Releases held punctuations closed at least `retention` batches before `batchId`. */
-  def releaseExpired(batchId: Long, retention: Int): Unit =
-    for (store <- localPuncts ++ globalPuncts) {
-      store.iterator().filter { pair =>
-        val closedAt = pair.value.getLong(1)
-        closedAt >= 0 && batchId - closedAt >= retention
-      }.map(_.key).toArray.foreach(store.remove(_))
-    }
+  def releaseExpired(batchId: Long, retention: Int): Unit = table.releaseExpired(batchId, retention, _ => false)
 
   private val coverCache = mutable.HashMap.empty[UnsafeRow, Boolean]
 
   /**
-   * Is every row of this input with `key` excluded by a held punctuation? Answers from the
-   * state as of the previous batch for keys asked before this batch's punctuations apply.
+   * Is every row of this input with `key` excluded by a held punctuation, or by the values it
+   * closed ([[ClosedKeys]])? Answers from the state as of the previous batch for keys asked
+   * before this batch's punctuations apply.
    */
   def covers(key: UnsafeRow): Boolean = keySchemes.nonEmpty && (coverCache.get(key) match {
     case Some(answer) => answer
     case None =>
-      val answer = keySchemes.exists(s => coveredBy(s, key) || closed.covers(s.id, key))
+      val answer = keySchemes.exists(s => table.covers(s.id, s, key))
       coverCache(key.copy()) = answer
       answer
   })
 
-  def coveredBy(scheme: KeyScheme, key: InternalRow): Boolean = {
-    val constants = constantsProj(scheme)(key)
-    held(scheme, constants).exists { case (bound, _) =>
-      scheme.range.forall(p => boundCovers(scheme, bound, Some(key.get(p, keySchema(p).dataType))))
-    }
-  }
-
   /** Forget cached cover answers (once this batch's punctuations have been applied). */
   def clearCache(): Unit = coverCache.clear()
 
-  // ---- closed values -----------------------------------------------------------------
-
-  private val closedNamespace = meta.filter(_ => keySchemes.nonEmpty).map(m =>
-    new StoreNamespace(m, StoreNamespace.closedValues(input), keyFields = 1, ClosedValueSchema.length))
-  private val closedKeyProj = UnsafeProjection.create(Seq(BoundReference(0, IntegerType, nullable = false)))
-  private def closedKey(id: Int): UnsafeRow = closedKeyProj(new GenericInternalRow(Array[Any](id)))
-  private val closedValueProj = UnsafeProjection.create(ClosedValueSchema)
-  private val closed = new ClosedKeysTable(keySchemes.map(s => s.id -> s), keySchema, maxRemembered,
-    (partitionId, stateInfo.numPartitions),
-    id => closedNamespace.flatMap(ns => Option(ns.get(closedKey(id)))).map(_.getBinary(1)),
-    (id, bytes, entries) => closedNamespace.foreach(_.put(closedKey(id),
-      closedValueProj(new GenericInternalRow(Array[Any](entries, bytes))))))
-  private var remembered = 0L
-  private var forgotten = 0L
-
   /** Remembers the values punctuation `p` (of this input) closes, for good. */
-  def remember(p: KeyPunctuation): Unit = closed.add(p.scheme.id, p.constants, p.bound)
+  def remember(p: KeyPunctuation): Unit = table.remember(p.scheme.id, p.constants, p.bound)
 
   /** Has this input closed everything `p` (of its schemes) covers, by an earlier punctuation? */
-  def remembers(p: KeyPunctuation): Boolean = closed.coversPunctuation(p.scheme.id, p.constants, p.bound)
+  def remembers(p: KeyPunctuation): Boolean = table.remembers(p.scheme.id, p.constants, p.bound)
 
   /**
    * Closed values remembered in this partition, as of its last [[prepareCommit]]. Every
@@ -339,12 +274,8 @@ class JoinInputState(
   }
 
   private def flushClosed(): Unit = {
-    forgotten += closed.flush()
-    remembered = closedNamespace.map { ns =>
-      keySchemes.map { s =>
-        Option(ns.get(closedKey(s.id))).map(_.getLong(0)).getOrElse(0L)
-      }.sum
-    }.getOrElse(0L)
+    forgotten += table.flushClosed()
+    remembered = table.numRemembered
   }
 
   /** This input's rows store (committed by the task, see [[prepareCommit]]). */
@@ -357,8 +288,7 @@ class JoinInputState(
    * Held punctuations of this partition: whole-key ones, and this partition's copies of the
    * partition-wide ones (every partition holds a copy of each, and each copy is counted).
    */
-  def numPunctuations: Long =
-    localPuncts.map(_.numKeys).getOrElse(0L) + globalPuncts.map(_.numKeys).getOrElse(0L)
+  def numPunctuations: Long = table.count
   /**
    * Entries of this partition's range index (each stored join key once per indexed scheme;
    * 0 if not indexed), including this task's changes: read from a count the index keeps,
@@ -371,15 +301,14 @@ class JoinInputState(
 object JoinInputState {
   val SeqColumn = "_punctuated_seq"
   val MatchedColumn = "_punctuated_matched"
+  /** Held punctuations ([[HeldPunctuationTable]]) and range-index slots: key (scheme, constants). */
   val PunctKeySchema: StructType = new StructType()
     .add("scheme", IntegerType, nullable = false).add("constants", BinaryType, nullable = false)
   val PunctValueSchema: StructType = new StructType()
     .add("bound", BinaryType, nullable = true).add("closedAtBatch", LongType, nullable = false)
-  /** A closed-values summary ([[ClosedKeys]]), keyed by its scheme's id. */
-  val ClosedValueSchema: StructType = new StructType()
-    .add("entries", LongType, nullable = false).add("summary", BinaryType, nullable = false)
 
-  def rowsStoreName(input: String): String = s"$input-punctuated-rows"
+  /** The store of input `number`'s rows ([[JoinInputLayout]]). */
+  def rowsStoreName(number: Int): String = JoinInputLayout.of(number).rowsStore
 
   /** The join key's columns as stored (`k0`, `k1` ...). */
   def keySchema(keys: Seq[org.apache.spark.sql.catalyst.expressions.Expression]): StructType =
@@ -418,6 +347,6 @@ object JoinInputState {
    * The stores of a join: each input's rows, and the shared store ([[StoreNamespace]]) when
    * either input holds punctuations or is indexed.
    */
-  def storeNames(shared: Boolean): Seq[String] =
-    Seq(rowsStoreName("left"), rowsStoreName("right")) ++ (if (shared) Seq(StoreNamespace.StoreName) else Nil)
+  def storeNames(inputs: Int, shared: Boolean): Seq[String] =
+    (0 until inputs).map(rowsStoreName) ++ (if (shared) Seq(StoreNamespace.StoreName) else Nil)
 }

@@ -7,6 +7,7 @@ import org.apache.spark.sql.catalyst.util.{GenericArrayData, TypeUtils}
 import org.apache.spark.sql.types._
 
 import punctuated.input.KeyScheme
+import punctuated.state.StoreNamespace
 
 /**
  * Index of one join input's stored join keys for the other input's punctuations that do not
@@ -44,7 +45,7 @@ import punctuated.input.KeyScheme
  * constants (`day<=` over key `day`) has one slot per partition.
  *
  * The number of entries (a key listed in a slot is one entry; a key is listed once per
- * indexed scheme) is kept in a namespace of its own ([[StoreNamespace.indexEntries]]), one
+ * indexed scheme) is kept in a namespace of its own ([[JoinInputLayout.indexEntries]]), one
  * count per input, changed by [[flush]] by what the task changed in its slots: the
  * `numRangeIndexEntries` metric never reads the index. A checkpoint written before the count
  * existed is counted once, by one pass over the index, in the first micro-batch after it.

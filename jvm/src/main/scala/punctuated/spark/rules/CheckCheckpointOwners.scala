@@ -8,7 +8,7 @@ import punctuated.aggregate.PunctuatedAggregates
 import punctuated.checkpoint.StateOwners
 import punctuated.checkpoint.StateOwners.PlannedOperator
 import punctuated.dedup.PunctuatedDeduplicates
-import punctuated.join.PunctuationColumns
+import punctuated.input.PunctuationColumns
 import punctuated.spark.JoinGraph
 
 /**
@@ -42,7 +42,7 @@ case class CheckCheckpointOwners(session: SparkSession) extends (LogicalPlan => 
       case a: Aggregate if a.isStreaming =>
         Some(PlannedOperator("aggregation", PunctuatedAggregates.layoutOf(a).isDefined, "stateStoreSave", tables(a)))
       case d: Deduplicate if d.isStreaming =>
-        Some(PlannedOperator("deduplication", PunctuatedDeduplicates.layoutOf(d).isDefined, "dedupe", tables(d)))
+        Some(PlannedOperator("deduplication", PunctuatedDeduplicates.isRewritten(d.child), "dedupe", tables(d)))
       case d: Distinct if d.isStreaming =>
         Some(PlannedOperator("aggregation", punctuated = false, "stateStoreSave", tables(d)))
       case d: DeduplicateWithinWatermark if d.isStreaming =>

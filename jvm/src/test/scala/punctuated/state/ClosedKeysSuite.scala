@@ -1,4 +1,4 @@
-package punctuated.join
+package punctuated.state
 
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, UnsafeProjection}
 import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning

@@ -1,4 +1,4 @@
-package punctuated.join
+package punctuated.state
 
 import java.io.{ByteArrayInputStream, ByteArrayOutputStream, DataInputStream, DataOutputStream}
 

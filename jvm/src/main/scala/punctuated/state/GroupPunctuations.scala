@@ -1,0 +1,133 @@
+package punctuated.state
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow
+import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOperatorStateInfo
+import org.apache.spark.sql.execution.streaming.state._
+import org.apache.spark.sql.types._
+
+import punctuated.input.{AggregateLayout, KeyScheme}
+
+/**
+ * A punctuation on a grouping key: "no more rows whose grouping columns at
+ * `scheme.constants` equal `constants` (and whose `scheme.range` column is <= `bound`)".
+ */
+final case class GroupPunctuation(kind: Int, scheme: KeyScheme, constants: UnsafeRow, bound: Option[Any])
+
+/**
+ * What a punctuated aggregation or deduplication does with the punctuations of one partition:
+ * the policy of holding them, over the [[HeldPunctuationTable]] every punctuated operator
+ * keeps (ids: the punctuation kinds), in a Spark state store of its own (versioned with the
+ * micro-batch, HDFS-backed or RocksDB):
+ *
+ * {{{
+ *   punctuations   key: (kind INT, constants BINARY)   value: (bound BINARY, closedAt BIGINT)
+ *                  key: (-kind, empty)                 value: (summary BINARY, entries BIGINT)
+ * }}}
+ *
+ * A punctuation is held `spark.punctuated.punctuationRetention` micro-batches; one of a
+ * scheme that is a range alone (`hour<=`) is held for good as its scheme's highest bound —
+ * one row per scheme — so that no late row ever reopens a closed range. Every other one is
+ * also remembered for good in its kind's closed-values summary ([[punctuated.state.ClosedKeys]]:
+ * intervals of an integral key, or a bounded set, `spark.punctuated.lateRows.maxRemembered`
+ * entries per partition and kind), so that a group once closed is never closed again (no
+ * second final row) after its punctuation is released. Under a UNION a key is closed once
+ * every branch closed it ([[releaseCombined]]).
+ *
+ * Example (`GROUP BY hour`, kind 1 = `hour<=`): after `hold(punctuationFor(1, s, key9), 3,
+ * retention = 0)` the bound 9 is held for good, and `closes(1, s, key8)` is true.
+ *
+ * @param keySchema     the grouping (or deduplication) key's columns
+ * @param schemes       the closing schemes by kind
+ * @param maxRemembered entries per closed-values summary (0: none)
+ */
+class GroupPunctuations(
+    stateInfo: StatefulOperatorStateInfo,
+    partitionId: Int,
+    keySchema: StructType,
+    schemes: Seq[(Int, KeyScheme)],
+    storeConf: StateStoreConf,
+    hadoopConf: org.apache.hadoop.conf.Configuration,
+    maxRemembered: Int) {
+
+  import GroupPunctuations._
+
+  val store: StateStore = {
+    val id = StateStoreProviderId(
+      StateStoreId(stateInfo.checkpointLocation, stateInfo.operatorId, partitionId, StoreName),
+      stateInfo.queryRunId)
+    StateStore.get(id, KeySchema, ValueSchema, NoPrefixKeyStateEncoderSpec(KeySchema),
+      stateInfo.storeVersion, None, None, useColumnFamilies = false, storeConf, hadoopConf)
+  }
+
+  private val byKind = schemes.toMap
+  private val table = {
+    val ns = StoreNamespace.whole(store)
+    new HeldPunctuationTable(Some(ns), Some(ns), ClosedSummaries.BesideHeld(ns), schemes, keySchema,
+      maxRemembered, (partitionId, stateInfo.numPartitions))
+  }
+
+  private def pureRange(s: KeyScheme): Boolean = s.constants.isEmpty && s.range.isDefined
+
+  /** The punctuation of `kind` that would close the group with this key. */
+  def punctuationFor(kind: Int, scheme: KeyScheme, key: InternalRow): GroupPunctuation =
+    GroupPunctuation(kind, scheme, table.constantsOf(scheme, key).copy(), table.boundOf(scheme, key))
+
+  /** Punctuations `ps` (a micro-batch's partition-wide ones) indexed for matching groups. */
+  def index(ps: Seq[GroupPunctuation]): HeldPunctuationTable#PunctuationIndex =
+    table.index(ps.map(p => (p.scheme, p.constants, p.bound)))
+
+  /** Is this group closed by a held or remembered punctuation of `kind`? */
+  def closes(kind: Int, scheme: KeyScheme, key: InternalRow): Boolean = table.covers(kind, scheme, key)
+
+  /** Remembers the values `p` closes for good (a range alone is held for good instead). */
+  def remember(p: GroupPunctuation): Unit =
+    if (!pureRange(p.scheme)) table.remember(p.kind, p.constants, p.bound)
+
+  /**
+   * Holds `p` from micro-batch `batch` (a range one: its highest bound so far). A range
+   * alone is held for good; others only with a retention.
+   */
+  def hold(p: GroupPunctuation, batch: Long, retention: Int): Unit = {
+    remember(p)
+    if (retention > 0 || pureRange(p.scheme)) table.holdGreatest(p.kind, p.scheme, p.constants, p.bound, batch)
+  }
+
+  /** Releases the punctuation of `kind` with these constants (a union's, once its key closed). */
+  def release(kind: Int, constants: UnsafeRow): Unit = table.release(kind, byKind(kind), constants)
+
+  /**
+   * Under a UNION: releases the punctuations on one value (no range) once every branch holds
+   * one with the same scheme and constants — the key they name is closed for good then.
+   * Ranges stay, as their highest bound.
+   */
+  def releaseCombined(arrived: Seq[GroupPunctuation], layout: AggregateLayout): Unit =
+    arrived.filter(_.scheme.range.isEmpty).distinct.foreach { p =>
+      val same = layout.closing.zipWithIndex.collect { case (s, i) if s == p.scheme => i + 1 }
+      val everyBranch = layout.kindsByBranch.forall(_.exists(k =>
+        same.contains(k) && table.held(k, byKind(k), p.constants).isDefined))
+      if (everyBranch) same.foreach(k => release(k, p.constants))
+    }
+
+  /** Writes the changed summaries back (before the store commits); returns the entries forgotten. */
+  def flushClosed(): Long = table.flushClosed()
+
+  /**
+   * Releases punctuations held `retention` micro-batches (not ranges alone) and returns how
+   * many stay held (a partition-wide punctuation is held by every partition, and each copy
+   * is state: all are counted): one pass over this small store per micro-batch.
+   */
+  def releaseExpired(batch: Long, retention: Int): Long =
+    table.releaseExpired(batch, retention, kind => byKind.get(kind).exists(pureRange))
+
+  /** Closed-value entries remembered, as of the last [[flushClosed]]. */
+  def numRemembered: Long = table.numRemembered
+}
+
+object GroupPunctuations {
+  val StoreName = "punctuations"
+  val KeySchema: StructType = new StructType().add("kind", IntegerType, nullable = false)
+    .add("constants", BinaryType, nullable = false)
+  val ValueSchema: StructType = new StructType().add("bound", BinaryType, nullable = true)
+    .add("closedAt", LongType, nullable = false)
+}

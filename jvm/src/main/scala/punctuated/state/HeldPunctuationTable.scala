@@ -1,0 +1,302 @@
+package punctuated.state
+
+import scala.collection.mutable
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.util.TypeUtils
+import org.apache.spark.sql.types._
+import punctuated.input.KeyScheme
+
+/**
+ * The punctuations one input of a punctuated operator holds in one partition, and the values
+ * it closed for good: the table the join (per input), the aggregation and the deduplication
+ * all keep, over [[StoreNamespace]]s (Tucker et al. 2003, §5: an operator keeps the
+ * punctuations it received to recognise what they exclude; Li et al. 2006, §5.1: a join
+ * releases them once both inputs have closed a key).
+ *
+ * A held punctuation is identified by an `id` — a join's [[KeyScheme.id]], an aggregation's
+ * punctuation kind — and its constants, and says "no more rows whose key has these constants
+ * (and a range value <= bound)". Punctuations of a scheme on the whole key close one key and
+ * live in one namespace; the others (a key prefix, a range: every partition holds a copy) in
+ * another — the same one when the operator does not tell them apart.
+ *
+ * {{{
+ *   held punctuations   key:   (id INT, constants BINARY)     constants: UnsafeRow over scheme.constants
+ *                       value: (bound BINARY, closedAt BIGINT) bound: UnsafeRow of the range value;
+ *                                                              closedAt: the batch both sides closed
+ *                                                              it, -1 while still open (a join's)
+ *   closed values       one summary per id ([[ClosedKeys]]), in one of the [[ClosedSummaries]] layouts
+ * }}}
+ *
+ * Look-ups are cached per task (one state-store get per (id, constants) per micro-batch);
+ * closed-values summaries are read once and written back once ([[flushClosed]]); expiring
+ * ([[releaseExpired]]) and counting read the small held-punctuation namespaces once.
+ *
+ * Example (an aggregation on `hour`, kind 1 = `hour<=`):
+ * {{{
+ *   t.hold(1, scheme, t.constantsOf(scheme, key), Some(9), closedAt = 3)
+ *   t.covers(1, scheme, keyOfHour8)  // true: held bound 9 >= 8
+ *   t.releaseExpired(batch = 5, retention = 2, forGood = _ => false)  // released
+ * }}}
+ *
+ * @param wholeKey      namespace of held whole-key punctuations, if the input has such schemes
+ * @param partitionWide namespace of held partition-wide ones (may be `wholeKey`'s)
+ * @param summaries     where the closed-values summaries are stored
+ * @param schemes       the ids whose closed values are remembered, with their schemes
+ * @param keySchema     the operator's key (join key, grouping columns, deduplication key)
+ * @param maxRemembered entries per closed-values summary (`spark.punctuated.lateRows.maxRemembered`)
+ * @param partition     (this partition, number of partitions)
+ */
+final class HeldPunctuationTable(
+    wholeKey: Option[StoreNamespace],
+    partitionWide: Option[StoreNamespace],
+    summaries: ClosedSummaries,
+    schemes: Seq[(Int, KeyScheme)],
+    keySchema: StructType,
+    maxRemembered: Int,
+    partition: (Int, Int)) {
+
+  private val keyLength = keySchema.length
+  private val keyProj = UnsafeProjection.create(Seq(
+    BoundReference(0, IntegerType, nullable = false), BoundReference(1, BinaryType, nullable = false)))
+  private val valueProj = UnsafeProjection.create(Seq(
+    BoundReference(0, BinaryType, nullable = true), BoundReference(1, LongType, nullable = false)))
+  private val constantsProjs = mutable.HashMap.empty[KeyScheme, UnsafeProjection]
+  private val boundProjs = mutable.HashMap.empty[Int, UnsafeProjection]
+  private val orderings = mutable.HashMap.empty[Int, Ordering[Any]]
+  private val cache = mutable.HashMap.empty[(Int, Seq[Byte]), Option[(Option[Any], Long)]]
+
+  private def boundProj(p: Int) = boundProjs.getOrElseUpdate(p,
+    UnsafeProjection.create(Seq(BoundReference(0, keySchema(p).dataType, nullable = true))))
+  /** The ordering of the key column at position `p` (a range column). */
+  def ordering(p: Int): Ordering[Any] =
+    orderings.getOrElseUpdate(p, TypeUtils.getInterpretedOrdering(keySchema(p).dataType))
+
+  /** The namespace of `scheme`'s held punctuations (None: the input holds none such). */
+  private def namespaceOf(scheme: KeyScheme): Option[StoreNamespace] =
+    if (scheme.isWholeKey(keyLength)) wholeKey else partitionWide
+
+  private def storeKey(id: Int, constants: UnsafeRow): UnsafeRow =
+    keyProj(new GenericInternalRow(Array[Any](id, constants.getBytes))).copy()
+
+  /** The constants `scheme` fixes in this key (a reused row: copy to keep). */
+  def constantsOf(scheme: KeyScheme, key: InternalRow): UnsafeRow =
+    constantsProjs.getOrElseUpdate(scheme, UnsafeProjection.create(
+      scheme.constants.toSeq.map(p => BoundReference(p, keySchema(p).dataType, nullable = true))))(key)
+
+  /** The range value of this key under `scheme` (a copy), if the scheme has a range. */
+  def boundOf(scheme: KeyScheme, key: InternalRow): Option[Any] =
+    scheme.range.map(p => InternalRow.copyValue(key.get(p, keySchema(p).dataType)))
+
+  // ---- held punctuations -------------------------------------------------------------
+
+  /** The held punctuation `id` with these constants, if any: (bound, closedAt). */
+  def held(id: Int, scheme: KeyScheme, constants: UnsafeRow): Option[(Option[Any], Long)] =
+    cache.getOrElseUpdate((id, constants.getBytes.toSeq),
+      namespaceOf(scheme).flatMap(ns => Option(ns.get(storeKey(id, constants)))).map { v =>
+        val bound = if (v.isNullAt(0)) None else {
+          val r = new UnsafeRow(1)
+          val bytes = v.getBinary(0)
+          r.pointTo(bytes, bytes.length)
+          Some(InternalRow.copyValue(r.get(0, keySchema(scheme.range.get).dataType)))
+        }
+        (bound, v.getLong(1))
+      })
+
+  /** Holds punctuation `id` with this bound and `closedAt` (replacing a held one). */
+  def hold(id: Int, scheme: KeyScheme, constants: UnsafeRow, bound: Option[Any], closedAt: Long): Unit = {
+    val ns = namespaceOf(scheme).getOrElse(throw new IllegalStateException(s"no held punctuations of $scheme"))
+    val boundBytes = (bound, scheme.range) match {
+      case (Some(b), Some(r)) => boundProj(r)(new GenericInternalRow(Array[Any](b))).getBytes
+      case _ => null
+    }
+    ns.put(storeKey(id, constants), valueProj(new GenericInternalRow(Array[Any](boundBytes, closedAt))).copy())
+    cache((id, constants.getBytes.toSeq)) = Some((bound, closedAt))
+  }
+
+  /** Holds punctuation `id`, keeping the greater of its bound and a held one's. */
+  def holdGreatest(id: Int, scheme: KeyScheme, constants: UnsafeRow, bound: Option[Any], closedAt: Long): Unit = {
+    val current = held(id, scheme, constants).flatMap(_._1)
+    val greatest = (current, bound, scheme.range) match {
+      case (Some(c), Some(b), Some(r)) => Some(if (ordering(r).gteq(c, b)) c else b)
+      case (c, b, _) => b.orElse(c)
+    }
+    hold(id, scheme, constants, greatest, closedAt)
+  }
+
+  /** Marks a held punctuation closed at `batch` if it is still open (closedAt < 0). */
+  def close(id: Int, scheme: KeyScheme, constants: UnsafeRow, batch: Long): Unit =
+    held(id, scheme, constants).foreach { case (bound, closedAt) =>
+      if (closedAt < 0) hold(id, scheme, constants, bound, batch)
+    }
+
+  def release(id: Int, scheme: KeyScheme, constants: UnsafeRow): Unit = {
+    namespaceOf(scheme).foreach(_.remove(storeKey(id, constants)))
+    cache((id, constants.getBytes.toSeq)) = None
+  }
+
+  /** Is every row with `key` excluded by the held punctuation `id` of `scheme`? */
+  def heldCovers(id: Int, scheme: KeyScheme, key: InternalRow): Boolean =
+    held(id, scheme, constantsOf(scheme, key)).exists { case (bound, _) =>
+      scheme.range.forall(r => !key.isNullAt(r) && bound.exists(b =>
+        ordering(r).lteq(key.get(r, keySchema(r).dataType), b)))
+    }
+
+  /** Is every row with `key` excluded by a held or remembered punctuation `id` of `scheme`? */
+  def covers(id: Int, scheme: KeyScheme, key: InternalRow): Boolean =
+    heldCovers(id, scheme, key) || closed.covers(id, key)
+
+  /**
+   * The held whole-key punctuations of these schemes (by id), as (id, scheme, constants): a
+   * pass over their namespace, for releasing those another input's range punctuation closed.
+   */
+  def heldWholeKey(byId: Map[Int, KeyScheme]): Iterator[(Int, KeyScheme, UnsafeRow)] =
+    wholeKey.iterator.flatMap(_.iterator()).flatMap { pair =>
+      byId.get(pair.key.getInt(0)).map { scheme =>
+        val bytes = pair.key.getBinary(1)
+        val constants = new UnsafeRow(scheme.constants.length)
+        constants.pointTo(bytes, bytes.length)
+        (pair.key.getInt(0), scheme, constants)
+      }
+    }
+
+  /** The held-punctuation namespaces (once each), without closed-values summaries. */
+  private def namespaces: Seq[StoreNamespace] = (wholeKey.toSeq ++ partitionWide.toSeq).distinct
+  private def heldRows(ns: StoreNamespace) = ns.iterator().filter(p => !summaries.isSummary(p.key))
+
+  /**
+   * Releases the punctuations closed at least `retention` batches before `batch` (except the
+   * ids `forGood` keeps) and returns how many stay held: one pass over the small namespaces.
+   */
+  def releaseExpired(batch: Long, retention: Int, forGood: Int => Boolean): Long = {
+    var remaining = 0L
+    namespaces.foreach { ns =>
+      heldRows(ns).map(p => (p.key.copy(), p.value.getLong(1))).toArray.foreach { case (k, closedAt) =>
+        if (closedAt >= 0 && !forGood(k.getInt(0)) && batch - closedAt >= retention) ns.remove(k)
+        else remaining += 1
+      }
+    }
+    cache.clear()
+    remaining
+  }
+
+  /**
+   * Held punctuations of this partition: whole-key ones, and this partition's copies of the
+   * partition-wide ones (every partition holds a copy of each, and each copy is counted).
+   */
+  def count: Long = namespaces.map(ns => heldRows(ns).size.toLong).sum
+
+  // ---- closed values (remembered for good, compactly) ----------------------------------
+
+  private val closed = new ClosedKeysTable(schemes, keySchema, maxRemembered, partition,
+    summaries.read, summaries.write)
+
+  /** Remembers the values punctuation `id` closes, for good. */
+  def remember(id: Int, constants: UnsafeRow, bound: Option[Any]): Unit = closed.add(id, constants, bound)
+
+  /** Has the input closed everything this punctuation covers, by an earlier punctuation? */
+  def remembers(id: Int, constants: UnsafeRow, bound: Option[Any]): Boolean =
+    closed.coversPunctuation(id, constants, bound)
+
+  /** Writes the changed summaries back (before the store commits); returns the entries forgotten. */
+  def flushClosed(): Long = closed.flush()
+
+  /** Closed-value entries remembered, as stored (after [[flushClosed]]): one get per id. */
+  def numRemembered: Long = schemes.map { case (id, _) => summaries.entries(id) }.sum
+
+  // ---- a batch's punctuations ----------------------------------------------------------
+
+  /**
+   * Punctuations `ps` (a micro-batch's partition-wide ones, as (scheme, constants, bound))
+   * indexed for matching keys: per scheme and constants, the greatest bound. Matching a key
+   * is then one hash look-up per scheme, not a comparison with every punctuation.
+   */
+  def index(ps: Seq[(KeyScheme, UnsafeRow, Option[Any])]): PunctuationIndex = {
+    val bounds = mutable.HashMap.empty[(KeyScheme, UnsafeRow), Option[Any]]
+    ps.foreach { case (scheme, constants, bound) =>
+      scheme.range match {
+        case None => bounds((scheme, constants)) = None
+        case Some(r) => bound.foreach { b =>
+          val greatest = bounds.get((scheme, constants)).flatten match {
+            case Some(c) if ordering(r).gteq(c, b) => c
+            case _ => b
+          }
+          bounds((scheme, constants)) = Some(greatest)
+        }
+      }
+    }
+    new PunctuationIndex(bounds.keys.map(_._1).toSeq.distinct, bounds)
+  }
+
+  /** [[index]]: does one of the indexed punctuations match the key? */
+  final class PunctuationIndex private[HeldPunctuationTable] (
+      schemes: Seq[KeyScheme], bounds: mutable.HashMap[(KeyScheme, UnsafeRow), Option[Any]]) {
+    def isEmpty: Boolean = schemes.isEmpty
+    def covers(key: InternalRow): Boolean = schemes.exists { s =>
+      bounds.get((s, constantsOf(s, key))).exists { bound =>
+        s.range.forall(r => !key.isNullAt(r) && bound.exists(b =>
+          ordering(r).lteq(key.get(r, keySchema(r).dataType), b)))
+      }
+    }
+  }
+}
+
+/**
+ * Where a [[HeldPunctuationTable]] stores its closed-values summaries ([[ClosedKeys]]), one
+ * row per id. Two layouts, each the one its operators' checkpoints have always had:
+ *
+ * {{{
+ *   OwnNamespace (a join)                    key: (id INT)                value: (entries BIGINT, summary BINARY)
+ *   BesideHeld   (aggregation, dedup)        key: (-id INT, empty BINARY) value: (summary BINARY, entries BIGINT)
+ *                in the held punctuations' namespace (ids are positive: a negative one is a summary)
+ * }}}
+ */
+sealed trait ClosedSummaries {
+  def read(id: Int): Option[Array[Byte]]
+  def write(id: Int, bytes: Array[Byte], entries: Long): Unit
+  /** The entries of summary `id` as stored (0 if none). */
+  def entries(id: Int): Long
+  /** Is this key of the held punctuations' namespace a summary's? */
+  def isSummary(key: UnsafeRow): Boolean
+}
+
+object ClosedSummaries {
+  /** No store: nothing is remembered (an input without schemes). */
+  object None extends ClosedSummaries {
+    override def read(id: Int): Option[Array[Byte]] = scala.None
+    override def write(id: Int, bytes: Array[Byte], entries: Long): Unit = ()
+    override def entries(id: Int): Long = 0L
+    override def isSummary(key: UnsafeRow): Boolean = false
+  }
+
+  /** Summaries in a namespace of their own: key (id), value (entries, summary). */
+  final case class OwnNamespace(ns: StoreNamespace) extends ClosedSummaries {
+    private val keyProj = UnsafeProjection.create(Seq(BoundReference(0, IntegerType, nullable = false)))
+    private val valueProj = UnsafeProjection.create(ValueSchema)
+    private def key(id: Int): UnsafeRow = keyProj(new GenericInternalRow(Array[Any](id)))
+    override def read(id: Int): Option[Array[Byte]] = Option(ns.get(key(id))).map(_.getBinary(1))
+    override def write(id: Int, bytes: Array[Byte], entries: Long): Unit =
+      ns.put(key(id), valueProj(new GenericInternalRow(Array[Any](entries, bytes))))
+    override def entries(id: Int): Long = Option(ns.get(key(id))).map(_.getLong(0)).getOrElse(0L)
+    override def isSummary(key: UnsafeRow): Boolean = false
+  }
+
+  /** The value layout of [[OwnNamespace]]. */
+  val ValueSchema: StructType = new StructType()
+    .add("entries", LongType, nullable = false).add("summary", BinaryType, nullable = false)
+
+  /** Summaries beside the held punctuations: key (-id, empty), value (summary, entries). */
+  final case class BesideHeld(ns: StoreNamespace) extends ClosedSummaries {
+    private val keyProj = UnsafeProjection.create(Seq(
+      BoundReference(0, IntegerType, nullable = false), BoundReference(1, BinaryType, nullable = false)))
+    private val valueProj = UnsafeProjection.create(Seq(
+      BoundReference(0, BinaryType, nullable = true), BoundReference(1, LongType, nullable = false)))
+    private def key(id: Int): UnsafeRow = keyProj(new GenericInternalRow(Array[Any](-id, Array.emptyByteArray)))
+    override def read(id: Int): Option[Array[Byte]] = Option(ns.get(key(id))).map(_.getBinary(0))
+    override def write(id: Int, bytes: Array[Byte], entries: Long): Unit =
+      ns.put(key(id), valueProj(new GenericInternalRow(Array[Any](bytes, entries))))
+    override def entries(id: Int): Long = Option(ns.get(key(id))).map(_.getLong(1)).getOrElse(0L)
+    override def isSummary(key: UnsafeRow): Boolean = key.getInt(0) < 0
+  }
+}
