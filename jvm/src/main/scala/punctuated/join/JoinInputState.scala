@@ -216,9 +216,9 @@ class JoinInputState(
     scanned += removed.length
     removed.foreach { case (k, _) => rows.remove(k) }
     slots(key.copy()) = 0L
-    holes.remove(key)
+    val holed = holes.remove(key).isDefined
     // the index lists exactly the keys with rows (or with holes, until commit)
-    if (removed.nonEmpty) index.foreach(_.remove(key))
+    if (removed.nonEmpty || holed) index.foreach(_.remove(key))
     removed.map(_._2)
   }
 
