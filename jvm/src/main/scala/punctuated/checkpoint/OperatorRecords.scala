@@ -14,7 +14,11 @@ import punctuated.join.{JoinInputLayout, PunctuatedSymmetricHashJoinExec, RangeI
  * by another layout is refused by [[Compatibility]] instead of misread.
  */
 object StateLayouts {
-  val Join = 1
+  /**
+   * 2: a join key's rows stored under dense slots (key..., 0 .. n-1), read by point look-ups
+   * ([[punctuated.join.JoinInputState]]); 1: under an arrival number, read by prefix scans.
+   */
+  val Join = 2
   val Aggregate = 1
   val Deduplicate = 1
 }

@@ -37,8 +37,8 @@ final case class StoreSchema(name: String, keySchema: StructType, valueSchema: S
 /** The stores each punctuated operator opens, with their layouts (as the operators open them). */
 object StoreSchemas {
   /**
-   * A join: each input's rows (key: join key..., seq; value: input columns..., matched;
-   * prefix-scanned by the join key) and, when opened, the store both inputs share
+   * A join: each input's rows (key: join key..., the row's slot among its key's rows; value:
+   * input columns..., matched; point look-ups only) and, when opened, the store both inputs share
    * ([[StoreNamespace]]: key (namespace, key bytes), value (value bytes), prefix: namespace).
    */
   def join(exec: PunctuatedSymmetricHashJoinExec): Seq[StoreSchema] = {
@@ -47,7 +47,7 @@ object StoreSchemas {
       StoreSchema(JoinInputState.rowsStoreName(in.number),
         key.add(JoinInputState.SeqColumn, LongType, nullable = false),
         DataTypeUtils.fromAttributes(in.plan.output).add(JoinInputState.MatchedColumn, BooleanType, nullable = false),
-        key.length)
+        numColsPrefixKey = 0)
     }
     rows ++
       exec.stateStoreNames.filter(_ == StoreNamespace.StoreName).map(n =>

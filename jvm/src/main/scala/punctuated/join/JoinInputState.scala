@@ -28,7 +28,7 @@ final case class KeyPunctuation(scheme: KeyScheme, constants: UnsafeRow, bound: 
  * with the micro-batch, HDFS-backed or RocksDB.
  *
  * {{{
- *   <input>-punctuated-rows  key: (join key..., seq BIGINT)   prefix-scannable by the join key
+ *   <input>-punctuated-rows  key: (join key..., seq BIGINT)   seq: 0 .. n-1 over the key's n rows
  *                            value: (input columns..., matched BOOLEAN)
  *   punctuated-meta, this input's namespaces ([[StoreNamespace]]):
  *     held whole-key punctuations   key: (scheme INT, constants BINARY)
@@ -48,11 +48,22 @@ final case class KeyPunctuation(scheme: KeyScheme, constants: UnsafeRow, bound: 
  * The shared store is opened only when an input holds punctuations or is indexed: each
  * store costs files at every micro-batch's commit.
  *
- * Every access is a point look-up or a prefix scan on one join key: finding a key's rows,
- * purging a closed key, and asking whether a key is covered by held punctuations (one
- * look-up per key scheme, cached per task). A punctuation that does not fix the whole key
- * (a prefix of it, or a range) finds the keys it closes in the [[RangeIndex]] (one slot
- * look-up) and purges each by a prefix scan: no access reads the whole store.
+ * Every access is a point look-up on one join key: finding a key's rows (its n rows under
+ * slots 0 .. n-1, n found by O(log n) look-ups once per key and task), purging a closed key,
+ * and asking whether a key is covered by held punctuations (one look-up per key scheme,
+ * cached per task). A punctuation that does not fix the whole key (a prefix of it, or a
+ * range) finds the keys it closes in the [[RangeIndex]] (one slot look-up) and purges each
+ * by its rows' look-ups: no access reads the whole store.
+ *
+ * The rows store needs no count per key (Spark's own join keeps one in a store of its own,
+ * `keyToNumValues`) and no prefix scan (the HDFS-backed provider answers a prefix scan from
+ * a second in-memory map, prefix -> set of keys): per stored row it holds one entry, the
+ * row's key and value, and nothing per join key. For example, a key with 3 rows:
+ * {{{
+ *   (k0 = 7, seq = 0) -> (row 1 ..., matched = true)
+ *   (k0 = 7, seq = 1) -> (row 2 ..., matched = false)
+ *   (k0 = 7, seq = 2) -> (row 3 ..., matched = false)
+ * }}}
  *
  * @param number        the input's number (0: left, 1: right): where its state lives
  *                      ([[JoinInputLayout.of]])
@@ -84,8 +95,7 @@ class JoinInputState(
   val valueSchema: StructType = inputSchema.add(MatchedColumn, BooleanType, nullable = false)
 
   private val layout = JoinInputLayout.of(number)
-  private val rows = open(layout.rowsStore, rowKeySchema, valueSchema,
-    PrefixKeyScanStateEncoderSpec(rowKeySchema, keyLength))
+  private val rows = open(layout.rowsStore, rowKeySchema, valueSchema, NoPrefixKeyStateEncoderSpec(rowKeySchema))
   private def namespace(id: Int, valueFields: Int) = Some(StoreNamespace(
     meta.getOrElse(throw new IllegalStateException(s"input $number: the shared store is not open")),
     id, PunctKeySchema.length, valueFields))
@@ -99,12 +109,48 @@ class JoinInputState(
     JoinInputState.open(stateInfo, partitionId, name, key, value, spec, storeConf, hadoopConf)
 
   // ---- stored rows -------------------------------------------------------------------
+  //
+  // A join key's n rows are stored under (key, 0) ... (key, n - 1): dense, so that n is found
+  // by point look-ups (a doubling probe, then a binary search: O(log n) look-ups, once per key
+  // and task) and needs no entry of its own, and the store needs no prefix scan (the
+  // HDFS-backed provider's prefix-scannable map keeps a second map, join key -> set of store
+  // keys, which costs more memory per row than a count per key). Within a task `slots` knows
+  // each key it touched; rows a left semi join removes leave holes that `prepareCommit` fills
+  // with the key's last rows, so every committed version is dense again.
 
   private val rowKeyProj = UnsafeProjection.create(
     (0 until keyLength).map(i => BoundReference(i, keySchema(i).dataType, nullable = true)) :+
       BoundReference(keyLength, LongType, nullable = false))
-  private val seqRow = new GenericInternalRow(1)
+  private val slotRow = new GenericInternalRow(1)
   private val joinedKey = new JoinedRow
+
+  /** The store key of slot `slot` of join key `key` (a reused row: copy to keep). */
+  private def storeKeyOf(key: UnsafeRow, slot: Long): UnsafeRow = {
+    slotRow.setLong(0, slot)
+    rowKeyProj(joinedKey(key, slotRow))
+  }
+
+  /** Slots in use per join key touched in this task (holes included, see `holes`). */
+  private val slots = mutable.HashMap.empty[UnsafeRow, Long]
+  /** Slots emptied in this task by [[removeRow]], per join key: filled at commit. */
+  private val holes = mutable.HashMap.empty[UnsafeRow, mutable.TreeSet[Long]]
+
+  private def stored(key: UnsafeRow, slot: Long): Boolean = rows.get(storeKeyOf(key, slot)) != null
+
+  /** The number of slots of `key`: from this task's count, else probed in the dense committed rows. */
+  private def slotsOf(key: UnsafeRow): Long = slots.get(key) match {
+    case Some(n) => n
+    case None =>
+      val n = if (!stored(key, 0)) 0L else {
+        var lo = 0L // stored
+        var hi = 1L
+        while (stored(key, hi)) { lo = hi; hi *= 2 }
+        while (hi - lo > 1) { val mid = lo + (hi - lo) / 2; if (stored(key, mid)) lo = mid else hi = mid }
+        hi
+      }
+      slots(key.copy()) = n
+      n
+  }
 
   /** Converts an input row to the stored layout (`matched` appended). */
   private val toValue = UnsafeProjection.create(
@@ -118,42 +164,81 @@ class JoinInputState(
     toValue(joinedValue(row, matchedRow))
   }
 
-  /** Rows stored under this join key, as (store key, value) pairs. */
-  def rowsWithKey(key: UnsafeRow): Iterator[UnsafeRowPair] = rows.prefixScan(key)
+  /**
+   * Rows stored under this join key, as (store key, value) pairs: the pair and its rows are
+   * reused by the next element (copy to keep).
+   */
+  def rowsWithKey(key: UnsafeRow): Iterator[UnsafeRowPair] = {
+    val pair = new UnsafeRowPair()
+    (0L until slotsOf(key)).iterator.flatMap { slot =>
+      val storeKey = storeKeyOf(key, slot)
+      val value = rows.get(storeKey)
+      if (value == null) None else Some(pair.withRows(storeKey, value))
+    }
+  }
 
+  /**
+   * Stores `value` as the next row of `key` (`seq`, the row's arrival number, is not stored:
+   * a row's slot is its place among its key's rows).
+   */
   def append(key: UnsafeRow, seq: Long, value: UnsafeRow): Unit = {
-    seqRow.setLong(0, seq)
-    rows.put(rowKeyProj(joinedKey(key, seqRow)), value)
+    val n = slotsOf(key)
+    rows.put(storeKeyOf(key, n), value)
+    slots(key) = n + 1
     index.foreach(_.add(key))
   }
 
   def update(storeKey: UnsafeRow, value: UnsafeRow): Unit = rows.put(storeKey, value)
 
-  /** Join keys that lost a row by [[removeRow]]: dropped from the index at commit if empty. */
-  private val maybeEmptied = mutable.HashSet.empty[UnsafeRow]
-
   /** Removes one stored row (`storeKey`) with join key `key` (a semi join's first match). */
   def removeRow(storeKey: UnsafeRow, key: UnsafeRow): Unit = {
     rows.remove(storeKey)
-    if (index.isDefined) maybeEmptied += key.copy()
+    slotsOf(key)
+    holes.getOrElseUpdate(key.copy(), mutable.TreeSet.empty[Long]) += storeKey.getLong(keyLength)
   }
 
   private var scanned = 0L
 
   /**
    * Stored rows read by purges in this task: the rows of the keys they closed, and one per
-   * key a semi join's match may have emptied (checked at commit). Never the whole store.
+   * key a semi join's match removed a row from but left others (moved into the holes at
+   * commit). Never the whole store.
    */
   def rowsScanned: Long = scanned
 
   /** Removes every stored row with this join key; returns their values. */
   def purgeKey(key: UnsafeRow): Array[UnsafeRow] = {
-    val removed = rows.prefixScan(key).map(e => (e.key.copy(), e.value.copy())).toArray
+    val removed = rowsWithKey(key).map(e => (e.key.copy(), e.value.copy())).toArray
     scanned += removed.length
     removed.foreach { case (k, _) => rows.remove(k) }
-    // the index lists exactly the keys with rows (or pending in `maybeEmptied`)
-    if (removed.nonEmpty) index.foreach(_.remove(key))
+    slots(key.copy()) = 0L
+    val holed = holes.remove(key).isDefined
+    // the index lists exactly the keys with rows (or with holes, until commit)
+    if (removed.nonEmpty || holed) index.foreach(_.remove(key))
     removed.map(_._2)
+  }
+
+  /**
+   * Fills the holes left by [[removeRow]] with each key's last rows, so that the rows of a
+   * key are dense again; drops a key left without rows from the index.
+   */
+  private def fillHoles(): Unit = {
+    holes.foreach { case (key, emptied) =>
+      var n = slots(key)
+      emptied.foreach { hole =>
+        while (n > hole && emptied.contains(n - 1)) n -= 1   // trailing holes: nothing to move
+        if (n - 1 > hole) {
+          val last = storeKeyOf(key, n - 1).copy()
+          val value = rows.get(last).copy()
+          rows.remove(last)
+          rows.put(storeKeyOf(key, hole), value)
+          n -= 1
+        } else if (n - 1 == hole) n -= 1
+      }
+      slots(key) = n
+      if (n > 0) scanned += 1 else index.foreach(_.remove(key))
+    }
+    holes.clear()
   }
 
   /**
@@ -260,16 +345,8 @@ class JoinInputState(
    * commits the stores.
    */
   def prepareCommit(): Unit = {
-    index.foreach { i =>
-      maybeEmptied.foreach { key =>
-        val left = rows.prefixScan(key)
-        try {
-          if (left.hasNext) scanned += 1 else i.remove(key)
-        } finally left.close()
-      }
-      maybeEmptied.clear()
-      i.flush()
-    }
+    fillHoles()
+    index.foreach(_.flush())
     flushClosed()
   }
 
