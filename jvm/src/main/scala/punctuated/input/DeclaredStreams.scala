@@ -31,7 +31,7 @@ final case class DeclaredStream(declaration: Declaration, output: Seq[Attribute]
  *    stream carries, under the key [[MetadataKey]], the same three properties plus the
  *    stream's name. It is read at the node where it first appears (walking up).
  *
- * Resolution throws the declaration's error (see [[DeclarationResolver]]).
+ * Resolution throws the declaration's error (see [[punctuated.declaration.DeclarationResolver]]).
  */
 object DeclaredStreams {
 
