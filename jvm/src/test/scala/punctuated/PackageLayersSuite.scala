@@ -48,12 +48,12 @@ class PackageLayersSuite extends AnyFunSuite {
   }
 
   test("a package refers only to the packages below it") {
-    val wrong = references.filterNot(r => allowed(r) || awaitsStateMove(r))
+    val wrong = references.filterNot(allowed)
     assert(wrong.isEmpty, wrong.map(_.toString).distinct.sorted.mkString("\n", "\n", ""))
   }
 
   test("no import loop between packages") {
-    val edges = references.filterNot(awaitsStateMove).map(r => r.from -> r.to).distinct
+    val edges = references.map(r => r.from -> r.to).distinct
     assert(cycle(edges).isEmpty, s"loop: ${cycle(edges).mkString(" -> ")}")
   }
 
@@ -98,18 +98,7 @@ object PackageLayersSuite {
     "nexmark" -> Declared,
     "spark" -> (State ++ Operators ++ Set("checkpoint", "nexmark")))
 
-  /**
-   * The state classes an operator package still takes from another one until they move to
-   * package `state` (the held-punctuation table, store namespaces, closed keys).
-   */
-  val PendingState: Set[String] = Set(
-    "join.ClosedKeys", "join.ClosedKeysTable", "join.StoreNamespace",
-    "aggregate.HeldPunctuations", "aggregate.GroupPunctuation")
-
   def allowed(r: Reference): Boolean = Allowed.get(r.from).exists(_.contains(r.to))
-
-  def awaitsStateMove(r: Reference): Boolean =
-    Operators.contains(r.from) && PendingState.contains(s"${r.to}.${r.name}")
 
   def packagesOf(root: File): Seq[String] =
     Option(root.listFiles).toSeq.flatten.filter(_.isDirectory).map(_.getName).sorted

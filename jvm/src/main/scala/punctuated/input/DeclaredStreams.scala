@@ -31,7 +31,7 @@ final case class DeclaredStream(declaration: Declaration, output: Seq[Attribute]
  *    stream carries, under the key [[MetadataKey]], the same three properties plus the
  *    stream's name. It is read at the node where it first appears (walking up).
  *
- * Resolution throws the declaration's error (see [[DeclarationResolver]]).
+ * Resolution throws the declaration's error (see [[punctuated.declaration.DeclarationResolver]]).
  */
 object DeclaredStreams {
 
@@ -52,6 +52,18 @@ object DeclaredStreams {
       }
     }
     found.result().distinct
+  }
+
+  /**
+   * The stream declared at this node — a catalog relation, or the node where `with_schemes`
+   * metadata first appears — whose columns all are the node's own (none from below), if any.
+   */
+  def declaredAt(node: LogicalPlan, caseSensitive: Boolean): Option[DeclaredStream] = {
+    val below = node.children.flatMap(_.output).map(_.exprId).toSet
+    find(node, caseSensitive).find { s =>
+      s.output.nonEmpty && s.output.forall(a => node.output.exists(_.exprId == a.exprId)) &&
+        !s.output.exists(a => below.contains(a.exprId))
+    }
   }
 
   private def fromRelation(node: LogicalPlan, caseSensitive: Boolean): Option[DeclaredStream] = {

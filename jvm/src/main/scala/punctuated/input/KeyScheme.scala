@@ -78,26 +78,23 @@ final case class InputSpec(
   /** Can rows of this input be punctuations? */
   def hasMarker: Boolean = punctuationOrdinals.nonEmpty
 
+  /** This input's rows decoded: data, a punctuation of one of [[schemes]], or invalid. */
+  val decoder: RowDecoder = RowDecoder(punctuationOrdinals, dataOrdinals, schemes.map(_._1))
+
   /** Is this row a punctuation (a marker column true)? */
-  def isPunctuation(row: org.apache.spark.sql.catalyst.InternalRow): Boolean = {
-    var i = 0
-    while (i < punctuationOrdinals.length) {
-      val m = punctuationOrdinals(i)
-      if (!row.isNullAt(m) && row.getBoolean(m)) return true
-      i += 1
-    }
-    false
-  }
+  def isPunctuation(row: org.apache.spark.sql.catalyst.InternalRow): Boolean =
+    decoder.isPunctuation(m => !row.isNullAt(m) && row.getBoolean(m))
 
   /**
    * The scheme a punctuation row instantiates: `Some(Some(keyScheme))` for one that purges,
    * `Some(None)` for a valid one that does not, `None` for an invalid punctuation. A row
    * instantiates the scheme whose visible attributes are exactly its non-NULL columns.
    */
-  def schemeOf(row: org.apache.spark.sql.catalyst.InternalRow): Option[Option[KeyScheme]] = {
-    val set = dataOrdinals.filterNot(row.isNullAt).toSet
-    schemes.find(_._1 == set).map(_._2)
-  }
+  def schemeOf(row: org.apache.spark.sql.catalyst.InternalRow): Option[Option[KeyScheme]] =
+    decoder.scheme(row.isNullAt) match {
+      case RowDecoder.Invalid => None
+      case i => Some(schemes(i)._2)
+    }
 }
 
 object InputSpec {

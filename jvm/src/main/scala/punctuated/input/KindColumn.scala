@@ -71,10 +71,8 @@ object KindColumn {
     val layouts = found.sources.zip(kinds).map { case (s, ks) =>
       val marker = child(s.marker)
       val cols = s.columns.map(c => child(c)).toArray
-      val decode = s.schemes.zip(ks).reverse.map { case ((attrs, _), k) =>
-        attrs.map(x => child(x._1)).toSet -> k
-      }.toMap   // reversed: the first declared scheme wins a tie
-      SourceLayout(s.name, marker, cols, s.columns.map(_.name), decode, s.schemes.map(_._2))
+      val decoder = RowDecoder(Array(marker), cols, s.schemes.map(_._1.map(x => child(x._1)).toSet))
+      SourceLayout(s.name, marker, cols, s.columns.map(_.name), decoder, ks.toArray, s.schemes.map(_._2))
     }
     val ids = Seq.fill(4)(NamedExpression.newExprId)
     val layout = AggregateLayout(closing.map(_._1).toSeq, closing.map(_._2).toSeq, closing.map(_._3).toSeq, implied,

@@ -35,7 +35,7 @@ final case class InputDeclaration(declaration: Declaration, columns: Map[String,
  *    both inputs, so that it is never pushed below the join;
  *  - carries the declarations to the physical plan, where
  *    [[punctuated.spark.rules.PlanPunctuatedJoins]] finds it and runs the join with
- *    [[PunctuatedSymmetricHashJoinExec]], which drops this conjunct.
+ *    [[punctuated.join.PunctuatedSymmetricHashJoinExec]], which drops this conjunct.
  *
  * The declared columns are referenced as children (left input's first, then the right's; one
  * column of an undeclared input stands in for it), so the optimizer keeps them and rewrites

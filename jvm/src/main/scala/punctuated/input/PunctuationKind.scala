@@ -15,8 +15,10 @@ import punctuated.errors.PunctuatedErrors
  * @param marker      child index of its marker (a BOOLEAN expression)
  * @param columns     child indexes of its other visible columns
  * @param columnNames their names, for messages
- * @param decode      set of non-NULL columns (child indexes) of a punctuation row → its kind
- *                    (> 0: it closes groups; [[PunctuationKind.Ignored]]: valid, closes none)
+ * @param decoder     its rows decoded (over child indexes): data, the scheme a punctuation
+ *                    row instantiates, or invalid
+ * @param kinds       by scheme index: its kind (> 0: it closes groups;
+ *                    [[PunctuationKind.Ignored]]: valid, closes none)
  * @param schemeNames the stream's schemes as declared, for messages
  */
 final case class SourceLayout(
@@ -24,7 +26,8 @@ final case class SourceLayout(
     marker: Int,
     columns: Array[Int],
     columnNames: Seq[String],
-    decode: Map[Set[Int], Int],
+    decoder: RowDecoder,
+    kinds: Array[Int],
     schemeNames: Seq[String])
 
 /**
@@ -107,9 +110,11 @@ case class PunctuationKind(
     var i = 0
     while (i < sources.length) {
       val s = sources(i)
-      if (children(s.marker).eval(input) == true) {
-        val set = s.columns.filter(c => children(c).eval(input) != null).toSet
-        return s.decode.getOrElse(set, invalid(s, input))
+      if (s.decoder.isPunctuation(c => children(c).eval(input) == true)) {
+        return s.decoder.scheme(c => children(c).eval(input) == null) match {
+          case RowDecoder.Invalid => invalid(s, input)
+          case scheme => s.kinds(scheme)
+        }
       }
       i += 1
     }

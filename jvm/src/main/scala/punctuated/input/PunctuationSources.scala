@@ -3,8 +3,7 @@ package punctuated.input
 import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Coalesce, EqualTo, Expression, ExprId, GreaterThan, Literal}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{LeftAnti, LeftSemi}
-import org.apache.spark.sql.catalyst.plans.logical.{Deduplicate, EventTimeWatermark, Filter, Generate, Join, LogicalPlan, Project, SubqueryAlias, Union, View}
-
+import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Project, Union}
 
 /**
  * A stream whose punctuation rows reach an operator, in attributes of the plan.
@@ -45,7 +44,8 @@ final case class FoundSource(
 final case class FoundSources(plan: LogicalPlan, sources: Seq[FoundSource], equal: Seq[(Attribute, Attribute)])
 
 /**
- * Finds the streams whose punctuations reach an operator: through projections, filters,
+ * Finds the streams whose punctuations reach an operator, walking down the nodes
+ * [[PassThrough]] lets punctuations through: projections, filters,
  * aliases and watermarks (Tucker et al. 2003, Table 3: select and project pass
  * punctuations), punctuated joins (which emit output punctuations, Table 3 join
  * propagation) and punctuated aggregations (Table 2, group-by propagation). Behind any
@@ -63,8 +63,8 @@ object PunctuationSources {
     }.filter(_.sources.nonEmpty)
 
   private def walk(node: LogicalPlan, caseSensitive: Boolean): Option[FoundSources] =
-    declaredAt(node, caseSensitive).orElse(node match {
-      case p @ Project(list, child) =>
+    declaredAt(node, caseSensitive).orElse(PassThrough.step(node) match {
+      case PassThrough.Projection(Project(list, child)) =>
         walk(child, caseSensitive).map { f =>
           // columns this projection renames (and does not pass as they are) get their new names
           val have = list.map(_.exprId).toSet
@@ -77,11 +77,9 @@ object PunctuationSources {
           FoundSources(Project(list ++ extra, f.plan), sources,
             f.equal.map { case (a, b) => (renamed.getOrElse(a.exprId, a), renamed.getOrElse(b.exprId, b)) } ++ f.equal)
         }
-      case f @ Filter(_, child) => walk(child, caseSensitive).map(x => x.copy(plan = f.copy(child = x.plan)))
-      case s @ SubqueryAlias(_, child) => walk(child, caseSensitive).map(x => x.copy(plan = s.copy(child = x.plan)))
-      case v: View => walk(v.child, caseSensitive).map(x => x.copy(plan = v.copy(child = x.plan)))
-      case w: EventTimeWatermark => walk(w.child, caseSensitive).map(x => x.copy(plan = w.copy(child = x.plan)))
-      case j: Join if PunctuationColumns.find(j.condition).isDefined =>
+      case PassThrough.Transparent(child) =>
+        walk(child, caseSensitive).map(x => x.copy(plan = node.withNewChildren(Seq(x.plan))))
+      case PassThrough.PunctuatedJoin(j, _) =>
         val l = walk(j.left, caseSensitive)
         val r = if (j.joinType == LeftSemi || j.joinType == LeftAnti) None else walk(j.right, caseSensitive)
         if (l.isEmpty && r.isEmpty) None
@@ -96,10 +94,10 @@ object PunctuationSources {
             j.copy(left = l.map(_.plan).getOrElse(j.left), right = r.map(_.plan).getOrElse(j.right)),
             sources, equal ++ (l.toSeq ++ r).flatMap(_.equal)))
         }
-      case u: Union if u.children.size <= 9 => union(u, caseSensitive)
-      case g: Generate => RewrittenOperators.aggregateOutput(g).map(s => FoundSources(g, Seq(s), Nil))
+      case PassThrough.UnionOf(u) if u.children.size <= 9 => union(u, caseSensitive)
+      case PassThrough.AggregateOutput(g, s) => Some(FoundSources(g, Seq(s), Nil))
       // a punctuated deduplication passes its input's punctuations (Table 2)
-      case d: Deduplicate if RewrittenOperators.isDeduplicateInput(d.child) =>
+      case PassThrough.DeduplicateOf(d) =>
         walk(d.child, caseSensitive).map(x => x.copy(plan = d.copy(child = x.plan)))
       case _ => None
     })
@@ -147,12 +145,8 @@ object PunctuationSources {
     }
 
   /** The stream declared at this node (a catalog relation or a `with_schemes` projection). */
-  private def declaredAt(node: LogicalPlan, caseSensitive: Boolean): Option[FoundSources] = {
-    val below = node.children.flatMap(_.output).map(_.exprId).toSet
-    DeclaredStreams.find(node, caseSensitive).find { s =>
-      s.output.nonEmpty && s.output.forall(a => node.output.exists(_.exprId == a.exprId)) &&
-        !s.output.exists(a => below.contains(a.exprId))
-    }.map { s =>
+  private def declaredAt(node: LogicalPlan, caseSensitive: Boolean): Option[FoundSources] =
+    DeclaredStreams.declaredAt(node, caseSensitive).map { s =>
       val d = s.declaration
       def attr(name: String) = s.output.find(_.name == name)
       val marker = d.marker.flatMap(attr)
@@ -167,7 +161,6 @@ object PunctuationSources {
         unique = unique)
       FoundSources(node, Seq(source), Nil)
     }
-  }
 
   /** Columns equal to `a` by the joins on the way (including `a`). */
   def equalTo(a: Attribute, equal: Seq[(Attribute, Attribute)]): Seq[Attribute] = {

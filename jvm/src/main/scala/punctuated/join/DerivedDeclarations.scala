@@ -2,10 +2,10 @@ package punctuated.join
 
 import org.apache.spark.sql.catalyst.expressions.{Attribute, ExprId, Expression}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
-import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Filter, Join, LogicalPlan, Project, SubqueryAlias, View}
+import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
 
 import punctuated.declaration.{Declaration, Derived, Scheme, SchemeAttribute}
-import punctuated.input.{InputDeclaration, PunctuationColumns}
+import punctuated.input.{InputDeclaration, PassThrough, PunctuationColumns}
 
 /**
  * The declaration of a join input that is itself a punctuated join's output (Li et al. 2006,
@@ -18,9 +18,10 @@ object DerivedDeclarations {
     lowerJoin(input).flatMap(derived(_, visible))
 
   /** The punctuated join whose output this input is, through pass-through nodes only. */
-  private def lowerJoin(node: LogicalPlan): Option[Join] = node match {
-    case j: Join if PunctuationColumns.find(j.condition).isDefined => Some(j)
-    case _: Project | _: Filter | _: SubqueryAlias | _: View | _: EventTimeWatermark => lowerJoin(node.children.head)
+  private def lowerJoin(node: LogicalPlan): Option[Join] = PassThrough.step(node) match {
+    case PassThrough.PunctuatedJoin(j, _) => Some(j)
+    case PassThrough.Projection(p) => lowerJoin(p.child)
+    case PassThrough.Transparent(child) => lowerJoin(child)
     case _ => None
   }
 

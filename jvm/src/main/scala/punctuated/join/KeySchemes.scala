@@ -3,7 +3,7 @@ package punctuated.join
 import org.apache.spark.sql.catalyst.expressions.{Attribute, AttributeReference, Expression, ExprId}
 
 import punctuated.declaration.Scheme
-import punctuated.input.{InputDeclaration, InputSpec, KeyScheme}
+import punctuated.input.{InputDeclaration, InputSpec, KeyScheme, RowDecoder}
 
 /**
  * Which of an input's schemes can purge state of a given equi-join: those whose every
@@ -43,19 +43,17 @@ object KeySchemes {
         def ordinalOf(column: String) = d.columns.get(column).flatMap(ordinal.get)
         val positions = keyPositions(keys)
         val marker = d.declaration.marker.flatMap(ordinalOf).getOrElse(-1)
-        val markers = d.declaration.markers.flatMap(ordinalOf).toArray
-        val schemes = d.declaration.instantiableSchemes.map { s =>
-          s.names.flatMap(ordinalOf).toSet -> of(s, d, positions)
-        }
+        val decoder = RowDecoder.of(d.declaration, ordinalOf, output.indices)
+        val schemes = decoder.schemes.zip(d.declaration.instantiableSchemes.map(of(_, d, positions)))
         InputSpec(
           name = d.declaration.table,
           markerOrdinal = marker,
-          dataOrdinals = output.indices.filterNot(markers.contains).toArray,
+          dataOrdinals = decoder.columns,
           schemes = schemes,
           schemeNames = d.declaration.instantiableSchemes.map(_.toString),
           unique = d.declaration.unique.flatMap(of(_, d, positions)),
           columnNames = output.map(_.name),
-          punctuationOrdinals = markers,
+          punctuationOrdinals = decoder.markers,
           owners = d.declaration.derived.toSeq.flatMap(_.owners).flatMap { case (c, m) =>
             for (co <- ordinalOf(c); mo <- ordinalOf(m)) yield co -> mo }.toMap)
     }

@@ -1,13 +1,23 @@
 package punctuated.declaration
 
-import org.apache.spark.sql.types.StructType
+import org.apache.spark.sql.catalyst.expressions.{AttributeReference, BindReferences, Expression, GenericInternalRow}
+import org.apache.spark.sql.catalyst.plans.logical.LocalRelation
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.types.{BooleanType, StringType, StructType}
+import org.apache.spark.unsafe.types.UTF8String
 import org.json4s._
 import org.scalatest.funsuite.AnyFunSuite
 
 import punctuated.TestVectors
 import punctuated.TestVectors._
+import punctuated.conf.PunctuatedConf
+import punctuated.input.{DeclaredStreams, InputDeclaration, KindColumn, PunctuationDecoder, PunctuationKind, PunctuationSources, RowDecoder}
+import punctuated.join.KeySchemes
 
-/** Declaration parsing, validation and punctuation rows against the shared vectors. */
+/**
+ * Declaration parsing, validation and punctuation rows against the shared vectors; each
+ * punctuation row also through the decoding the join and the aggregation/deduplication run.
+ */
 class DeclarationVectorsSuite extends AnyFunSuite {
   private val vectors = TestVectors.load("punctuation_vectors.json")
 
@@ -68,11 +78,58 @@ class DeclarationVectorsSuite extends AnyFunSuite {
       val declaration = DeclarationResolver.resolve("t", properties, StructType.fromDDL(ddl))
       val row = (v \ "row").asInstanceOf[JObject].obj.map { case (k, x) => k -> value(x) }.toMap
       val decoded = new PunctuationDecoder(declaration, columns).decode(row)
-      if ((v \ "invalid").extractOpt[Boolean].contains(true)) assert(decoded.isEmpty, decoded)
-      else {
+      // the same row as the operators read it, through the code each of them runs
+      val (joinScheme, kindOf, kinds) = operatorsDecode(declaration, properties, columns, marker, row)
+      if ((v \ "invalid").extractOpt[Boolean].contains(true)) {
+        assert(decoded.isEmpty, decoded)
+        assert(joinScheme.isEmpty, "the join's input decodes an invalid punctuation as valid")
+        assert(kindOf == PunctuationKind.Invalid, s"the kind column gives $kindOf for an invalid punctuation")
+      } else {
         val expected = punctuation(v \ "expect")
         assert(decoded.exists(samePunctuation(_, expected)), s"$decoded != $expected")
+        // the scheme the expected punctuation instantiates (its non-wildcard attributes)
+        val attributes = (v \ "expect").asInstanceOf[JObject].obj.collect {
+          case (a, p) if (p \ "kind").extract[String] != "wildcard" =>
+            SchemeAttribute(a, (p \ "kind").extract[String] == "range")
+        }.toSet
+        val scheme = declaration.instantiableSchemes.indexWhere(_.attributes.toSet == attributes)
+        assert(scheme >= 0, s"no scheme with attributes $attributes")
+        assert(joinScheme.contains(scheme), s"the join's input decodes scheme $joinScheme, expected $scheme")
+        assert(kindOf == kinds(scheme), s"the kind column gives $kindOf, expected kind ${kinds(scheme)}")
       }
     }
+  }
+
+  /**
+   * A row decoded by the join's input ([[InputSpec]] as the join's planner builds it) and by
+   * the kind column of an aggregation or deduplication keyed by every data column (as their
+   * rewrite builds it from the declared stream): the join's scheme index (None: invalid),
+   * the row's kind, and the kind of each scheme.
+   */
+  private def operatorsDecode(declaration: Declaration, properties: Map[String, String],
+      columns: Seq[String], marker: String, row: Map[String, Any]): (Option[Int], Int, Seq[Int]) = {
+    val attrs = columns.map(c => AttributeReference(c, if (c == marker) BooleanType else StringType,
+      nullable = true, DeclaredStreams.metadataFor("t", properties))())
+    val internal = new GenericInternalRow(columns.map(c => row.getOrElse(c, null) match {
+      case null => null
+      case b: Boolean => b
+      case other => UTF8String.fromString(other.toString)
+    }).toArray[Any])
+
+    val spec = KeySchemes.inputSpec(
+      Some(InputDeclaration(declaration, columns.zip(attrs).map { case (c, a) => c -> a.exprId }.toMap)), Nil, attrs)
+    assert(spec.isPunctuation(internal))
+    val joinScheme = spec.decoder.scheme(internal.isNullAt) match {
+      case RowDecoder.Invalid => None
+      case i => Some(i)
+    }
+    assert(spec.schemeOf(internal) == joinScheme.map(spec.schemes(_)._2))
+
+    val found = PunctuationSources.find(LocalRelation(attrs), caseSensitive = false).getOrElse(fail("no stream found"))
+    val (alias, _, _) = KindColumn(attrs.filterNot(_.name == marker), found, PunctuatedConf(new SQLConf),
+      useEqualities = false).getOrElse(fail("no kind column"))
+    val kind = alias.child.asInstanceOf[PunctuationKind].copy(failOnInvalid = false)
+    val kindOf = BindReferences.bindReference[Expression](kind, attrs).eval(internal).asInstanceOf[Int]
+    (joinScheme, kindOf, kind.sources.head.kinds.toSeq)
   }
 }

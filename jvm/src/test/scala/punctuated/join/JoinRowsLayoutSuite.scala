@@ -11,7 +11,8 @@ import org.apache.spark.sql.internal.SQLConf
 import punctuated.checkpoint.{CheckpointDeclarations, StateLayouts}
 import punctuated.declaration.Declaration._
 import punctuated.join.JoinTestData._
-import punctuated.spark.{PunctuatedAnalysisException, PunctuatedErrors, PunctuatedStreamTest}
+import punctuated.errors.{PunctuatedAnalysisException, PunctuatedErrors}
+import punctuated.spark.PunctuatedStreamTest
 
 /**
  * The layout of a join's stored rows (a key's n rows under slots 0 .. n-1, see

@@ -2,19 +2,15 @@ package punctuated.spark.rules
 
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, ExprId, If}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
-import org.apache.spark.sql.catalyst.plans.logical.{Deduplicate, EventTimeWatermark, Filter, Generate, Join, LogicalPlan, Project, SubqueryAlias, Union, View}
-import org.apache.spark.sql.catalyst.streaming.StreamingRelationV2
-import org.apache.spark.sql.execution.datasources.LogicalRelation
-import org.apache.spark.sql.execution.streaming.runtime.StreamingRelation
+import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan, Project, Union}
 
-import punctuated.aggregate.PunctuatedAggregates
-import punctuated.dedup.PunctuatedDeduplicates
-import punctuated.input.{DeclaredStreams, PunctuationColumns}
+import punctuated.input.{DeclaredStreams, PassThrough, PunctuationColumns}
 import punctuated.join.{DerivedDeclarations, KeySchemes}
 
 /**
  * The punctuations that actually reach an operator, for the safety check of aggregations
- * and deduplications (Tucker et al. 2003, Table 3, how each operator propagates
+ * and deduplications, walking down the nodes [[punctuated.input.PassThrough]] lets
+ * punctuations through (Tucker et al. 2003, Table 3, how each operator propagates
  * punctuations):
  *
  *  - a declared stream's schemes, through projections (renamed as they rename), filters,
@@ -70,8 +66,8 @@ object ReachingPunctuations {
   private val none = ReachingPunctuations(Nil, Nil, Nil)
 
   def of(node: LogicalPlan, caseSensitive: Boolean): ReachingPunctuations =
-    declaredAt(node, caseSensitive).getOrElse(node match {
-      case Project(list, child) =>
+    declaredAt(node, caseSensitive).getOrElse(PassThrough.step(node) match {
+      case PassThrough.Projection(Project(list, child)) =>
         val below = of(child, caseSensitive)
         val kept = list.map(_.exprId).toSet
         // a column renamed (or filled from equal columns by a punctuated aggregation's rewrite)
@@ -85,13 +81,12 @@ object ReachingPunctuations {
         val copies = aliases.filter(x => kept.contains(x._1.exprId))
         ReachingPunctuations(below.schemes.map(_.map { case (a, range) => (r(a), range) }),
           below.equal.map { case (a, b) => (r(a), r(b)) } ++ below.equal ++ copies, below.lost)
-      case _: Filter | _: SubqueryAlias | _: View | _: EventTimeWatermark => of(node.children.head, caseSensitive)
-      case d: Deduplicate if PunctuatedDeduplicates.isRewritten(d.child) => of(d.child, caseSensitive)
-      case j: Join if PunctuationColumns.find(j.condition).isDefined => join(j, caseSensitive)
-      case u: Union => union(u, caseSensitive)
-      case g: Generate => PunctuatedAggregates.sourceOf(g)
-        .map(s => ReachingPunctuations(s.schemes.map(_._1), Nil, Nil)).getOrElse(none)
-      case _ => none
+      case PassThrough.Transparent(child) => of(child, caseSensitive)
+      case PassThrough.DeduplicateOf(d) => of(d.child, caseSensitive)
+      case PassThrough.PunctuatedJoin(j, _) => join(j, caseSensitive)
+      case PassThrough.UnionOf(u) => union(u, caseSensitive)
+      case PassThrough.AggregateOutput(_, s) => ReachingPunctuations(s.schemes.map(_._1), Nil, Nil)
+      case PassThrough.Stop => none
     })
 
   /** A punctuated join's output punctuations: the key schemes both inputs close. */
@@ -138,16 +133,8 @@ object ReachingPunctuations {
   }
 
   /** The stream declared at this node (a catalog relation or a `with_schemes` projection). */
-  private def declaredAt(node: LogicalPlan, caseSensitive: Boolean): Option[ReachingPunctuations] = {
-    val below = node.children.flatMap(_.output).map(_.exprId).toSet
-    val isRelation = node match {
-      case _: StreamingRelation | _: LogicalRelation | _: StreamingRelationV2 => true
-      case _ => false
-    }
-    DeclaredStreams.find(node, caseSensitive).find { s =>
-      s.output.nonEmpty && s.output.forall(a => node.output.exists(_.exprId == a.exprId)) &&
-        (isRelation || !s.output.exists(a => below.contains(a.exprId)))
-    }.map { s =>
+  private def declaredAt(node: LogicalPlan, caseSensitive: Boolean): Option[ReachingPunctuations] =
+    DeclaredStreams.declaredAt(node, caseSensitive).map { s =>
       val d = s.declaration
       def attr(name: String) = s.output.find(_.name == name)
       val hasMarker = d.marker.flatMap(attr).isDefined
@@ -156,5 +143,4 @@ object ReachingPunctuations {
         .collect { case sc if sc.forall(_.isDefined) => sc.flatten }
       ReachingPunctuations(schemes, Nil, Nil)
     }
-  }
 }

@@ -1,13 +1,14 @@
-package punctuated.declaration
+package punctuated.input
 
+import punctuated.declaration.Declaration
 import punctuated.model.{Constant, Punctuation, Range}
 
 /**
  * Turns punctuation rows (marker true) of one stream into [[Punctuation]]s (user contract,
  * "Declaring punctuation schemes"): the row instantiates the one scheme whose attributes
- * are exactly its non-NULL, non-marker columns; constant attributes become
- * [[punctuated.model.Constant]] patterns, `attr<=` attributes `Range(-inf, v]`, every
- * other column a wildcard. A row that instantiates no scheme is an invalid punctuation.
+ * are exactly its non-NULL, non-marker columns, as the operators' [[RowDecoder]] finds it;
+ * constant attributes become [[punctuated.model.Constant]] patterns, `attr<=` attributes
+ * `Range(-inf, v]`, every other column a wildcard. A row that instantiates no scheme is an invalid punctuation.
  *
  * {{{
  *   // schemes "auction; bidder, day<=" over (auction, bidder, day, price, is_punct)
@@ -20,16 +21,9 @@ import punctuated.model.{Constant, Punctuation, Range}
  * @param columns     the stream's column names, in row order
  */
 final class PunctuationDecoder(declaration: Declaration, columns: Seq[String]) {
-  private val markerOrdinal = declaration.marker.map(columns.indexOf).getOrElse(-1)
-  private val dataOrdinals = columns.indices.filter(_ != markerOrdinal).toArray
-
-  /**
-   * Scheme by the set of ordinals it sets (a scheme is chosen by which columns are
-   * non-NULL). Two declared schemes never share their columns (`day; day<=` is rejected as
-   * `AMBIGUOUS_SCHEMES`); a declared scheme over the unique key's columns wins over the key.
-   */
-  private val schemeBySetColumns: Map[Set[Int], Scheme] =
-    declaration.instantiableSchemes.reverse.map(s => s.names.map(columns.indexOf).toSet -> s).toMap
+  /** The decoder the operators use, over the row's ordinals. */
+  val decoder: RowDecoder = RowDecoder.of(declaration, columns)
+  private val schemes = declaration.instantiableSchemes
 
   /**
    * The punctuation a row describes, or `None` if it is an invalid punctuation.
@@ -38,12 +32,12 @@ final class PunctuationDecoder(declaration: Declaration, columns: Seq[String]) {
    * @param value  the value at an ordinal
    */
   def decode(isNull: Int => Boolean, value: Int => Any): Option[Punctuation] = {
-    val set = dataOrdinals.iterator.filterNot(isNull).toSet
-    schemeBySetColumns.get(set).map { scheme =>
-      Punctuation(scheme.attributes.map { a =>
+    decoder.scheme(isNull) match {
+      case RowDecoder.Invalid => None
+      case i => Some(Punctuation(schemes(i).attributes.map { a =>
         val v = value(columns.indexOf(a.name))
         a.name -> (if (a.isRange) Range.atMost(v) else Constant(v))
-      }.toMap)
+      }.toMap))
     }
   }
 

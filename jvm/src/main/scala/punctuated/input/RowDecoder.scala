@@ -1,0 +1,83 @@
+package punctuated.input
+
+import punctuated.declaration.Declaration
+
+/**
+ * What a row of a punctuated input is (user contract, "Declaring punctuation schemes"): a
+ * data row when none of its markers is true; else a punctuation row, which instantiates the
+ * one scheme whose attributes are exactly its non-NULL columns (Tucker et al. 2003, §3: a
+ * punctuation is a pattern per attribute, here a constant or `attr<=` bound on the scheme's
+ * attributes and a wildcard elsewhere), or, when no scheme has exactly those columns, is an
+ * invalid punctuation. The one decoder of the extension: the join's inputs
+ * ([[InputSpec]]), the aggregation's and deduplication's kind column ([[PunctuationKind]])
+ * and the model's [[PunctuationDecoder]] all call [[decode]].
+ *
+ * Positions are whatever the caller reads values at (ordinals of a row, children of an
+ * expression). When two schemes have the same columns (a declared scheme over the unique
+ * key's columns), the first one wins.
+ *
+ * {{{
+ *   // schemes "auction; bidder, day<=" over (auction, bidder, day, price, is_punct)
+ *   val d = RowDecoder.of(declaration, Seq("auction", "bidder", "day", "price", "is_punct"))
+ *   d.decode(row(42, NULL, NULL, NULL, true))   = 0                   "auction"
+ *   d.decode(row(NULL, 7, 17, NULL, true))      = 1                   "bidder, day<="
+ *   d.decode(row(NULL, 7, NULL, NULL, true))    = RowDecoder.Invalid  partial scheme
+ *   d.decode(row(42, 7, 3, 1.5, false))         = RowDecoder.Data
+ * }}}
+ *
+ * @param markers positions of the columns whose true value marks a punctuation row
+ * @param columns positions of the other columns
+ * @param schemes each scheme as the set of positions it sets, in declaration order
+ */
+final case class RowDecoder(markers: Array[Int], columns: Array[Int], schemes: Seq[Set[Int]]) {
+
+  private val schemeBySet: Map[Set[Int], Int] = schemes.zipWithIndex.reverse.toMap
+
+  /** Is the row a punctuation (one of its markers true)? */
+  def isPunctuation(isTrue: Int => Boolean): Boolean = {
+    var i = 0
+    while (i < markers.length) {
+      if (isTrue(markers(i))) return true
+      i += 1
+    }
+    false
+  }
+
+  /** The index of the scheme a punctuation row instantiates, or [[RowDecoder.Invalid]]. */
+  def scheme(isNull: Int => Boolean): Int = {
+    val set = columns.iterator.filterNot(isNull).toSet
+    schemeBySet.getOrElse(set, RowDecoder.Invalid)
+  }
+
+  /**
+   * [[RowDecoder.Data]], the index of the scheme the row instantiates, or [[RowDecoder.Invalid]].
+   *
+   * @param isNull whether the value at a position is NULL
+   * @param isTrue whether the value at a (marker) position is TRUE
+   */
+  def decode(isNull: Int => Boolean, isTrue: Int => Boolean): Int =
+    if (isPunctuation(isTrue)) scheme(isNull) else RowDecoder.Data
+}
+
+object RowDecoder {
+  /** A data row. */
+  val Data: Int = -1
+  /** A punctuation row that instantiates none of the schemes. */
+  val Invalid: Int = -2
+
+  /**
+   * The decoder of a stream's rows from its declaration: its markers, its instantiable
+   * schemes (the declared ones, then the unique key), by column position.
+   *
+   * @param position a declared column's position, if the row has it
+   */
+  def of(declaration: Declaration, position: String => Option[Int], positions: Seq[Int]): RowDecoder = {
+    val markers = declaration.markers.flatMap(position).toArray
+    RowDecoder(markers, positions.filterNot(markers.contains).toArray,
+      declaration.instantiableSchemes.map(_.names.flatMap(position).toSet))
+  }
+
+  /** The same for rows with these columns, in order. */
+  def of(declaration: Declaration, columns: Seq[String]): RowDecoder =
+    of(declaration, c => Some(columns.indexOf(c)).filter(_ >= 0), columns.indices)
+}
