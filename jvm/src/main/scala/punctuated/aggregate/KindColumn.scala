@@ -4,8 +4,8 @@ import scala.collection.mutable.ArrayBuffer
 
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Expression, NamedExpression}
 
-import punctuated.state.KeyScheme
 import punctuated.spark.PunctuatedConf
+import punctuated.state.KeyScheme
 
 /**
  * The `punctuation_kind` column of a punctuated operator keyed by `keys` (an aggregation's

@@ -7,8 +7,8 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression,
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, EventTimeWatermark, Generate, LogicalPlan, Project}
 import org.apache.spark.sql.types.{IntegerType, MetadataBuilder}
 
-import punctuated.state.KeyScheme
 import punctuated.spark.PunctuatedConf
+import punctuated.state.KeyScheme
 
 /**
  * The analyzer's rewrite of a streaming GROUP BY over punctuated input (Tucker et al. 2003,

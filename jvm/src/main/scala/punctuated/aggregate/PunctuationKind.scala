@@ -6,8 +6,8 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ExprId}
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.types.{DataType, IntegerType}
 
-import punctuated.state.KeyScheme
 import punctuated.spark.PunctuatedConf
+import punctuated.state.KeyScheme
 
 /**
  * One stream whose punctuation rows reach a punctuated aggregation, in positions of the

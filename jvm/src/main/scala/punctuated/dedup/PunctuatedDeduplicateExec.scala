@@ -29,7 +29,7 @@ import punctuated.spark.{PunctuatedConf, PunctuatedStatefulOperator}
  *        |
  *        v
  *   data row: late (a held or remembered punctuation
- *             matches it: GroupPunctuations)?          -> dropped (spark.punctuated.lateRows)
+ *             matches it: GroupPunctuations)?         -> dropped (spark.punctuated.lateRows)
  *             key seen?                               -> dropped (a duplicate)
  *             else                                    -> emitted, key stored
  *   punctuation row: noted (and emitted when a downstream operator or the results use it)
