@@ -94,7 +94,7 @@ object CheckpointDeclarations {
    * keeps the default store's files in the partition directory itself (RocksDB: with an
    * `SSTs` directory), other stores in a directory of their name.
    */
-  private def storesWithState(fm: CheckpointFileManager, dir: Path): Seq[String] = {
+  private[checkpoint] def storesWithState(fm: CheckpointFileManager, dir: Path): Seq[String] = {
     val partition = new Path(dir, "0")
     def visible(p: Path) = fm.list(p).toSeq.filterNot(s => s.getPath.getName.startsWith(".") ||
       s.getPath.getName.startsWith("_"))
@@ -131,7 +131,7 @@ object CheckpointDeclarations {
     }.filter(_.nonEmpty)
 
   /** The record's text, if there is one: one request per micro-batch (no existence check first). */
-  private def read(fm: CheckpointFileManager, file: Path): Option[String] = {
+  private[checkpoint] def read(fm: CheckpointFileManager, file: Path): Option[String] = {
     val in = try fm.open(file) catch { case _: FileNotFoundException => return None }
     try Some(new String(in.readAllBytes(), StandardCharsets.UTF_8)) finally in.close()
   }

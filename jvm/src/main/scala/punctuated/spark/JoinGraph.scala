@@ -146,7 +146,7 @@ object JoinGraph {
   }
 
   /** The catalog table a stream's leaf reads, as `ALTER TABLE` accepts it. */
-  private def tableOf(leaf: LogicalPlan): Option[String] = leaf match {
+  private[spark] def tableOf(leaf: LogicalPlan): Option[String] = leaf match {
     case r: StreamingRelation => r.dataSource.catalogTable.map(t => quoted(t.identifier.nameParts))
     case r: LogicalRelation => r.catalogTable.map(t => quoted(t.identifier.nameParts))
     case r: StreamingRelationV2 => for (c <- r.catalog; i <- r.identifier)

@@ -16,6 +16,11 @@ class PunctuatedExtensions extends (SparkSessionExtensions => Unit) {
     // analysis, naming table, property and offending text.
     extensions.injectCheckRule(ValidateDeclarations)
 
+    // At start() of a restarted query: refuse state written by the other engine (ours under
+    // Spark's own operator once declarations are removed, Spark's join under ours once they
+    // are added), before Spark plans the first micro-batch.
+    extensions.injectCheckRule(CheckCheckpointOwners)
+
     // At start(), before Spark's output-mode check: by spark.punctuated.safety.mode, fail
     // (strict) or warn when some join, aggregation or deduplication state of a query reading
     // declared streams could never be purged.

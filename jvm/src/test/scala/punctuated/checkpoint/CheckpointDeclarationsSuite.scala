@@ -203,14 +203,13 @@ class CheckpointDeclarationsSuite extends PunctuatedStreamTest {
         sql("ALTER TABLE auctions SET TBLPROPERTIES ('punctuated.unique' = 'id', 'punctuated.marker' = 'is_punct')")
         sql("ALTER TABLE bids SET TBLPROPERTIES ('punctuated.schemes' = 'auction', 'punctuated.marker' = 'is_punct')")
         val before = stateFiles(checkpoint)
-        // (Spark's own check refuses it first, as the declared query stores its columns in
-        // another order; without that check, the stores tell)
-        testStream(spark.sql(all))(
-          StartStream(checkpointLocation = checkpoint,
-            additionalConfs = Map(SQLConf.STATE_SCHEMA_CHECK_ENABLED.key -> "false")),
-          insert("bids", "(1, 100, 5.0, false)"),
-          ExpectFailure[PunctuatedAnalysisException](refused("left-keyToNumValues", "written by Spark's own operator",
-            "(not recorded)")))
+        // refused at start(), before Spark's own state checks (which would name schemas)
+        val e = intercept[AnalysisException] {
+          spark.sql(all).writeStream.format("noop")
+            .option("checkpointLocation", checkpoint).start()
+        }
+        refused("left-keyToNumValues", "written by Spark's own operator", "(not recorded)",
+          "remove the declarations to resume it")(e)
         assert(stateFiles(checkpoint) == before, "the refused run wrote state")
       }
     }
@@ -282,6 +281,82 @@ class CheckpointDeclarationsSuite extends PunctuatedStreamTest {
         // sensor 4's keys forgotten; (2, 10) and (3, 10) remain; "hour <= 9" in both partitions
         AssertPunctuatedState(rows = 2, punctuations = 2))
       assert(record(checkpoint).kinds.map(_.text) == Seq("hour<=", "sensor"))
+    }
+  }
+
+  /**
+   * The declarations removed between runs: the operator Spark now plans is its own, over state
+   * ours wrote. Refused before any state is touched, naming the operator, what the state was
+   * written with and both fixes.
+   */
+  private def undeclaredRestart(query: () => DataFrame, mode: OutputMode, run: StreamAction*)(
+      undeclare: => Unit, mentions: String*): Unit = {
+    val checkpoint = newCheckpoint()
+    testStream(query(), mode)(StartStream(checkpointLocation = checkpoint) +: run :+ StopStream: _*)
+    undeclare
+    val before = stateFiles(checkpoint)
+    val e = intercept[AnalysisException] {
+      query().writeStream.format("noop").outputMode(mode)
+        .option("checkpointLocation", checkpoint).start()
+    }
+    refused((mentions :+ "written by a punctuated" :+ "restore the declarations"): _*)(e)
+    assert(stateFiles(checkpoint) == before, "the refused run wrote state")
+  }
+
+  test("join: a declared checkpoint restarted with the declarations removed is refused") {
+    withDeclaredTable("auctions", auctionColumns, Map(Unique -> "id", Marker -> "is_punct")) {
+      withDeclaredTable("bids", bidColumns, Map(Schemes -> "auction", Marker -> "is_punct")) {
+        undeclaredRestart(auctionJoin _, OutputMode.Append(),
+          insert("auctions", "(1, 10, false)"), CheckNewAnswer())(
+          {
+            sql("ALTER TABLE auctions UNSET TBLPROPERTIES ('punctuated.unique', 'punctuated.marker')")
+            sql("ALTER TABLE bids UNSET TBLPROPERTIES ('punctuated.schemes', 'punctuated.marker')")
+          },
+          "symmetricHashJoin", "spark_catalog.default.auctions (left)", "unique 'id'")
+      }
+    }
+  }
+
+  test("aggregation and deduplication: a declared checkpoint restarted undeclared is refused") {
+    withDeclaredTable("readings", readingColumns, Map(Schemes -> "hour<=", Marker -> "is_punct")) {
+      def undeclare() = sql("ALTER TABLE readings UNSET TBLPROPERTIES ('punctuated.schemes', 'punctuated.marker')")
+      def redeclare() = sql("ALTER TABLE readings SET TBLPROPERTIES ('punctuated.schemes' = 'hour<=', 'punctuated.marker' = 'is_punct')")
+      undeclaredRestart(() => spark.sql("SELECT hour, count(*) AS n FROM STREAM(readings) GROUP BY hour"),
+        OutputMode.Update(), insert("readings", "(1, 9, 20.0, false, false)"), CheckNewAnswer((9, 1L)))(
+        undeclare(), "stateStoreSave", "spark_catalog.default.readings", "'hour<='")
+      redeclare()
+      undeclaredRestart(() => spark.readStream.table("readings").dropDuplicates("sensor", "hour").select("sensor", "hour"),
+        OutputMode.Append(), insert("readings", "(1, 9, 1.0, false, false)"), CheckNewAnswer((1L, 9)))(
+        undeclare(), "dedupe", "spark_catalog.default.readings", "'hour<='")
+    }
+  }
+
+  test("aggregation and deduplication: a checkpoint of Spark's own operator restarted declared is refused") {
+    withDeclaredTable("readings", readingColumns, Map.empty) {
+      def declare() = sql("ALTER TABLE readings SET TBLPROPERTIES ('punctuated.schemes' = 'hour<=', 'punctuated.marker' = 'is_punct')")
+      def undeclare() = sql("ALTER TABLE readings UNSET TBLPROPERTIES ('punctuated.schemes', 'punctuated.marker')")
+      val queries = Seq[(() => DataFrame, OutputMode, StreamAction)](
+        (() => spark.sql("SELECT hour, count(*) AS n FROM STREAM(readings) GROUP BY hour"), OutputMode.Update(),
+          CheckNewAnswer((9, 1L))),
+        (() => spark.readStream.table("readings").dropDuplicates("sensor", "hour").select("sensor", "hour"),
+          OutputMode.Append(), CheckNewAnswer((1L, 9))))
+      queries.foreach { case (query, mode, answer) =>
+        val checkpoint = newCheckpoint()
+        testStream(query(), mode)(
+          StartStream(checkpointLocation = checkpoint),
+          insert("readings", "(1, 9, 20.0, false, false)"),
+          answer,
+          StopStream)
+        declare()
+        val before = stateFiles(checkpoint)
+        val e = intercept[AnalysisException] {
+          query().writeStream.format("noop").outputMode(mode).option("checkpointLocation", checkpoint).start()
+        }
+        refused("'default'", "written by Spark's own operator", "(not recorded)", "remove the declarations")(e)
+        assert(stateFiles(checkpoint) == before, "the refused run wrote state")
+        undeclare()
+        sql("TRUNCATE TABLE readings")
+      }
     }
   }
 }
