@@ -192,11 +192,12 @@ private[aggregate] class PunctuatedAggregateTask(
     if (mode != Complete && wide.nonEmpty) scan(out)
     if (mode == Complete) stored(out)
     (closedHere ++ wide).distinct.foreach(p => held.hold(p, batch, settings.punctuationRetention))
-    op.metric(ClosedValuesForgotten) += held.flushClosed()
-    // every partition's copy counted
-    op.metric(PunctuationsHeld) += held.releaseExpired(batch, settings.punctuationRetention)
-    op.metric(ClosedValuesRemembered) += held.numRemembered
-    held.store.commit()
+    finish(out, settings.punctuationRetention)
+  }
+
+  /** Releases expired punctuations, commits both stores, reports the metrics. */
+  private def finish(out: ArrayBuffer[InternalRow], retention: Int): Iterator[InternalRow] = {
+    held.commit(batch, retention, op.metric)
     op.stateManager.commit(store)
     op.reportStoreMetrics(store, held.store)
     op.metric("numOutputRows") += out.size
@@ -255,14 +256,7 @@ private[aggregate] class PunctuatedAggregateTask(
     }
     if (mode == Complete) stored(out)
     held.releaseCombined((arrived ++ wide).toSeq, layout)
-    op.metric(ClosedValuesForgotten) += held.flushClosed()
-    op.metric(PunctuationsHeld) += held.releaseExpired(batch, Int.MaxValue) // every partition's copy counted
-    op.metric(ClosedValuesRemembered) += held.numRemembered
-    held.store.commit()
-    op.stateManager.commit(store)
-    op.reportStoreMetrics(store, held.store)
-    op.metric("numOutputRows") += out.size
-    out.iterator
+    finish(out, Int.MaxValue)
   }
 
   /** One input group, merged with its stored state. */

@@ -29,7 +29,7 @@ import punctuated.state.{GroupPunctuation, GroupPunctuations, PunctuatedJoinMetr
  *        |
  *        v
  *   data row: late (a held or remembered punctuation
- *             matches it: GroupPunctuations)?          -> dropped (spark.punctuated.lateRows)
+ *             matches it: GroupPunctuations)?         -> dropped (spark.punctuated.lateRows)
  *             key seen?                               -> dropped (a duplicate)
  *             else                                    -> emitted, key stored
  *   punctuation row: noted (and emitted when a downstream operator or the results use it)
@@ -190,10 +190,7 @@ private[dedup] class PunctuatedDeduplicateTask(
       (closing ++ wide).distinct.foreach(p => held.hold(p, batch, op.settings.punctuationRetention))
     }
     val retention = if (layout.isUnion) Int.MaxValue else op.settings.punctuationRetention
-    op.metric(ClosedValuesForgotten) += held.flushClosed()
-    op.metric(PunctuationsHeld) += held.releaseExpired(batch, retention) // every partition's copy counted
-    op.metric(ClosedValuesRemembered) += held.numRemembered
-    held.store.commit()
+    held.commit(batch, retention, op.metric)
     store.commit()
     op.reportStoreMetrics(store, held.store)
     op.metric("numOutputRows") += out.size

@@ -6,6 +6,7 @@ import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.types.{DataType, IntegerType}
 
 import punctuated.errors.PunctuatedErrors
+import punctuated.conf.PunctuatedConf
 
 /**
  * One stream whose punctuation rows reach a punctuated aggregation, in positions of the

@@ -45,6 +45,10 @@ final case class KeyPunctuation(scheme: KeyScheme, constants: UnsafeRow, bound: 
  *                                   a key it covers is stored
  * }}}
  *
+ * The held punctuations and closed values are the [[HeldPunctuationTable]] every punctuated
+ * operator keeps (over this input's namespaces); this class adds the join's own rows store,
+ * range index and cover cache.
+ *
  * The shared store is opened only when an input holds punctuations or is indexed: each
  * store costs files at every micro-batch's commit.
  *

@@ -2,6 +2,7 @@ package punctuated.state
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
+import org.apache.spark.sql.execution.metric.SQLMetric
 import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOperatorStateInfo
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.types._
@@ -122,6 +123,18 @@ class GroupPunctuations(
 
   /** Closed-value entries remembered, as of the last [[flushClosed]]. */
   def numRemembered: Long = table.numRemembered
+
+  /**
+   * Ends the micro-batch: writes the summaries back, releases what `retention` lets go and
+   * commits the store, counting forgotten and remembered closed values and the punctuations
+   * still held (every partition's copy: each is state) in the operator's metrics.
+   */
+  def commit(batch: Long, retention: Int, metric: String => SQLMetric): Unit = {
+    metric(PunctuatedJoinMetrics.ClosedValuesForgotten) += flushClosed()
+    metric(PunctuatedJoinMetrics.PunctuationsHeld) += releaseExpired(batch, retention)
+    metric(PunctuatedJoinMetrics.ClosedValuesRemembered) += numRemembered
+    store.commit()
+  }
 }
 
 object GroupPunctuations {
