@@ -78,3 +78,22 @@ def test_running_join_purges_state_on_quoted_names(spark, names):
 def _join_rows(query) -> int:
     (op,) = [op for op in query.lastProgress["stateOperators"] if "oin" in op["operatorName"]]
     return op["numRowsTotal"]
+
+
+def test_dataframe_streams_with_quoted_names(spark):
+    import punctuated
+
+    rate = spark.readStream.format("rate").load()
+    a = punctuated.with_schemes(rate.selectExpr("value AS `bid id`", "value % 3 AS `prix€`",
+                                                "false AS `est ponct`"),
+                                schemes=["`bid id`"], marker="est ponct", name="ench ères")
+    b = punctuated.with_schemes(rate.selectExpr("value AS `enchère`", "value AS `a``b`", "false AS p"),
+                                schemes=["`enchère`"], marker="p", name="offres")
+    r = check_safety(spark, a.join(b, a["`bid id`"] == b["`enchère`"]))
+    assert r.safe and r.join_graph["predicates"] == ["`ench ères`.`bid id` = offres.`enchère`"]
+    # judged as the tree Spark runs, not only as one multi-way join
+    assert r.plan == ("ench ères", "offres") and r.plan_report is not None and r.plan_report.safe
+    r = check_safety(spark, a.join(b, a["`prix€`"] == b["`a``b`"]))
+    assert not r.safe and r.unpurgeable == ["ench ères", "offres"]
+    assert [str(s) for s in r.suggestions] == ["ench ères(prix€) + offres(a`b)"]
+    assert "schemes=['`enchère`', '`a``b`'], marker='p', name='offres'" in "\n".join(r.fixes(r.suggestions[0]))

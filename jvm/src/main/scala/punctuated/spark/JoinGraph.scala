@@ -128,7 +128,7 @@ object JoinGraph {
     JoinGraph(streams.values.toSeq.map(st => st.copy(
         usedNames = st.attributes.flatMap(a => used.get(st.name -> a).filter(_ != a).map(a -> _)).toMap,
         booleans = if (st.table.isDefined) st.booleans else joinedBooleans.getOrElse(st.name, st.booleans))),
-      edges, treeOf(plan, origin).collect { case n: Node => n }, origin.toMap)
+      edges, treeOf(plan, origin, streams.keySet).collect { case n: Node => n }, origin.toMap)
   }
 
   private def streamJoin(p: LogicalPlan) = p match {
@@ -136,15 +136,20 @@ object JoinGraph {
     case _ => false
   }
 
-  /** The join tree under `node`: stream-stream joins as nodes, single streams as leaves. */
-  private def treeOf(node: LogicalPlan, origin: collection.Map[ExprId, (String, String)]): Option[Tree] =
+  /**
+   * The join tree under `node`: stream-stream joins as nodes, single streams as leaves. A
+   * leaf is the one stream of `streams` its columns come from: a source renamed by a
+   * declaration above it (`with_schemes` over `readStream`) is no stream of its own.
+   */
+  private def treeOf(node: LogicalPlan, origin: collection.Map[ExprId, (String, String)],
+      streams: collection.Set[String]): Option[Tree] =
     node match {
       case j: Join if streamJoin(j) =>
-        for (l <- treeOf(j.left, origin); r <- treeOf(j.right, origin)) yield Node(l, r)
+        for (l <- treeOf(j.left, origin, streams); r <- treeOf(j.right, origin, streams)) yield Node(l, r)
       case other if other.exists(streamJoin) =>
-        if (other.children.size == 1) treeOf(other.children.head, origin) else None
+        if (other.children.size == 1) treeOf(other.children.head, origin, streams) else None
       case other =>
-        other.flatMap(_.output).flatMap(a => origin.get(a.exprId)).map(_._1).distinct match {
+        other.flatMap(_.output).flatMap(a => origin.get(a.exprId)).map(_._1).filter(streams.contains).distinct match {
           case Seq(single) => Some(Leaf(single))
           case _ => None
         }
