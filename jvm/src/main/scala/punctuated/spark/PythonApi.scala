@@ -39,8 +39,8 @@ object PythonApi {
    *
    * {{{
    *   {"version": 1, "stream_joins": 1,
-   *    "streams": [{"name": "bids", "table": "bids", "declared": true, "marker": "is_punct",
-   *                 "attributes": ["auction", "is_punct"], "booleans": ["is_punct"],
+   *    "streams": [{"name": "bids", "table": "spark_catalog.default.bids", "declared": true,
+   *                 "marker": "is_punct", "attributes": ["auction", "is_punct"],
    *                 "schemes": [{"source": "declared",
    *                              "attributes": [{"name": "auction", "kind": "constant"}]}], ...}],
    *    "predicates": [{"left": {"stream": "auctions", "attribute": "id"},
