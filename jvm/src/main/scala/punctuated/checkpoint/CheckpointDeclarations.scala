@@ -108,7 +108,8 @@ object CheckpointDeclarations {
 
   /**
    * A checkpoint without a record: the stores holding state in partition 0 against the ones
-   * the operator opens.
+   * the operator opens, and its layout — records came with every operator's layout 1, so a
+   * checkpoint without one holds layout 1, which a later layout must not misread.
    */
   private def storeProblems(fm: CheckpointFileManager, dir: Path, now: OperatorRecord): Seq[String] = {
     val found = storesWithState(fm, dir)
@@ -121,7 +122,12 @@ object CheckpointDeclarations {
         "the extension or without declarations) or by an earlier state layout of Punctuated")
       else Nil
     val lacking = missing.map(s => s"the operator now needs state store '$s', which the checkpoint does not have")
-    writtenBy ++ lacking
+    val layout =
+      if (foreign.nonEmpty || now.layoutVersion == StateLayouts.BeforeRecords) Nil
+      else Seq(s"the checkpoint has no record of its declarations: it was written by a version of " +
+        s"Punctuated from before records, whose ${now.operator} state layout (${StateLayouts.BeforeRecords}) " +
+        s"this version cannot read (it writes layout ${now.layoutVersion})")
+    writtenBy ++ lacking ++ layout
   }
 
   /** What to declare again: the recorded declarations of the inputs that changed. */

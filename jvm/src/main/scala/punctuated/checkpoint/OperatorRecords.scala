@@ -21,6 +21,9 @@ object StateLayouts {
   val Join = 2
   val Aggregate = 1
   val Deduplicate = 1
+
+  /** The layout of every operator when checkpoints had no record yet. */
+  val BeforeRecords = 1
 }
 
 /** The [[OperatorRecord]] of each punctuated operator, built on the driver from its plan. */

@@ -174,7 +174,7 @@ class CheckpointDeclarationsSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("join: a checkpoint without a record is resumed and recorded; one of Spark's own join is refused") {
+  test("a checkpoint without a record: a join's (layout 1) is refused, an aggregation's resumed and recorded; one of Spark's own join is refused") {
     withDeclaredTable("auctions", auctionColumns, Map(Unique -> "id", Marker -> "is_punct")) {
       withDeclaredTable("bids", bidColumns, Map(Schemes -> "auction", Marker -> "is_punct")) {
         val checkpoint = newCheckpoint()
@@ -183,14 +183,32 @@ class CheckpointDeclarationsSuite extends PunctuatedStreamTest {
           insert("auctions", "(1, 10, false)"),
           CheckNewAnswer(),
           StopStream)
-        // as written before records existed
+        // as written before records existed, when joins stored rows in layout 1
         org.apache.commons.io.FileUtils.deleteDirectory(new File(checkpoint, s"state/0/${CheckpointDeclarations.DirName}"))
+        val before = stateFiles(checkpoint)
         testStream(auctionJoin())(
           StartStream(checkpointLocation = checkpoint),
           insert("bids", "(1, 100, 5.0, false)"),
-          CheckNewAnswer((1L, 100L, 5.0)))
-        assert(record(checkpoint).inputs.map(_.unique) == Seq(Some("id"), None))
+          ExpectFailure[PunctuatedAnalysisException](refused("no record of its declarations",
+            "state layout (1)", "writes layout 2", "(not recorded)")))
+        assert(stateFiles(checkpoint) == before, "the refused run wrote state")
       }
+    }
+    // an aggregation's layout is still the one of before records: resumed, then recorded
+    withDeclaredTable("readings", readingColumns, Map(Schemes -> "hour<=", Marker -> "is_punct")) {
+      val checkpoint = newCheckpoint()
+      def hottest() = spark.sql("SELECT hour, max(temp) AS top FROM STREAM(readings) GROUP BY hour")
+      testStream(hottest(), OutputMode.Append())(
+        StartStream(checkpointLocation = checkpoint),
+        insert("readings", "(1, 9, 20.0, false, false)"),
+        CheckNewAnswer(),
+        StopStream)
+      org.apache.commons.io.FileUtils.deleteDirectory(new File(checkpoint, s"state/0/${CheckpointDeclarations.DirName}"))
+      testStream(hottest(), OutputMode.Append())(
+        StartStream(checkpointLocation = checkpoint),
+        insert("readings", "(NULL, 9, NULL, true, NULL)"),
+        CheckNewAnswer((9, 20.0)))
+      assert(record(checkpoint).kinds == Seq(KeyedScheme("hour<=", "0<=")))
     }
     // the same tables undeclared: Spark's own join writes the checkpoint
     withDeclaredTable("auctions", auctionColumns, Map.empty) {
