@@ -10,7 +10,7 @@ import org.apache.spark.sql.execution.datasources.LogicalRelation
 import org.apache.spark.sql.execution.streaming.runtime.StreamingRelation
 import org.apache.spark.sql.types.{Metadata, MetadataBuilder}
 
-import punctuated.declaration.{Declaration, DeclarationResolver}
+import punctuated.declaration.{Declaration, DeclarationResolver, Scheme}
 
 /**
  * A stream that carries a punctuation declaration, where it enters a logical plan.
@@ -18,7 +18,41 @@ import punctuated.declaration.{Declaration, DeclarationResolver}
  * @param declaration the resolved declaration
  * @param output      the attributes of the stream at the node that declares it
  */
-final case class DeclaredStream(declaration: Declaration, output: Seq[Attribute])
+final case class DeclaredStream(declaration: Declaration, output: Seq[Attribute]) {
+
+  /** The stream's column spelled `name` (the declaration spells names as its schema does). */
+  def attribute(name: String): Option[Attribute] = output.find(_.name == name)
+
+  /** Its marker column, if it declares one. */
+  def markerAttribute: Option[Attribute] = declaration.marker.flatMap(attribute)
+
+  /** Its unique key's columns, if it declares one. */
+  def uniqueAttributes: Option[Seq[Attribute]] = declaration.unique.map(_.names.flatMap(attribute))
+
+  /**
+   * The schemes a punctuation of this stream can instantiate where it is declared, each
+   * with its columns and "is a range" flags: every instantiable scheme when the stream has
+   * a marker column, else only its unique key (a data row implies that punctuation; no
+   * row can carry another). Schemes whose columns are not all in [[output]] are left out.
+   *
+   * Without a marker the declaration has no declared schemes (the resolver refuses
+   * `punctuated.schemes` without `punctuated.marker`), so the only instantiable scheme is
+   * the unique key: keeping "the scheme equal to the unique key" and "the scheme on the
+   * unique key's columns" select the same one. The test is by scheme equality, which does
+   * not depend on how names resolve to columns.
+   *
+   * {{{
+   *   // marker `p`, schemes "a; b<=", unique "k"  => (a), (b, range), (k)
+   *   // no marker, unique "k"                       => (k)
+   * }}}
+   */
+  def reachingSchemes: Seq[(Scheme, Seq[(Attribute, Boolean)])] = {
+    val hasMarker = markerAttribute.isDefined
+    declaration.instantiableSchemes.filter(sc => hasMarker || declaration.unique.contains(sc))
+      .map(sc => sc -> sc.attributes.map(a => attribute(a.name).map(_ -> a.isRange)))
+      .collect { case (sc, attrs) if attrs.forall(_.isDefined) => sc -> attrs.flatten }
+  }
+}
 
 /**
  * Finds the punctuation declarations of the streams a plan reads. Two forms (user contract):

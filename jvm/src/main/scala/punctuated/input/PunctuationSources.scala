@@ -148,16 +148,13 @@ object PunctuationSources {
   private def declaredAt(node: LogicalPlan, caseSensitive: Boolean): Option[FoundSources] =
     DeclaredStreams.declaredAt(node, caseSensitive).map { s =>
       val d = s.declaration
-      def attr(name: String) = s.output.find(_.name == name)
-      val marker = d.marker.flatMap(attr)
-      val schemes = d.instantiableSchemes.map(sc => sc.attributes.map(a => attr(a.name).map(_ -> a.isRange)) -> sc.toString)
-        .collect { case (attrs, text) if attrs.forall(_.isDefined) => attrs.flatten -> text }
-      val unique = d.unique.map(_.names.flatMap(attr))
+      val marker = s.markerAttribute
+      val unique = s.uniqueAttributes
       val source = FoundSource(
         name = d.table,
         marker = marker.map(m => Coalesce(Seq(m, Literal(false))): Expression).getOrElse(Literal(false)),
         columns = s.output.filterNot(a => marker.exists(_.exprId == a.exprId)),
-        schemes = if (marker.isDefined) schemes else schemes.filter(sc => unique.exists(_ == sc._1.map(_._1))),
+        schemes = s.reachingSchemes.map { case (sc, attrs) => attrs -> sc.toString },
         unique = unique)
       FoundSources(node, Seq(source), Nil)
     }

@@ -5,7 +5,8 @@ import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
 import org.apache.spark.sql.functions.col
 
 import punctuated.declaration.{Declaration, DeclarationResolver}
-import punctuated.input.DeclaredStreams
+import punctuated.input.{DeclaredStreams, PunctuationSources}
+import punctuated.spark.rules.ReachingPunctuations
 
 /**
  * Punctuation declarations on real catalog tables and streams: found by the extension's
@@ -133,6 +134,32 @@ class DeclarationsSuite extends PunctuatedStreamTest {
       Declaration.Marker -> "is_punct")))
     assert(e.getCondition == "PUNCTUATED_INVALID_DECLARATION.UNKNOWN_COLUMN")
     assert(e.getMessage.contains("Table bids_stream") && e.getMessage.contains("aution"))
+  }
+
+  test("a declared stream's schemes: all of them with a marker, else only its unique key") {
+    val input = MemoryStream[(Long, Long, Boolean)]
+    val raw = input.toDF().toDF("auction", "bidder", "is_punct")
+    def declare(props: Map[String, String]) = raw.select(raw.columns.map(c =>
+      col(c).as(c, DeclaredStreams.metadataFor("bids_stream", props))).toIndexedSeq: _*)
+      .filter(col("bidder") > 0).select("bidder", "auction", "is_punct")
+    val withMarker = declare(Map(Declaration.Schemes -> "auction; bidder<=",
+      Declaration.Unique -> "auction, bidder", Declaration.Marker -> "is_punct"))
+    val withoutMarker = declare(Map(Declaration.Unique -> "auction"))
+
+    def names(schemes: Seq[Seq[(org.apache.spark.sql.catalyst.expressions.Attribute, Boolean)]]) =
+      schemes.map(_.map { case (a, range) => a.name -> range })
+    for ((df, expected) <- Seq(
+        withMarker -> Seq(Seq("auction" -> false), Seq("bidder" -> true), Seq("auction" -> false, "bidder" -> false)),
+        withoutMarker -> Seq(Seq("auction" -> false)))) {
+      val plan = df.queryExecution.analyzed
+      val declared = DeclaredStreams.find(plan, caseSensitive = false)
+      assert(names(declared.flatMap(_.reachingSchemes.map(_._2))) == expected)
+      // the operators' walk and the safety check's walk see the same schemes, same columns
+      val sources = PunctuationSources.find(plan, caseSensitive = false).get.sources.flatMap(_.schemes.map(_._1))
+      val reaching = ReachingPunctuations.of(plan, caseSensitive = false).schemes
+      assert(names(sources) == expected)
+      assert(reaching.map(_.map { case (a, r) => a.exprId -> r }) == sources.map(_.map { case (a, r) => a.exprId -> r }))
+    }
   }
 
   test("punctuation rows no punctuated operator consumes never reach the results") {

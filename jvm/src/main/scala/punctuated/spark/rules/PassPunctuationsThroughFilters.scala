@@ -6,15 +6,16 @@ import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, Project, SubqueryAlias}
 import org.apache.spark.sql.catalyst.rules.Rule
 
-import punctuated.input.{InputDeclaration, PunctuationColumns, PunctuationKind}
+import punctuated.input.{InputDeclaration, PassThrough, PunctuationColumns, PunctuationKind}
 
 /**
  * Optimizer rule: a filter between a punctuated stream and the punctuated operator that
  * reads its punctuations (a join, an aggregation, a deduplication) lets the punctuation rows
  * through (Tucker et al. 2003, Table 3, select: punctuations pass), by rewriting `cond` to
  * `marker OR cond`. Data rows (marker false or NULL) are filtered exactly as before. Only
- * the chain of Filters, Projects and aliases directly under the operator is rewritten;
- * punctuations do not cross any other operator.
+ * the chain of Filters, Projects and aliases directly under the operator is rewritten, by
+ * the steps of [[punctuated.input.PassThrough]] (the one description of how punctuations pass
+ * a node); punctuations do not cross any other operator here.
  *
  * A join input with a `punctuated.unique` key that is part of the join key and a marker
  * column: a data row the filter drops still says "no more rows with this key" (the filtered
@@ -72,10 +73,23 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
       }
     }.getOrElse(Set.empty)
 
+  /**
+   * Rewrites the filters on the way down from the operator, following the steps
+   * [[PassThrough.step]] classifies — but only projections, filters and subquery aliases
+   * (the chain the optimizer leaves directly under the operator). Every other step ends the
+   * rewrite, as punctuations are not to be let through any further here: a view is gone by
+   * the time this optimizer rule runs, and a watermark, join, union, aggregation or
+   * deduplication below is left as it is.
+   *
+   * {{{
+   *   Join(Filter(c, Project(l, Filter(d, EventTimeWatermark(Filter(e, s))))), ...)
+   *   // c and d become `marker OR c`, `marker OR d`; e (below the watermark) is left alone
+   * }}}
+   */
   private def passThrough(plan: LogicalPlan, markers: LogicalPlan => Seq[Expression],
       unique: Set[ExprId]): LogicalPlan =
-    plan match {
-      case f @ Filter(condition, child) =>
+    (PassThrough.step(plan), plan) match {
+      case (PassThrough.Transparent(child), f @ Filter(condition, _)) =>
         val newChild = passThrough(child, markers, unique)
         val visible = markers(child)
         visible.collectFirst { case m: Attribute => m } match {
@@ -87,7 +101,7 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
             case _ => if (newChild eq child) f else f.copy(child = newChild)
           }
         }
-      case p @ Project(list, child) =>
+      case (PassThrough.Projection(p @ Project(list, child)), _) =>
         // a marker or key column may be renamed by this projection (aliases get new ids)
         val renamed = list.collect { case a @ Alias(c: Attribute, _) => a.exprId -> c }.toMap
         def below(node: LogicalPlan): Seq[Expression] =
@@ -97,10 +111,10 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
         val newChild = passThrough(child, n => below(n).filter(_.references.subsetOf(n.outputSet)).distinct,
           unique ++ renamedUnique)
         if (newChild eq child) p else p.copy(child = newChild)
-      case s @ SubqueryAlias(_, child) =>
+      case (PassThrough.Transparent(child), s: SubqueryAlias) =>
         val newChild = passThrough(child, markers, unique)
         if (newChild eq child) s else s.copy(child = newChild)
-      case other => other
+      case _ => plan
     }
 
   /** `Filter(cond)` as a projection: rows it drops become their unique key's punctuation. */

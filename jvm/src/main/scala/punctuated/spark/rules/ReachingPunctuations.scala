@@ -134,13 +134,5 @@ object ReachingPunctuations {
 
   /** The stream declared at this node (a catalog relation or a `with_schemes` projection). */
   private def declaredAt(node: LogicalPlan, caseSensitive: Boolean): Option[ReachingPunctuations] =
-    DeclaredStreams.declaredAt(node, caseSensitive).map { s =>
-      val d = s.declaration
-      def attr(name: String) = s.output.find(_.name == name)
-      val hasMarker = d.marker.flatMap(attr).isDefined
-      val schemes = d.instantiableSchemes.filter(sc => hasMarker || d.unique.contains(sc))
-        .map(_.attributes.map(a => attr(a.name).map(_ -> a.isRange)))
-        .collect { case sc if sc.forall(_.isDefined) => sc.flatten }
-      ReachingPunctuations(schemes, Nil, Nil)
-    }
+    DeclaredStreams.declaredAt(node, caseSensitive).map(s => ReachingPunctuations(s.reachingSchemes.map(_._2), Nil, Nil))
 }
