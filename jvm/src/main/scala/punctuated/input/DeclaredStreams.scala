@@ -2,7 +2,7 @@ package punctuated.input
 
 import scala.jdk.CollectionConverters._
 
-import org.apache.spark.sql.catalyst.expressions.Attribute
+import org.apache.spark.sql.catalyst.expressions.{Attribute, ExprId}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.catalyst.streaming.StreamingRelationV2
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
@@ -25,6 +25,13 @@ final case class DeclaredStream(declaration: Declaration, output: Seq[Attribute]
 
   /** Its marker column, if it declares one. */
   def markerAttribute: Option[Attribute] = declaration.marker.flatMap(attribute)
+
+  /**
+   * The stream as a [[PunctuatedInput]] of an operator that sees the columns `visible`: its
+   * declared columns among them, by name.
+   */
+  def input(visible: Set[ExprId]): PunctuatedInput =
+    PunctuatedInput(declaration, output.filter(a => visible.contains(a.exprId)).map(a => a.name -> a.exprId).toMap)
 
   /** Its unique key's columns, if it declares one. */
   def uniqueAttributes: Option[Seq[Attribute]] = declaration.unique.map(_.names.flatMap(attribute))

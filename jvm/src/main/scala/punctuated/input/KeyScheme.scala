@@ -1,5 +1,7 @@
 package punctuated.input
 
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
+
 /**
  * A punctuation scheme of one join input, seen through the join key: the scheme's
  * attributes are join-key columns, `constants` the key positions its constant patterns
@@ -100,4 +102,37 @@ final case class InputSpec(
 object InputSpec {
   def undeclared(columns: Seq[String]): InputSpec =
     InputSpec("", -1, columns.indices.toArray, Nil, Nil, None, columns, Array.empty)
+
+  /**
+   * The join's view of one input: its [[PunctuatedInput]] (None: undeclared) in ordinals of
+   * the input's rows `output`, its schemes over the join `keys`.
+   *
+   * {{{
+   *   // output (p, auction, bid), keys (auction); marker p, scheme "auction", unique "bid"
+   *   InputSpec.of(Some(bids), Seq(auction), output)
+   *   // markerOrdinal 0, dataOrdinals [1, 2], schemes ({1} -> KeyScheme([0])), ({2} -> None)
+   * }}}
+   */
+  def of(input: Option[PunctuatedInput], keys: Seq[Expression], output: Seq[Attribute]): InputSpec =
+    input match {
+      case None => undeclared(output.map(_.name))
+      case Some(d) =>
+        val ordinal = output.map(_.exprId).zipWithIndex.toMap
+        def ordinalOf(column: String) = d.columns.get(column).flatMap(ordinal.get)
+        val positions = PunctuatedInput.keyPositions(keys)
+        val marker = d.declaration.marker.flatMap(ordinalOf).getOrElse(-1)
+        val decoder = RowDecoder.of(d.declaration, ordinalOf, output.indices)
+        val schemes = decoder.schemes.zip(d.declaration.instantiableSchemes.map(d.keyScheme(_, positions)))
+        InputSpec(
+          name = d.name,
+          markerOrdinal = marker,
+          dataOrdinals = decoder.columns,
+          schemes = schemes,
+          schemeNames = d.declaration.instantiableSchemes.map(_.toString),
+          unique = d.declaration.unique.flatMap(d.keyScheme(_, positions)),
+          columnNames = output.map(_.name),
+          punctuationOrdinals = decoder.markers,
+          owners = d.declaration.derived.toSeq.flatMap(_.owners).flatMap { case (c, m) =>
+            for (co <- ordinalOf(c); mo <- ordinalOf(m)) yield co -> mo }.toMap)
+    }
 }

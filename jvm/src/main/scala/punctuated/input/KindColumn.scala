@@ -68,12 +68,7 @@ object KindColumn {
       case -1 => children += e; children.size - 1
       case i => i
     }
-    val layouts = found.sources.zip(kinds).map { case (s, ks) =>
-      val marker = child(s.marker)
-      val cols = s.columns.map(c => child(c)).toArray
-      val decoder = RowDecoder(Array(marker), cols, s.schemes.map(_._1.map(x => child(x._1)).toSet))
-      SourceLayout(s.name, marker, cols, s.columns.map(_.name), decoder, ks.toArray, s.schemes.map(_._2))
-    }
+    val layouts = found.sources.zip(kinds).map { case (s, ks) => SourceLayout.of(s, ks, child) }
     val ids = Seq.fill(4)(NamedExpression.newExprId)
     val layout = AggregateLayout(closing.map(_._1).toSeq, closing.map(_._2).toSeq, closing.map(_._3).toSeq, implied,
       ids(0), ids(1), ids(2), ids(3), found.sources.map(_.name).distinct)

@@ -1,30 +1,11 @@
 package punctuated.input
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, ExprId}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.types.{BooleanType, DataType}
 
 import punctuated.declaration.Declaration
-
-/**
- * The declaration of one join input, with each declared column tied to the attribute id
- * it has in the plan.
- *
- * @param declaration the input stream's declaration
- * @param columns     declared column name → expression id of that column in the plan
- */
-final case class InputDeclaration(declaration: Declaration, columns: Map[String, ExprId]) {
-  /** The input's own marker column: its output punctuations set it (None for a derived input). */
-  def markerId: Option[ExprId] = declaration.marker.flatMap(columns.get)
-
-  /** Every column whose true value marks a punctuation row of this input. */
-  def markerIds: Seq[ExprId] = declaration.markers.flatMap(columns.get)
-
-  /** Do punctuations of this input reach the join (marker rows, or a unique key's)? */
-  def hasPunctuations(scheme: punctuated.declaration.Scheme): Boolean =
-    markerIds.nonEmpty || declaration.unique.contains(scheme)
-}
 
 /**
  * A conjunct, always TRUE, that [[punctuated.spark.rules.PunctuateStreamingJoins]] adds to
@@ -55,12 +36,12 @@ case class PunctuationColumns(
 
   private def resolve(input: Option[(Declaration, Seq[String])], refs: Seq[Expression]) =
     input.map { case (d, names) =>
-      InputDeclaration(d, names.zip(refs).collect { case (n, a: Attribute) => n -> a.exprId }.toMap)
+      PunctuatedInput(d, names.zip(refs).collect { case (n, a: Attribute) => n -> a.exprId }.toMap)
     }
 
   /** The left input's declaration, with its columns' ids in this plan. */
-  def left: Option[InputDeclaration] = resolve(leftInput, children.take(leftCount))
-  def right: Option[InputDeclaration] = resolve(rightInput, children.drop(leftCount))
+  def left: Option[PunctuatedInput] = resolve(leftInput, children.take(leftCount))
+  def right: Option[PunctuatedInput] = resolve(rightInput, children.drop(leftCount))
 
   override def dataType: DataType = BooleanType
   override def nullable: Boolean = false

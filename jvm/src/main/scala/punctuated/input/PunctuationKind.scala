@@ -31,6 +31,28 @@ final case class SourceLayout(
     kinds: Array[Int],
     schemeNames: Seq[String])
 
+object SourceLayout {
+  /**
+   * The kind view of one stream: its marker, columns and schemes as positions of the
+   * [[PunctuationKind]]'s children (`child` gives an expression's position, adding it when
+   * new; called for the marker, then the columns, then the schemes' columns), and the kind
+   * of each of its schemes.
+   *
+   * {{{
+   *   // stream (p, auction, bid); schemes "auction", "bid"; kinds [1, Ignored]
+   *   SourceLayout.of(bids, Seq(1, PunctuationKind.Ignored), child)
+   *   // marker 0, columns [1, 2], decoder schemes {1}, {2}
+   * }}}
+   */
+  def of(source: FoundSource, kinds: Seq[Int], child: Expression => Int): SourceLayout = {
+    val marker = child(source.marker)
+    val cols = source.columns.map(c => child(c)).toArray
+    val decoder = RowDecoder(Array(marker), cols, source.schemes.map(_._1.map(x => child(x._1)).toSet))
+    SourceLayout(source.name, marker, cols, source.columns.map(_.name), decoder, kinds.toArray,
+      source.schemes.map(_._2))
+  }
+}
+
 /**
  * What a punctuated aggregation knows at run time, carried from the analyzer's rewrite
  * ([[punctuated.spark.rules.PunctuateStreamingAggregates]]) to the physical operator.

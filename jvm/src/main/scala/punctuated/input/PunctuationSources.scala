@@ -31,6 +31,23 @@ final case class FoundSource(
     (marker.references.toSeq ++ schemes.flatMap(_._1.map(_._1))).distinct
 }
 
+object FoundSource {
+  /**
+   * A declared stream where it is declared: its marker (NULL read as false; none: never a
+   * punctuation row), its other columns, the schemes that reach ([[DeclaredStream.reachingSchemes]])
+   * and its unique key, every data row implying that key's punctuation here.
+   */
+  def of(s: DeclaredStream): FoundSource = {
+    val marker = s.markerAttribute
+    FoundSource(
+      name = s.declaration.table,
+      marker = marker.map(m => Coalesce(Seq(m, Literal(false))): Expression).getOrElse(Literal(false)),
+      columns = s.output.filterNot(a => marker.exists(_.exprId == a.exprId)),
+      schemes = s.reachingSchemes.map { case (sc, attrs) => attrs -> sc.toString },
+      unique = s.uniqueAttributes)
+  }
+}
+
 /**
  * The punctuated streams under an operator, and its input rewritten so that every
  * projection on the way passes the columns their punctuations need.
@@ -146,18 +163,7 @@ object PunctuationSources {
 
   /** The stream declared at this node (a catalog relation or a `with_schemes` projection). */
   private def declaredAt(node: LogicalPlan, caseSensitive: Boolean): Option[FoundSources] =
-    DeclaredStreams.declaredAt(node, caseSensitive).map { s =>
-      val d = s.declaration
-      val marker = s.markerAttribute
-      val unique = s.uniqueAttributes
-      val source = FoundSource(
-        name = d.table,
-        marker = marker.map(m => Coalesce(Seq(m, Literal(false))): Expression).getOrElse(Literal(false)),
-        columns = s.output.filterNot(a => marker.exists(_.exprId == a.exprId)),
-        schemes = s.reachingSchemes.map { case (sc, attrs) => attrs -> sc.toString },
-        unique = unique)
-      FoundSources(node, Seq(source), Nil)
-    }
+    DeclaredStreams.declaredAt(node, caseSensitive).map(s => FoundSources(node, Seq(FoundSource.of(s)), Nil))
 
   /** Columns equal to `a` by the joins on the way (including `a`). */
   def equalTo(a: Attribute, equal: Seq[(Attribute, Attribute)]): Seq[Attribute] = {

@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
 
 import punctuated.declaration.{Declaration, Derived, Scheme, SchemeAttribute}
-import punctuated.input.{InputDeclaration, PassThrough, PunctuationColumns}
+import punctuated.input.{PunctuatedInput, PassThrough, PunctuationColumns}
 
 /**
  * The declaration of a join input that is itself a punctuated join's output (Li et al. 2006,
@@ -14,7 +14,7 @@ import punctuated.input.{InputDeclaration, PassThrough, PunctuationColumns}
 object DerivedDeclarations {
 
   /** The derived declaration of `input` (reached through pass-through nodes), if it has schemes. */
-  def of(input: LogicalPlan, visible: Set[ExprId]): Option[InputDeclaration] =
+  def of(input: LogicalPlan, visible: Set[ExprId]): Option[PunctuatedInput] =
     lowerJoin(input).flatMap(derived(_, visible))
 
   /** The punctuated join whose output this input is, through pass-through nodes only. */
@@ -34,18 +34,18 @@ object DerivedDeclarations {
    * have, as a scheme on each input's key columns; both inputs' states are then purgeable by
    * it (Theorem 1), as Lemma 1 requires of a propagated scheme.
    */
-  private def derived(j: Join, visible: Set[ExprId]): Option[InputDeclaration] = j match {
+  private def derived(j: Join, visible: Set[ExprId]): Option[PunctuatedInput] = j match {
     case ExtractEquiJoinKeys(_, lk, rk, _, _, _, _, _) =>
       val mark = PunctuationColumns.find(j.condition).get
       val sides = Seq((mark.left, lk), (mark.right, rk)).collect { case (Some(d), keys) => (d, keys) }
-      def usable(d: InputDeclaration, keys: Seq[Expression]) =
+      def usable(d: PunctuatedInput, keys: Seq[Expression]) =
         KeySchemes.usable(d, keys).filter { case (s, _) => d.hasPunctuations(s) }.map(_._2)
       val byBoth = if (sides.size < 2) Nil
         else usable(sides(0)._1, sides(0)._2).filter(usable(sides(1)._1, sides(1)._2).contains).distinct
       val columns = scala.collection.mutable.LinkedHashMap.empty[String, ExprId]
       val owners = scala.collection.mutable.LinkedHashMap.empty[String, String]
       /** A column's name in the derived declaration, and the marker of the stream it comes from. */
-      def column(d: InputDeclaration, e: Expression): Option[(String, String)] = e match {
+      def column(d: PunctuatedInput, e: Expression): Option[(String, String)] = e match {
         case a: Attribute if visible.contains(a.exprId) =>
           val own = d.columns.collectFirst { case (n, id) if id == a.exprId => n }
           val named = d.declaration.derived match {
@@ -71,12 +71,12 @@ object DerivedDeclarations {
           val full = if (d.declaration.derived.isDefined) n else s"${shortName(d)}.$n"
           columns(full) = id; full } }
         val table = s"(${sides.map(s => shortName(s._1)).mkString(" ⋈ ")})"
-        Some(InputDeclaration(Declaration(table, schemes.distinct, None, None,
+        Some(PunctuatedInput(Declaration(table, schemes.distinct, None, None,
           Some(Derived(markers, owners.toSeq))), columns.toMap))
       }
     case _ => None
   }
 
-  private def shortName(d: InputDeclaration): String =
+  private def shortName(d: PunctuatedInput): String =
     if (d.declaration.derived.isDefined) d.declaration.table else d.declaration.table.split('.').last
 }

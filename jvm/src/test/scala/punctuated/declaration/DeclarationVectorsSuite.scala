@@ -11,8 +11,7 @@ import org.scalatest.funsuite.AnyFunSuite
 import punctuated.TestVectors
 import punctuated.TestVectors._
 import punctuated.conf.PunctuatedConf
-import punctuated.input.{DeclaredStreams, InputDeclaration, KindColumn, PunctuationDecoder, PunctuationKind, PunctuationSources, RowDecoder}
-import punctuated.join.KeySchemes
+import punctuated.input.{DeclaredStreams, InputSpec, KindColumn, PunctuationDecoder, PunctuationKind, PunctuationSources, PunctuatedInput, RowDecoder}
 
 /**
  * Declaration parsing, validation and punctuation rows against the shared vectors; each
@@ -116,8 +115,8 @@ class DeclarationVectorsSuite extends AnyFunSuite {
       case other => UTF8String.fromString(other.toString)
     }).toArray[Any])
 
-    val spec = KeySchemes.inputSpec(
-      Some(InputDeclaration(declaration, columns.zip(attrs).map { case (c, a) => c -> a.exprId }.toMap)), Nil, attrs)
+    val spec = InputSpec.of(
+      Some(PunctuatedInput(declaration, columns.zip(attrs).map { case (c, a) => c -> a.exprId }.toMap)), Nil, attrs)
     assert(spec.isPunctuation(internal))
     val joinScheme = spec.decoder.scheme(internal.isNullAt) match {
       case RowDecoder.Invalid => None

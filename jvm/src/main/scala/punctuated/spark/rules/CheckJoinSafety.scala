@@ -10,7 +10,7 @@ import org.apache.spark.sql.catalyst.streaming.WriteToStreamStatement
 
 import punctuated.conf.PunctuatedConf
 import punctuated.errors.PunctuatedErrors
-import punctuated.input.{DeclaredStreams, InputDeclaration, PunctuationColumns}
+import punctuated.input.{DeclaredStreams, PunctuatedInput, PunctuationColumns}
 import punctuated.join.KeySchemes
 import punctuated.spark.JoinGraph
 
@@ -114,7 +114,7 @@ object JoinSafety {
   }
 
   /** The problem of input `stored`, if `other` carries no punctuations on its join keys. */
-  private def missing(stored: String, other: String, otherDecl: Option[InputDeclaration],
+  private def missing(stored: String, other: String, otherDecl: Option[PunctuatedInput],
       otherKeys: Seq[Expression], otherInput: LogicalPlan, on: String, graph: => JoinGraph): Option[Problem] = {
     val usable = otherDecl.toSeq.flatMap(d => KeySchemes.usable(d, otherKeys))
       .filter { case (s, _) => otherDecl.exists(_.hasPunctuations(s)) }
@@ -151,7 +151,7 @@ object JoinSafety {
     }))
   }
 
-  private def name(decl: Option[InputDeclaration], input: LogicalPlan, side: String): String =
+  private def name(decl: Option[PunctuatedInput], input: LogicalPlan, side: String): String =
     decl.map(d => if (d.declaration.derived.isDefined) d.declaration.table else d.declaration.table.split('.').last)
       .getOrElse {
         input.collectLeaves().filter(_.isStreaming).map(punctuated.spark.JoinGraph.shortName)

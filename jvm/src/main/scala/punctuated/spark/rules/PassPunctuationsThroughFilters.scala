@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, Project, SubqueryAlias}
 import org.apache.spark.sql.catalyst.rules.Rule
 
-import punctuated.input.{InputDeclaration, PassThrough, PunctuationColumns, PunctuationKind}
+import punctuated.input.{PunctuatedInput, PassThrough, PunctuationColumns, PunctuationKind}
 
 /**
  * Optimizer rule: a filter between a punctuated stream and the punctuated operator that
@@ -65,13 +65,8 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
   private def keyIds(keys: Seq[Expression]): Set[ExprId] = keys.collect { case a: Attribute => a.exprId }.toSet
 
   /** The unique key's column ids at the join input, if all of them are join keys. */
-  private def uniqueInKey(decl: Option[InputDeclaration], keys: Set[ExprId]): Set[ExprId] =
-    decl.flatMap { d =>
-      d.declaration.unique.flatMap { u =>
-        val ids = u.names.map(d.columns.get)
-        if (ids.nonEmpty && ids.forall(_.exists(keys.contains))) Some(ids.flatten.toSet) else None
-      }
-    }.getOrElse(Set.empty)
+  private def uniqueInKey(input: Option[PunctuatedInput], keys: Set[ExprId]): Set[ExprId] =
+    input.map(_.uniqueKeyIds(keys)).getOrElse(Set.empty)
 
   /**
    * Rewrites the filters on the way down from the operator, following the steps

@@ -11,7 +11,7 @@ import org.apache.spark.sql.execution.streaming.operators.stateful.join.Streamin
 import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateMetadata, StoreSchemas}
 import punctuated.conf.PunctuatedConf
 import punctuated.input.{InputSpec, PunctuationColumns}
-import punctuated.join.{KeySchemes, PunctuatedSymmetricHashJoinExec, PunctuationReplicatingExchangeExec}
+import punctuated.join.{PunctuatedSymmetricHashJoinExec, PunctuationReplicatingExchangeExec}
 
 /**
  * Physical rule (run before columnar transitions, after Spark's incremental planner has given
@@ -40,8 +40,8 @@ case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
       case j: StreamingSymmetricHashJoinExec if j.stateInfo.isDefined &&
           PunctuationColumns.find(j.condition.full).isDefined =>
         val mark = PunctuationColumns.find(j.condition.full).get
-        val leftSpec = KeySchemes.inputSpec(mark.left, j.leftKeys, j.left.output)
-        val rightSpec = KeySchemes.inputSpec(mark.right, j.rightKeys, j.right.output)
+        val leftSpec = InputSpec.of(mark.left, j.leftKeys, j.left.output)
+        val rightSpec = InputSpec.of(mark.right, j.rightKeys, j.right.output)
         val (left, leftReplicated) = replicating(j.left, leftSpec, j.leftKeys)
         val (right, rightReplicated) = replicating(j.right, rightSpec, j.rightKeys)
         val exec = PunctuatedSymmetricHashJoinExec(

@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Filter, 
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.types.MetadataBuilder
 
-import punctuated.input.{DeclaredStreams, InputDeclaration, PunctuationColumns}
+import punctuated.input.{DeclaredStreams, PunctuatedInput, PunctuationColumns}
 import punctuated.join.DerivedDeclarations
 
 /**
@@ -76,12 +76,10 @@ case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPl
    * project pass punctuations). Behind any other operator the stream counts as undeclared
    * here, and its punctuation rows are removed at the source (DropUnconsumedPunctuations).
    */
-  private def inputDeclaration(input: LogicalPlan, caseSensitive: Boolean): Option[InputDeclaration] = {
+  private def inputDeclaration(input: LogicalPlan, caseSensitive: Boolean): Option[PunctuatedInput] = {
     val visible = input.output.map(_.exprId).toSet
-    DeclaredStreams.find(input, caseSensitive).filter(s => passesThrough(input, s.output.map(_.exprId).toSet)).map { s =>
-      InputDeclaration(s.declaration,
-        s.output.filter(a => visible.contains(a.exprId)).map(a => a.name -> a.exprId).toMap)
-    }.filter(d => d.columns.nonEmpty) match {
+    DeclaredStreams.find(input, caseSensitive).filter(s => passesThrough(input, s.output.map(_.exprId).toSet))
+      .map(_.input(visible)).filter(d => d.columns.nonEmpty) match {
       case Seq(single) => Some(single)
       case _ => DerivedDeclarations.of(input, visible)   // none, or several streams: a join's output?
     }
@@ -98,7 +96,7 @@ case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPl
   }
 
   /** The declared columns of an input, in name order (one stand-in column if undeclared). */
-  private def referenced(decl: Option[InputDeclaration], input: LogicalPlan): Seq[Attribute] =
+  private def referenced(decl: Option[PunctuatedInput], input: LogicalPlan): Seq[Attribute] =
     decl match {
       case Some(d) => d.columns.keys.toSeq.sorted.map(n => input.output.find(_.exprId == d.columns(n)).get)
       case None => input.output.take(1)

@@ -101,9 +101,9 @@ object ReachingPunctuations {
       case ExtractEquiJoinKeys(_, lk, rk, _, _, _, _, _) =>
         val on = lk.zip(rk).map { case (l, r) => s"${l.sql} = ${r.sql}" }.mkString(" AND ")
         val mark = PunctuationColumns.find(j.condition).get
-        def closes(d: Option[punctuated.input.InputDeclaration], keys: Seq[org.apache.spark.sql.catalyst.expressions.Expression]) =
+        def closes(d: Option[punctuated.input.PunctuatedInput], keys: Seq[org.apache.spark.sql.catalyst.expressions.Expression]) =
           d.toSeq.flatMap(x => KeySchemes.usable(x, keys).filter { case (s, _) => x.hasPunctuations(s) }.map(_._1.toString))
-        def side(d: Option[punctuated.input.InputDeclaration], keys: Seq[org.apache.spark.sql.catalyst.expressions.Expression]) = {
+        def side(d: Option[punctuated.input.PunctuatedInput], keys: Seq[org.apache.spark.sql.catalyst.expressions.Expression]) = {
           val name = d.map(_.declaration.table.split('.').last).getOrElse("the other input")
           closes(d, keys) match {
             case Nil => s"$name closes none of its key columns"
