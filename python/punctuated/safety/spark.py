@@ -4,7 +4,8 @@
 Py4J) for one document on a streaming query -- the streams it reads, the schemes
 their punctuations may instantiate (declared schemes plus the unique key, each
 attribute constant or range), the equi-join predicates as pairs of stream
-columns, the tree of binary joins Spark runs and the start-time check's verdicts;
+columns, the tree of stateful operators Spark runs (its binary joins, aggregations
+and deduplications) and the start-time check's verdicts;
 its shape is in ``docs/python-document.md`` -- and runs
 :func:`punctuated.safety.analyze_safety` on it (:func:`report_from_document`).
 Names arrive as spelled in the schema (blanks, backquotes, any letters).  The result is a
