@@ -92,3 +92,29 @@ def test_a_plain_join_is_the_tree_it_was(spark):
 def test_another_version_is_refused():
     with pytest.raises(ValueError, match="document version 1, this package reads version 2"):
         report_from_document({"version": 1, "streams": []})
+
+
+def test_operators_between_stateful_ones_are_not_nodes(spark):
+    x = spark.readStream.format("rate").load().selectExpr("value AS x")
+    y = spark.readStream.format("rate").load().selectExpr("value AS x")
+
+    def dedup(stream):
+        return {"deduplicate": {"keys": ["x"], "input": {"stream": stream},
+                                "punctuated": False, "verdict": None}}
+
+    # a join with a static table is no stateful operator, on either side of the deduplication
+    static = spark.range(3).selectExpr("id AS x", "id AS s")
+    for df in (x.join(static, "x").dropDuplicates(["x"]), x.dropDuplicates(["x"]).join(static, "x")):
+        doc = _doc(spark, df)
+        assert doc["tree"] == dedup(doc["streams"][0]["name"])
+    # SQL DISTINCT is a deduplication on all columns
+    x.createOrReplaceTempView("document_xs")
+    doc = _doc(spark, spark.sql("SELECT DISTINCT x FROM document_xs"))
+    assert doc["tree"] == dedup(doc["streams"][0]["name"])
+    # deduplications under a join, each on its own input
+    doc = _doc(spark, x.dropDuplicates(["x"]).join(y.dropDuplicates(["x"]), "x"))
+    first, second = (s["name"] for s in doc["streams"])
+    assert doc["tree"] == {"join": [dedup(first), dedup(second)]}
+    assert report_from_document(doc).plan == (first, second)
+    # operators over a union of streams form no single tree
+    assert _doc(spark, x.union(y).dropDuplicates(["x"]))["tree"] is None
