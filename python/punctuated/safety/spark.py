@@ -4,7 +4,8 @@
 Py4J) for one document on a streaming query -- the streams it reads, the schemes
 their punctuations may instantiate (declared schemes plus the unique key, each
 attribute constant or range), the equi-join predicates as pairs of stream
-columns, the tree of binary joins Spark runs and the start-time check's verdicts;
+columns, the tree of stateful operators Spark runs (its binary joins, aggregations
+and deduplications) and the start-time check's verdicts;
 its shape is in ``docs/python-document.md`` -- and runs
 :func:`punctuated.safety.analyze_safety` on it (:func:`report_from_document`).
 Names arrive as spelled in the schema (blanks, backquotes, any letters).  The result is a
@@ -225,16 +226,17 @@ def report_from_join_graph(graph: dict, stream_joins: int | None = None, source:
 
 
 #: The version of ``PythonApi.describe``'s document this module reads.
-DOCUMENT_VERSION = 1
+DOCUMENT_VERSION = 2
 
 
 def report_from_document(doc: dict, source: str | None = None) -> QuerySafetyReport:
     """Analyse the document ``PythonApi.describe`` returns for a query (its shape:
-    ``docs/python-document.md``): streams, predicates as column pairs, the join tree Spark
-    runs and the start-time check's verdicts. Nothing in it is text to parse: names arrive
+    ``docs/python-document.md``): streams, predicates as column pairs, the tree of stateful
+    operators Spark runs (joins, aggregations, deduplications) and the start-time check's
+    verdicts. Nothing in it is text to parse: names arrive
     as spelled in the schema, whatever characters they contain.
 
-    >>> doc = {"version": 1, "stream_joins": 1, "streams": [
+    >>> doc = {"version": 2, "stream_joins": 1, "streams": [
     ...     {"name": "a", "attributes": ["bid id"], "declared": True,
     ...      "schemes": [{"source": "unique", "attributes": [{"name": "bid id", "kind": "constant"}]}]},
     ...     {"name": "b", "attributes": ["x"], "declared": False, "schemes": []}],
@@ -268,12 +270,29 @@ def report_from_document(doc: dict, source: str | None = None) -> QuerySafetyRep
 
 
 def _plan_of(tree):
-    """The document's join tree as the model's plan (nested pairs of stream names)."""
-    if tree is None:
-        return None
+    """The document's tree as the model's plan of joins (nested pairs of stream names), or
+    ``None`` when it has no join. Aggregations and deduplications are not joins: the plan
+    reads through them (each is judged by its own verdict in ``verdicts.stateful``).
+
+    >>> _plan_of({"aggregate": {"keys": ["k"], "punctuated": True, "verdict": 0,
+    ...           "input": {"join": [{"stream": "a"}, {"deduplicate": {"keys": ["x"],
+    ...                      "punctuated": False, "verdict": None, "input": {"stream": "b"}}}]}}})
+    ('a', 'b')
+    >>> _plan_of({"deduplicate": {"keys": ["x"], "punctuated": False, "verdict": None,
+    ...           "input": {"stream": "b"}}}) is None
+    True
+    """
+    plan = _joins_of(tree) if tree is not None else None
+    return plan if isinstance(plan, tuple) else None
+
+
+def _joins_of(tree):
     if "stream" in tree:
         return tree["stream"]
-    return tuple(_plan_of(t) for t in tree["join"])
+    if "join" in tree:
+        return tuple(_joins_of(t) for t in tree["join"])
+    (operator,) = tree.values()  # {"aggregate": {...}} or {"deduplicate": {...}}
+    return _joins_of(operator["input"])
 
 
 def _report(entries: list[dict], streams: dict, predicates: list, schemes: dict,

@@ -3,13 +3,13 @@ package punctuated.spark
 import scala.collection.mutable
 
 import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, EqualNullSafe, EqualTo, Expression, ExprId}
-import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Deduplicate, DeduplicateWithinWatermark, Distinct, Filter, Join, LogicalPlan, Project}
 import org.apache.spark.sql.catalyst.streaming.StreamingRelationV2
 import org.apache.spark.sql.execution.datasources.LogicalRelation
 import org.apache.spark.sql.execution.streaming.runtime.StreamingRelation
 import org.apache.spark.sql.types.BooleanType
 
-import punctuated.input.DeclaredStreams
+import punctuated.input.{DeclaredStreams, RewrittenOperators}
 
 /**
  * The join graph of a streaming query, as the safety analysis needs it (Li, Chen,
@@ -21,9 +21,15 @@ import punctuated.input.DeclaredStreams
  * @param predicates equi-join predicates between two streams, in join conditions or in `WHERE`
  * @param tree       the tree of stream-stream joins Spark runs (leaves: stream names), if the
  *                   query's joins form one tree (none for a single stream, or joins under a union)
+ * @param operators  the tree of every stateful operator Spark runs: the joins of `tree` and the
+ *                   streaming aggregations and deduplications ([[JoinGraph.Stateful]]) where
+ *                   the plan has them; none when the query has no stateful operator or its
+ *                   operators form no single tree. `tree` is this tree without the aggregations
+ *                   and deduplications (both come from one walk of the plan).
  */
 final case class JoinGraph(streams: Seq[JoinGraph.Stream], predicates: Seq[JoinGraph.Equality],
-    tree: Option[JoinGraph.Tree] = None, origins: Map[ExprId, (String, String)] = Map.empty) {
+    tree: Option[JoinGraph.Tree] = None, origins: Map[ExprId, (String, String)] = Map.empty,
+    operators: Option[JoinGraph.Tree] = None) {
 
   /** The stream and source column an attribute of the plan comes from, if traced. */
   def origin(a: Attribute): Option[(JoinGraph.Stream, String)] =
@@ -50,6 +56,29 @@ object JoinGraph {
   final case class Node(left: Tree, right: Tree) extends Tree
 
   /**
+   * A streaming aggregation or deduplication over a sub-tree (Tucker et al. 2003, Table 2: a
+   * stateful operator keeps a group / a seen key until punctuations close it). For
+   * `SELECT k, count(*) FROM (a JOIN b ON ...) GROUP BY k`:
+   * {{{
+   *   Stateful("aggregation", Seq("k"), Node(Leaf("a"), Leaf("b")), punctuated = true)
+   * }}}
+   *
+   * @param operator   "aggregation" or "deduplication" (as the start-time check's verdicts name them)
+   * @param keys       its grouping columns / keys, as written (a column's name, or an expression's SQL)
+   * @param input      what it reads
+   * @param punctuated whether the extension runs it as a punctuated operator (its state goes
+   *                   when punctuations close it); false: Spark's own operator
+   */
+  final case class Stateful(operator: String, keys: Seq[String], input: Tree, punctuated: Boolean) extends Tree
+
+  /** `t` without its aggregations and deduplications: the tree of joins alone. */
+  def joinsOf(t: Tree): Tree = t match {
+    case Stateful(_, _, input, _) => joinsOf(input)
+    case Node(l, r) => Node(joinsOf(l), joinsOf(r))
+    case leaf: Leaf => leaf
+  }
+
+  /**
    * @param schemes     the schemes (attribute names) punctuations of this stream may instantiate:
    *                    the declared ones and the unique key
    * @param table       the catalog table it reads (an identifier `ALTER TABLE` accepts), if any
@@ -66,6 +95,7 @@ object JoinGraph {
   def of(plan: LogicalPlan, caseSensitive: Boolean): JoinGraph = {
     val origin = mutable.Map.empty[ExprId, (String, String)]   // exprId -> (stream, attribute)
     val streams = mutable.LinkedHashMap.empty[String, Stream]
+    val renamed = mutable.Set.empty[ExprId]   // columns of a source a declaration renames
     val declaredAt = DeclaredStreams.find(plan, caseSensitive).map(d => d.output.map(_.exprId).toSet -> d)
 
     def register(name: String, output: Seq[Attribute], schemes: Seq[Seq[String]], declared: Boolean,
@@ -96,11 +126,14 @@ object JoinGraph {
           val previous = node.output.flatMap(a => origin.get(a.exprId)).map(_._1).distinct
           val table = previous.flatMap(p => streams.get(p).flatMap(_.table)).headOption
           previous.foreach(streams.remove)
+          // their sources' columns name a stream no more (its name may go to the next source)
+          renamed ++= origin.collect { case (id, (s, _)) if previous.contains(s) => id }
           val name = decl.table.split('.').last
           // a with_schemes declaration over a table's stream is the DataFrame's, not the table's
           val ids = d.output.map(_.exprId)
           val onTable = table.filter(_ => node.collectLeaves().exists(_.output.map(_.exprId) == ids))
           register(name, d.output, decl.instantiableSchemes.map(_.names), declared = true, onTable, Some(decl))
+          renamed --= ids
         }
     }
 
@@ -125,10 +158,11 @@ object JoinGraph {
         case _ => None
       }
     }.toMap
+    val operators = treeOf(plan, origin.toMap -- renamed, streams.keySet).filterNot(_.isInstanceOf[Leaf])
     JoinGraph(streams.values.toSeq.map(st => st.copy(
         usedNames = st.attributes.flatMap(a => used.get(st.name -> a).filter(_ != a).map(a -> _)).toMap,
         booleans = if (st.table.isDefined) st.booleans else joinedBooleans.getOrElse(st.name, st.booleans))),
-      edges, treeOf(plan, origin, streams.keySet).collect { case n: Node => n }, origin.toMap)
+      edges, operators.map(joinsOf).collect { case n: Node => n }, origin.toMap, operators)
   }
 
   private def streamJoin(p: LogicalPlan) = p match {
@@ -137,17 +171,47 @@ object JoinGraph {
   }
 
   /**
-   * The join tree under `node`: stream-stream joins as nodes, single streams as leaves. A
-   * leaf is the one stream of `streams` its columns come from: a source renamed by a
-   * declaration above it (`with_schemes` over `readStream`) is no stream of its own.
+   * A streaming aggregation or deduplication: its operator, keys as written, input, and whether
+   * the extension's rewrite made it a punctuated one.
+   */
+  private def stateful(p: LogicalPlan): Option[(String, Seq[String], LogicalPlan, Boolean)] = p match {
+    case a: Aggregate if a.isStreaming => Some(("aggregation", a.groupingExpressions.map(written), a.child,
+      RewrittenOperators.isAggregateInput(a.child)))
+    case d: Deduplicate if d.isStreaming => Some(("deduplication", d.keys.map(_.name), d.child,
+      RewrittenOperators.isDeduplicateInput(d.child)))
+    case d: DeduplicateWithinWatermark if d.isStreaming => Some(("deduplication", d.keys.map(_.name), d.child, false))
+    case d: Distinct if d.isStreaming => Some(("deduplication", d.child.output.map(_.name), d.child, false))
+    case _ => None
+  }
+
+  private def written(e: Expression): String = e match {
+    case a: Attribute => a.name
+    case other => other.sql
+  }
+
+  /**
+   * The tree of stateful operators under `node`: stream-stream joins and streaming
+   * aggregations and deduplications as nodes, single streams as leaves; the operators in
+   * between (projections, filters, a join with a static table) are not nodes. A leaf is the
+   * one stream of `streams` its columns come from: a source renamed by a declaration above it
+   * (`with_schemes` over `readStream`) is no stream of its own. None where stateful operators
+   * meet under an operator with several streaming inputs (a union).
    */
   private def treeOf(node: LogicalPlan, origin: collection.Map[ExprId, (String, String)],
       streams: collection.Set[String]): Option[Tree] =
     node match {
       case j: Join if streamJoin(j) =>
         for (l <- treeOf(j.left, origin, streams); r <- treeOf(j.right, origin, streams)) yield Node(l, r)
+      case s if stateful(s).isDefined =>
+        val (operator, keys, input, punctuated) = stateful(s).get
+        treeOf(input, origin, streams).map(Stateful(operator, keys, _, punctuated))
       case other if other.exists(streamJoin) =>
         if (other.children.size == 1) treeOf(other.children.head, origin, streams) else None
+      case other if other.exists(stateful(_).isDefined) =>
+        other.children.filter(_.isStreaming) match {
+          case Seq(one) => treeOf(one, origin, streams)
+          case _ => None
+        }
       case other =>
         other.flatMap(_.output).flatMap(a => origin.get(a.exprId)).map(_._1).filter(streams.contains).distinct match {
           case Seq(single) => Some(Leaf(single))

@@ -7,6 +7,7 @@ import org.json4s.jackson.JsonMethods.{compact, render}
 
 import punctuated.declaration.{Declaration, Scheme, SchemeAttribute}
 import punctuated.input.DeclaredStreams
+import punctuated.spark.rules.StatefulSafety
 
 /**
  * Entry points called from the Python package through Py4J: [[describe]] (all that
@@ -26,27 +27,29 @@ object PythonApi {
   }
 
   /** Version of the [[describe]] document; raised whenever its shape changes. */
-  val DescribeVersion = 1
+  val DescribeVersion = 2
 
   /**
    * Everything the Python package needs to judge a streaming query, in one JSON document
    * (its shape is documented in `docs/python-document.md`): the streams it reads with their
    * attributes and declarations, the equi-join predicates as pairs of stream columns (never
-   * as text to re-parse), the tree of binary joins Spark runs, and the verdicts the start-time
+   * as text to re-parse), the tree of stateful operators Spark runs (binary joins,
+   * aggregations, deduplications, each of the latter two linked to its verdict), and the verdicts the start-time
    * check (`spark.punctuated.safety.mode`) gives its joins, aggregations and deduplications —
    * so that `check_safety` and `start()` judge by one rule. Names are spelled as in the
    * schema, whatever characters they contain.
    *
    * {{{
-   *   {"version": 1, "stream_joins": 1,
+   *   {"version": 2, "stream_joins": 1,
    *    "streams": [{"name": "bids", "table": "spark_catalog.default.bids", "declared": true,
    *                 "marker": "is_punct", "attributes": ["auction", "is_punct"],
    *                 "schemes": [{"source": "declared",
    *                              "attributes": [{"name": "auction", "kind": "constant"}]}], ...}],
    *    "predicates": [{"left": {"stream": "auctions", "attribute": "id"},
    *                    "right": {"stream": "bids", "attribute": "auction"}}],
-   *    "tree": {"join": [{"stream": "auctions"}, {"stream": "bids"}]},
-   *    "verdicts": {"joins": [...], "stateful": [...]}}
+   *    "tree": {"aggregate": {"keys": ["auction"], "punctuated": true, "verdict": 0,
+   *             "input": {"join": [{"stream": "auctions"}, {"stream": "bids"}]}}},
+   *    "verdicts": {"joins": [...], "stateful": [{"operator": "aggregation", "keys": ["auction"], ...}]}}
    * }}}
    */
   def describe(df: Dataset[_]): String = {
@@ -54,27 +57,33 @@ object PythonApi {
     val caseSensitive = session.sessionState.conf.caseSensitiveAnalysis
     val analyzed = df.queryExecution.analyzed
     val graph = JoinGraph.of(analyzed, caseSensitive)
-    // WHERE equalities are pushed into the joins by the optimizer; read them there too
-    val optimized = JoinGraph.of(session.sessionState.optimizer.execute(analyzed), caseSensitive).predicates
+    val streamJoins = analyzed.collect {
+      case j: Join if j.left.isStreaming && j.right.isStreaming => j
+    }.size
+    // WHERE equalities are pushed into the joins by the optimizer; read them there too (only
+    // where there are joins: without one, the optimizer may fold a constant marker column
+    // away below a deduplication, and the declaration would no longer resolve there)
+    val optimized =
+      if (streamJoins == 0) Nil
+      else JoinGraph.of(session.sessionState.optimizer.execute(analyzed), caseSensitive).predicates
     val known = graph.streams.map(s => s.name -> s.attributes.toSet).toMap
     val predicates = (graph.predicates ++ optimized.filter(e => Seq(e.left, e.right).forall(c =>
       known.get(c.stream).exists(_.contains(c.attribute)))))
       .foldLeft(Vector.empty[JoinGraph.Equality]) { (out, e) =>
         if (out.exists(o => Set(o.left, o.right) == Set(e.left, e.right))) out else out :+ e
       }
-    val streamJoins = analyzed.collect {
-      case j: Join if j.left.isStreaming && j.right.isStreaming => j
-    }.size
+    val stateful = StatefulSafety.verdicts(analyzed)
+    val declared = graph.streams.filter(_.declared).map(_.name).toSet
     compact(render(JObject(
       "version" -> JInt(DescribeVersion),
       "streams" -> JArray(graph.streams.map(streamJson).toList),
       "predicates" -> JArray(predicates.map(e => JObject(
         "left" -> columnJson(e.left), "right" -> columnJson(e.right))).toList),
       "stream_joins" -> JInt(streamJoins),
-      "tree" -> graph.tree.map(treeJson).getOrElse(JNull),
+      "tree" -> graph.operators.map(treeJson(_, verdictIndex(graph.operators, stateful, declared))).getOrElse(JNull),
       "verdicts" -> JObject(
         "joins" -> joinVerdicts(analyzed),
-        "stateful" -> statefulVerdicts(analyzed)))))
+        "stateful" -> statefulVerdicts(stateful)))))
   }
 
   private def columnJson(c: JoinGraph.Column): JValue =
@@ -104,9 +113,51 @@ object PythonApi {
     "attributes" -> JArray(scheme.attributes.map(a => JObject(
       "name" -> JString(a.name), "kind" -> JString(if (a.isRange) "range" else "constant"))).toList))
 
-  private def treeJson(t: JoinGraph.Tree): JValue = t match {
+  /**
+   * The tree as JSON: `{"stream": name}`, `{"join": [left, right]}`, and
+   * `{"aggregate" | "deduplicate": {"keys", "input", "punctuated", "verdict"}}`, where
+   * `verdict` is the operator's index in `verdicts.stateful` (or null: not judged there).
+   */
+  private def treeJson(t: JoinGraph.Tree, verdicts: JoinGraph.Stateful => Option[Int]): JValue = t match {
     case JoinGraph.Leaf(s) => JObject("stream" -> JString(s))
-    case JoinGraph.Node(l, r) => JObject("join" -> JArray(List(treeJson(l), treeJson(r))))
+    case JoinGraph.Node(l, r) => JObject("join" -> JArray(List(treeJson(l, verdicts), treeJson(r, verdicts))))
+    case s: JoinGraph.Stateful =>
+      JObject((if (s.operator == "aggregation") "aggregate" else "deduplicate") -> JObject(
+        "keys" -> JArray(s.keys.map(JString(_)).toList),
+        "input" -> treeJson(s.input, verdicts),
+        "punctuated" -> JBool(s.punctuated),
+        "verdict" -> verdicts(s).map(JInt(_)).getOrElse(JNull)))
+  }
+
+  /**
+   * Each aggregation and deduplication of the tree that has a verdict, with its index in
+   * `verdicts`. Both list the operators in the plan's order (parents first, left before right),
+   * and the verdicts only those over declared streams, so an operator takes the next verdict
+   * if it reads a declared stream and the verdict names its operator and keys.
+   * Operators are matched by identity (two equal sub-trees are two operators).
+   */
+  private def verdictIndex(tree: Option[JoinGraph.Tree], verdicts: Seq[StatefulSafety.Verdict],
+      declared: Set[String]): JoinGraph.Stateful => Option[Int] = {
+    val index = new java.util.IdentityHashMap[JoinGraph.Stateful, Integer]()
+    var next = 0
+    def leaves(t: JoinGraph.Tree): Seq[String] = t match {
+      case JoinGraph.Leaf(s) => Seq(s)
+      case JoinGraph.Node(l, r) => leaves(l) ++ leaves(r)
+      case s: JoinGraph.Stateful => leaves(s.input)
+    }
+    def walk(t: JoinGraph.Tree): Unit = t match {
+      case JoinGraph.Leaf(_) =>
+      case JoinGraph.Node(l, r) => walk(l); walk(r)
+      case s: JoinGraph.Stateful =>
+        if (next < verdicts.size && verdicts(next).operator == s.operator && verdicts(next).keys == s.keys &&
+            leaves(s.input).exists(declared)) {
+          index.put(s, next)
+          next += 1
+        }
+        walk(s.input)
+    }
+    tree.foreach(walk)
+    s => Option(index.get(s)).map(_.intValue)
   }
 
   /** The start-time check's verdict per stream-stream join, children before parents. */
@@ -120,8 +171,8 @@ object PythonApi {
     }.toList)
 
   /** The start-time check's verdict per aggregation and deduplication over declared streams. */
-  private def statefulVerdicts(plan: LogicalPlan): JValue =
-    JArray(punctuated.spark.rules.StatefulSafety.verdicts(plan).map { v =>
+  private def statefulVerdicts(verdicts: Seq[StatefulSafety.Verdict]): JValue =
+    JArray(verdicts.map { v =>
       JObject(
         "operator" -> JString(v.operator),
         "keys" -> JArray(v.keys.map(JString(_)).toList),
