@@ -16,7 +16,8 @@ final case class PunctuatedConf(
     punctuationRetention: Int,
     safetyMode: String,
     batchIncludePunctuations: Boolean = false,
-    maxRemembered: Int = PunctuatedConf.DefaultMaxRemembered) {
+    maxRemembered: Int = PunctuatedConf.DefaultMaxRemembered,
+    joinPlan: String = "auto") {
   def failOnLateRows: Boolean = lateRows == "fail"
   def failOnInvalidPunctuations: Boolean = invalidPunctuations == "fail"
 }
@@ -35,6 +36,12 @@ object PunctuatedConf {
    */
   val MaxRemembered = "spark.punctuated.lateRows.maxRemembered"
   val DefaultMaxRemembered = 10000
+  /**
+   * The plan of a join of three or more streams (user contract, "Joins of three or more
+   * streams"): `auto` (default), `mjoin` (one multi-way join, no intermediate state),
+   * `written` (the tree of binary joins the query spells).
+   */
+  val JoinPlan = "spark.punctuated.join.plan"
 
   def apply(conf: SQLConf): PunctuatedConf = PunctuatedConf(
     lateRows = choice(conf, LateRows, "drop", Seq("drop", "fail")),
@@ -51,7 +58,8 @@ object PunctuatedConf {
       val text = conf.getConfString(MaxRemembered, DefaultMaxRemembered.toString).trim
       text.toIntOption.filter(_ >= 0).getOrElse(throw new IllegalArgumentException(
         s"$MaxRemembered must be a number of entries >= 0 (0: remember none), not '$text'"))
-    })
+    },
+    joinPlan = choice(conf, JoinPlan, "auto", Seq("auto", "mjoin", "written")))
 
   private def choice(conf: SQLConf, key: String, default: String, allowed: Seq[String]): String = {
     val value = conf.getConfString(key, default).trim.toLowerCase(Locale.ROOT)

@@ -25,11 +25,15 @@ import punctuated.declaration.Declaration
  * @param children    the referenced columns
  * @param leftInput   the left input's declaration and the declared column names referenced
  * @param rightInput  the same for the right input
+ * @param multiJoin   the multi-way join this join is part of, if any: the same number on every
+ *                    join of the group (set per micro-batch by the optimizer rule that finds
+ *                    the groups, `punctuated.join.multi.MultiJoinGroups`)
  */
 case class PunctuationColumns(
     children: Seq[Expression],
     leftInput: Option[(Declaration, Seq[String])],
-    rightInput: Option[(Declaration, Seq[String])])
+    rightInput: Option[(Declaration, Seq[String])],
+    multiJoin: Option[Int] = None)
   extends Expression with CodegenFallback {
 
   private def leftCount = leftInput.map(_._2.size).getOrElse(1)
