@@ -99,7 +99,7 @@ object MultiJoinGroups {
   def of(plan: LogicalPlan, joinPlan: String, emitPunctuations: Boolean): Seq[MultiJoinGroup] =
     if (joinPlan == "written") Nil
     else {
-      val resultIds = plan.output.map(_.exprId).toSet
+      val resultIds = queryOutput(plan).map(_.exprId).toSet
       val found = mutable.ArrayBuffer.empty[MultiJoinGroup]
       val inGroup = mutable.Set.empty[Join]
       // pre-order: an upper join is met before the joins below it
@@ -216,6 +216,10 @@ object MultiJoinGroups {
     }))
     !readAbove && !(emitPunctuations && markers.exists(resultIds.contains))
   }
+
+  /** The query's result columns (below a sink's write node, which outputs nothing). */
+  private def queryOutput(plan: LogicalPlan): Seq[Attribute] =
+    if (plan.output.isEmpty && plan.children.size == 1) queryOutput(plan.children.head) else plan.output
 
   private def conjuncts(e: Expression): Seq[Expression] = e match {
     case And(a, b) => conjuncts(a) ++ conjuncts(b)
