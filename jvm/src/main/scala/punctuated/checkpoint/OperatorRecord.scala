@@ -28,6 +28,9 @@ final case class KeyedScheme(text: String, key: String)
  *                join stores its inputs' rows as they come, and which columns reach it, in
  *                which order, follows the declarations (the marker and scheme columns are
  *                kept through projections)
+ * @param classes the attribute class of each of its key columns (a multi-way join's input:
+ *                its key is its class values in increasing class number; its purging
+ *                schemes' keys are positions in that key)
  */
 final case class InputRecord(
     role: String,
@@ -38,7 +41,8 @@ final case class InputRecord(
     purging: Seq[KeyedScheme] = Nil,
     indexed: Seq[KeyedScheme] = Nil,
     columns: Seq[String] = Nil,
-    withUnique: Boolean = false) {
+    withUnique: Boolean = false,
+    classes: Seq[Int] = Nil) {
 
   /** The declaration, for messages. */
   def declarationText: String = s"$table ($role): $properties"
@@ -71,7 +75,8 @@ final case class OperatorRecord(
     layoutVersion: Int,
     stores: Seq[String],
     inputs: Seq[InputRecord],
-    kinds: Seq[KeyedScheme] = Nil) {
+    kinds: Seq[KeyedScheme] = Nil,
+    plan: Option[PlanRecord] = None) {
 
   def toJson: String = JsonMethods.compact(JsonMethods.render(OperatorRecord.toJValue(this)))
   def declarationText: String = inputs.map(_.declarationText).mkString("; ")
@@ -85,12 +90,12 @@ object OperatorRecord {
   private def strings(s: Seq[String]): JValue = JArray(s.map(JString(_)).toList)
   private def opt(s: Option[String]): JValue = s.map(JString(_)).getOrElse(JNull)
 
-  private def toJValue(r: OperatorRecord): JValue = JObject(
+  private def toJValue(r: OperatorRecord): JValue = JObject(List[JField](
     "formatVersion" -> JInt(FormatVersion),
     "operator" -> JString(r.operator),
     "layoutVersion" -> JInt(r.layoutVersion),
     "stores" -> strings(r.stores),
-    "inputs" -> JArray(r.inputs.map(i => JObject(
+    "inputs" -> JArray(r.inputs.map(i => JObject(List[JField](
       "role" -> JString(i.role),
       "table" -> JString(i.table),
       "marker" -> opt(i.marker),
@@ -99,8 +104,12 @@ object OperatorRecord {
       "purging" -> JArray(i.purging.map(keyed).toList),
       "indexed" -> JArray(i.indexed.map(keyed).toList),
       "columns" -> strings(i.columns),
-      "withUnique" -> JBool(i.withUnique))).toList),
-    "kinds" -> JArray(r.kinds.map(keyed).toList))
+      "withUnique" -> JBool(i.withUnique)) ++
+      // a multi-way join's input only: the binary join's records keep their text
+      (if (i.classes.isEmpty) Nil else List[JField]("classes" -> JArray(i.classes.map(c => JInt(c)).toList)))
+    )).toList),
+    "kinds" -> JArray(r.kinds.map(keyed).toList)) ++
+    r.plan.map(p => ("plan", PlanRecord.toJValue(p)): JField).toList)
 
   /** The record in `json`; fails on a record of a newer format (written by a newer version). */
   def fromJson(json: String): OperatorRecord = {
@@ -132,7 +141,12 @@ object OperatorRecord {
         role = str(i \ "role"), table = str(i \ "table"), marker = opt(i \ "marker"),
         unique = opt(i \ "unique"), schemes = arr(i \ "schemes").map(str),
         purging = arr(i \ "purging").map(keyed), indexed = arr(i \ "indexed").map(keyed),
-        columns = arr(i \ "columns").map(str), withUnique = (i \ "withUnique") == JBool(true))),
-      kinds = arr(v \ "kinds").map(keyed))
+        columns = arr(i \ "columns").map(str), withUnique = (i \ "withUnique") == JBool(true),
+        classes = arr(i \ "classes").map(int))),
+      kinds = arr(v \ "kinds").map(keyed),
+      plan = (v \ "plan") match {
+        case JNothing | JNull => None
+        case p => Some(PlanRecord.fromJValue(p))
+      })
   }
 }

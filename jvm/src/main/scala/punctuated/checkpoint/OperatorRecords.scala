@@ -5,8 +5,8 @@ import org.apache.spark.sql.catalyst.expressions.Attribute
 import punctuated.declaration.Declaration
 import punctuated.input.{AggregateLayout, InputSpec, KeyScheme, PunctuationKind, PunctuationSources}
 import punctuated.join.{PunctuatedSymmetricHashJoinExec, RangeIndex}
-import punctuated.input.InputSpec
-import punctuated.join.{JoinInputLayout, PunctuatedSymmetricHashJoinExec, RangeIndex}
+import punctuated.join.JoinInputLayout
+import punctuated.join.multi.MultiJoinInputSpec
 
 /**
  * Versions of the punctuated operators' state layouts: bump one when the operator changes
@@ -21,6 +21,12 @@ object StateLayouts {
   val Join = 2
   val Aggregate = 1
   val Deduplicate = 1
+  /**
+   * 1: each input's rows in its own store `input<i>-mjoin-rows`, once under each attribute
+   * class it has a column in (key: class, class value, slot), held punctuations and closed
+   * values in `punctuated-meta` ([[punctuated.join.multi.PunctuatedMultiJoinExec]]).
+   */
+  val MultiJoin = 1
 
   /** The layout of every operator when checkpoints had no record yet. */
   val BeforeRecords = 1
@@ -42,25 +48,13 @@ object OperatorRecords {
   def join(exec: PunctuatedSymmetricHashJoinExec, left: Option[Declaration],
       right: Option[Declaration]): OperatorRecord = {
     val keyLength = exec.leftKeys.length
-    def purging(spec: InputSpec): Seq[KeyedScheme] = {
-      val named = spec.schemes.map(_._2).zip(spec.schemeNames).collect { case (Some(k), text) => k -> text }
-      spec.keySchemes.map(k => KeyedScheme(named.collectFirst { case (`k`, t) => t }.getOrElse(keyText(k)), keyText(k)))
-    }
     def input(role: String, d: Option[Declaration], spec: InputSpec, other: InputSpec,
         stored: Seq[Attribute]): InputRecord = {
       val otherPurging = purging(other)
       val indexed = RangeIndex.indexedSchemes(other.keySchemes, keyLength).map { k =>
         otherPurging.find(_.key == keyText(k)).getOrElse(KeyedScheme(keyText(k), keyText(k)))
       }
-      InputRecord(
-        role = role,
-        table = d.map(_.table).getOrElse("(undeclared)"),
-        marker = d.flatMap(x => if (x.markers.isEmpty) None else Some(x.markers.mkString(", "))),
-        unique = d.flatMap(_.unique).map(_.toString),
-        schemes = d.toSeq.flatMap(_.schemes.map(_.toString)),
-        purging = purging(spec),
-        indexed = indexed,
-        columns = stored.map(a => s"${a.name} ${a.dataType.sql}"))
+      declared(role, d, spec, stored).copy(indexed = indexed)
     }
     OperatorRecord(
       operator = exec.shortName,
@@ -71,6 +65,53 @@ object OperatorRecords {
           exec.inputs(exec.other(in.number)).spec, in.plan.output)
       })
   }
+
+  /** The schemes of `spec` that purge state, named as declared, keyed by key position. */
+  private def purging(spec: InputSpec): Seq[KeyedScheme] = {
+    val named = spec.schemes.map(_._2).zip(spec.schemeNames).collect { case (Some(k), text) => k -> text }
+    spec.keySchemes.map(k => KeyedScheme(named.collectFirst { case (`k`, t) => t }.getOrElse(keyText(k)), keyText(k)))
+  }
+
+  /** A join's input: its declaration, purging schemes and stored columns. */
+  private def declared(role: String, d: Option[Declaration], spec: InputSpec, stored: Seq[Attribute]): InputRecord =
+    InputRecord(
+      role = role,
+      table = d.map(_.table).getOrElse("(undeclared)"),
+      marker = d.flatMap(x => if (x.markers.isEmpty) None else Some(x.markers.mkString(", "))),
+      unique = d.flatMap(_.unique).map(_.toString),
+      schemes = d.toSeq.flatMap(_.schemes.map(_.toString)),
+      purging = purging(spec),
+      columns = stored.map(a => s"${a.name} ${a.dataType.sql}"))
+
+  /**
+   * A multi-way join: per input (role `input <i>`) its declaration, its purging schemes keyed
+   * by positions in its key (its class values, in increasing class number), the class of
+   * each key column and the columns it stores; and the plan in force ([[PlanLog]]: kind,
+   * classes, hypercube shares).
+   *
+   * {{{
+   *   a(k) ⋈ b(k, v) ⋈ c(v), b declaring "k; v":
+   *   input 1 (b): classes [0, 1], purging [k (key "0"), v (key "1")]
+   * }}}
+   *
+   * @param operator     the operator's short name (`punctuatedMultiJoin`)
+   * @param stores       the stores it opens
+   * @param inputs       its inputs as planned
+   * @param declarations each input's declaration (None: undeclared), in input order
+   * @param columns      each input's stored columns (its child's output), in input order
+   */
+  def multiJoin(operator: String, stores: Seq[String], inputs: Seq[MultiJoinInputSpec],
+      declarations: Seq[Option[Declaration]], columns: Seq[Seq[Attribute]], plan: PlanRecord): OperatorRecord =
+    OperatorRecord(
+      operator = operator,
+      layoutVersion = StateLayouts.MultiJoin,
+      stores = stores,
+      inputs = inputs.sortBy(_.number).map { in =>
+        declared(s"input ${in.number}", declarations(in.number), in.spec, columns(in.number))
+          .copy(table = declarations(in.number).map(_.table).getOrElse(plan.inputs.lift(in.number)
+            .map(n => s"$n (undeclared)").getOrElse("(undeclared)")), classes = in.classes)
+      },
+      plan = Some(plan))
 
   /**
    * A punctuated aggregation or deduplication: per stream read its declaration, and the

@@ -32,6 +32,16 @@ import punctuated.errors.PunctuatedErrors
  *
  *   run 1: undeclared aggregation        state/0/ (default store only)
  *   run 2: declared                      -> our aggregation over Spark's state: refused here
+ *
+ *   run 1: a ⋈ b ⋈ c, join plan written  state/0, state/1: two punctuatedSymmetricHashJoins
+ *   run 2: the same, join plan auto       -> one punctuatedMultiJoin over their state: refused here
+ *   (and the reverse: a multi-way join's state under a tree of binary joins)
+ * }}}
+ *
+ * A group of joins that runs as one multi-way join keeps its state under the top join's
+ * operator id; the group's other joins keep none. Moving state between the two plans is
+ * not supported yet: such a restart is refused naming `spark.punctuated.join.plan` and the
+ * value that continues the checkpoint.
  */
 object StateOwners {
 
@@ -42,8 +52,20 @@ object StateOwners {
    * @param punctuated  whether it runs as our operator (its inputs are declared)
    * @param sparkName   Spark's own operator's short name for this kind (for messages)
    * @param tables      the tables or streams it reads (for messages)
+   * @param plan        how a join runs: [[Binary]], as the top of a multi-way join ([[MultiWay]],
+   *                    which keeps the group's state), or below one ([[InMultiWay]], no state)
+   * @param joinPlan    the query's `spark.punctuated.join.plan` (for messages)
+   * @param inputs      a multi-way join's inputs' names, in input order
    */
-  final case class PlannedOperator(kind: String, punctuated: Boolean, sparkName: String, tables: Seq[String])
+  final case class PlannedOperator(kind: String, punctuated: Boolean, sparkName: String, tables: Seq[String],
+      plan: String = Binary, joinPlan: String = "auto", inputs: Seq[String] = Nil)
+
+  val Binary = "binary"
+  val MultiWay = "multi-way"
+  val InMultiWay = "in multi-way"
+
+  private val BinaryJoinName = "punctuatedSymmetricHashJoin"
+  private val MultiJoinName = "punctuatedMultiJoin"
 
   /** Spark's own join's stores: a checkpoint holding any of them was written by Spark's join. */
   private val SparkJoinStores = for {
@@ -63,9 +85,47 @@ object StateOwners {
     operators.zipWithIndex.iterator.map { case (op, id) =>
       val dir = new Path(root, id.toString)
       if (!fm.exists(dir)) None
-      else if (op.punctuated) writtenBySpark(fm, dir, id, op)
+      else if (op.punctuated) otherPlan(fm, dir, id, op, hadoopConf).orElse(writtenBySpark(fm, dir, id, op))
       else writtenByUs(fm, dir, id, op)
     }.collectFirst { case Some(e) => e }
+  }
+
+  /**
+   * A multi-way join's state under a tree of binary punctuated joins or the reverse, or a
+   * multi-way join's state under one of other inputs.
+   */
+  private def otherPlan(fm: CheckpointFileManager, dir: Path, id: Int, op: PlannedOperator,
+      hadoopConf: Configuration): Option[AnalysisException] = {
+    if (op.kind != "join" || CheckpointDeclarations.storesWithState(fm, dir).isEmpty) return None
+    val file = new Path(new Path(dir, CheckpointDeclarations.DirName), CheckpointDeclarations.FileName)
+    val old = CheckpointDeclarations.read(fm, file).flatMap(j => scala.util.Try(OperatorRecord.fromJson(j)).toOption)
+    val written = old.map(_.operator)
+    lazy val recordedPlan = PlanLog.latest(dir, hadoopConf)
+    def refuse(problem: String, setting: Option[String]) = Some(PunctuatedErrors.incompatibleCheckpoint(id,
+      if (op.plan == Binary) BinaryJoinName else MultiJoinName, dir.toString, Seq(problem),
+      old.map(_.declarationText), op.tables.mkString(", "), None, setting))
+    val key = punctuated.conf.PunctuatedConf.JoinPlan
+    if (op.plan != Binary && written.contains(BinaryJoinName)) {
+      val where = if (op.plan == MultiWay) "" else " below it"
+      refuse(s"its state was written by a tree of binary punctuated joins ($BinaryJoinName); the joins of " +
+        s"${op.inputs.mkString(", ")} now run as one multi-way join ($key=${op.joinPlan}), which keeps its " +
+        s"state under the top join's operator id and none$where: it cannot read the binary joins' state " +
+        s"(moving state between join plans is not supported yet); $key=written continues it",
+        Some(s"$key=written"))
+    } else if (op.plan == Binary && written.contains(MultiJoinName)) {
+      val was = recordedPlan.map(p => s" (${p.text})").getOrElse("")
+      val why = if (op.joinPlan == "written") s"$key=written" else "its output punctuations are needed above it, " +
+        "or its joins changed"
+      refuse(s"its state was written by one multi-way join$was ($MultiJoinName); the query now runs the join of " +
+        s"${op.tables.mkString(", ")} as a tree of binary punctuated joins ($why), which cannot read it " +
+        s"(moving state between join plans is not supported yet); $key=mjoin (or auto) continues it",
+        Some(s"$key=mjoin"))
+    } else if (op.plan == MultiWay && written.contains(MultiJoinName)) {
+      recordedPlan.filter(p => p.inputs.size != op.inputs.size).flatMap { p =>
+        refuse(s"its state was written by a multi-way join of ${p.inputs.size} inputs (${p.text}); the query " +
+          s"now joins ${op.inputs.size} (${op.inputs.mkString(", ")}) there: restore the query's joins", None)
+      }
+    } else None
   }
 
   /** Our operator's record and state, now under Spark's own operator. */

@@ -47,10 +47,12 @@ object PunctuatedErrors {
    * @param old      the declarations the state was written with (None: not recorded)
    * @param now      the query's declarations
    * @param restore  the recorded declarations of the inputs that changed, to declare again
+   * @param setting  a setting that continues the state (`spark.punctuated.join.plan=written`)
    */
   def incompatibleCheckpoint(operatorId: Long, operator: String, location: String, problems: Seq[String],
-      old: Option[String], now: String, restore: Option[String]): AnalysisException = {
-    val fix = restore.map(r => s"declare again what the state was written with ($r), or ").getOrElse("") +
+      old: Option[String], now: String, restore: Option[String], setting: Option[String] = None): AnalysisException = {
+    val fix = setting.map(s => s"run the query with $s (which continues the state), or ").getOrElse("") +
+      restore.map(r => s"declare again what the state was written with ($r), or ").getOrElse("") +
       "start the query from a new checkpoint location (it then starts with empty state, reading its sources " +
       "from their starting offsets)"
     val message = s"[$IncompatibleCheckpoint] The checkpointed state of operator $operatorId ($operator, " +

@@ -7,7 +7,9 @@ import org.apache.spark.sql.catalyst.streaming.WriteToStream
 import punctuated.aggregate.PunctuatedAggregates
 import punctuated.checkpoint.StateOwners
 import punctuated.checkpoint.StateOwners.PlannedOperator
+import punctuated.conf.PunctuatedConf
 import punctuated.dedup.PunctuatedDeduplicates
+import punctuated.join.multi.MultiJoinGroups
 import punctuated.input.PunctuationColumns
 import punctuated.spark.JoinGraph
 
@@ -17,7 +19,10 @@ import punctuated.spark.JoinGraph
  * other engine wrote — ours under Spark's own operator after the declarations were removed,
  * or Spark's own join's under ours after they were added — fails with
  * `PUNCTUATED_INCOMPATIBLE_CHECKPOINT` before Spark plans the first micro-batch
- * ([[StateOwners]]). Queries that read no state (a new checkpoint) cost one existence check.
+ * ([[StateOwners]]). So does a restart whose joins would run under another join plan than
+ * the one that wrote their state (a tree of binary joins against one multi-way join: the
+ * groups of [[MultiJoinGroups.of]] under the session's `spark.punctuated.join.plan`).
+ * Queries that read no state (a new checkpoint) cost one existence check.
  */
 case class CheckCheckpointOwners(session: SparkSession) extends (LogicalPlan => Unit) {
   override def apply(plan: LogicalPlan): Unit = plan match {
@@ -36,9 +41,17 @@ case class CheckCheckpointOwners(session: SparkSession) extends (LogicalPlan => 
    * None when the plan has one this check does not know (it then judges nothing).
    */
   private def operators(plan: LogicalPlan): Option[Seq[PlannedOperator]] = {
+    val conf = PunctuatedConf(session.sessionState.conf)
+    val groups = MultiJoinGroups.of(plan, conf.joinPlan, conf.emitPunctuations)
+    def joinPlan(j: Join): (String, Seq[String]) =
+      groups.find(_.joins.exists(_ eq j)).map { g =>
+        (if (g.top eq j) StateOwners.MultiWay else StateOwners.InMultiWay, g.inputs.map(_.name))
+      }.getOrElse((StateOwners.Binary, Nil))
     val known = plan.collect {
       case j: Join if j.left.isStreaming && j.right.isStreaming =>
-        Some(PlannedOperator("join", PunctuationColumns.find(j.condition).isDefined, "symmetricHashJoin", tables(j)))
+        val (how, inputs) = joinPlan(j)
+        Some(PlannedOperator("join", PunctuationColumns.find(j.condition).isDefined, "symmetricHashJoin", tables(j),
+          how, conf.joinPlan, inputs))
       case a: Aggregate if a.isStreaming =>
         Some(PlannedOperator("aggregation", PunctuatedAggregates.layoutOf(a).isDefined, "stateStoreSave", tables(a)))
       case d: Deduplicate if d.isStreaming =>

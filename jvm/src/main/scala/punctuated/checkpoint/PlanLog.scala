@@ -1,0 +1,217 @@
+package punctuated.checkpoint
+
+import java.nio.charset.StandardCharsets
+
+import scala.util.Try
+import scala.util.control.NonFatal
+
+import org.apache.hadoop.conf.Configuration
+import org.apache.hadoop.fs.Path
+import org.json4s._
+import org.json4s.jackson.JsonMethods
+import org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager
+import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOperatorStateInfo
+
+import punctuated.conf.PunctuatedConf
+import punctuated.errors.PunctuatedErrors
+import punctuated.join.multi.MultiJoinInputSpec
+
+/**
+ * The plan a multi-way join runs a micro-batch with, as the checkpoint records it.
+ *
+ * {{{
+ *   a(k) JOIN b(k, v) ON a.k = b.k JOIN c(v) ON b.v = c.v, 4 partitions
+ *   PlanRecord("mjoin", inputs = [a, b, c], classes = [[0, 1], [1, 2]],
+ *              classColumns = [[a.k, b.k], [b.v, c.v]], shares = [2, 2])
+ * }}}
+ *
+ * @param kind         the plan kind (`mjoin`: one operator, no intermediate state)
+ * @param inputs       the inputs' names, in input order (0 .. n-1)
+ * @param classes      for each attribute class, the inputs with a column in it (increasing)
+ * @param classColumns for each attribute class, its columns (`input.column`, for people)
+ * @param shares       the hypercube share of each class: the state's placement depends on them
+ * @param probeOrders  for each input, the order its rows probe the other inputs (empty: the
+ *                     operator's own choice)
+ */
+final case class PlanRecord(
+    kind: String,
+    inputs: Seq[String],
+    classes: Seq[Seq[Int]],
+    classColumns: Seq[Seq[String]],
+    shares: Seq[Int],
+    probeOrders: Seq[Seq[Int]] = Nil) {
+
+  /** What the state's layout depends on: two records of one shape read the same state. */
+  def shape: (String, Int, Seq[Seq[Int]]) = (kind, inputs.size, classes)
+
+  /** For messages: `mjoin of a, b, c, classes {a.k, b.k} {b.v, c.v}, shares 2 x 2`. */
+  def text: String = s"$kind of ${inputs.mkString(", ")}, classes " +
+    classColumns.map(_.mkString("{", ", ", "}")).mkString(" ") + s", shares ${shares.mkString(" x ")}"
+
+  def toJson: String = JsonMethods.compact(JsonMethods.render(PlanRecord.toJValue(this)))
+}
+
+object PlanRecord {
+  /** Version of the plan record's own format. */
+  val FormatVersion = 1
+
+  /**
+   * The `mjoin` plan of inputs as planned.
+   *
+   * @param names  the inputs' names (in input order)
+   * @param inputs the inputs (their classes and class columns)
+   */
+  def mjoin(names: Seq[String], inputs: Seq[MultiJoinInputSpec], shares: Seq[Int],
+      probeOrders: Seq[Seq[Int]] = Nil): PlanRecord = {
+    val numClasses = shares.size
+    val classes = (0 until numClasses).map(c => inputs.filter(_.classes.contains(c)).map(_.number).sorted)
+    val columns = (0 until numClasses).map { c =>
+      inputs.sortBy(_.number).flatMap(in => in.classes.zip(in.keys).collect {
+        case (`c`, a) => s"${names(in.number)}.${a.name}"
+      })
+    }
+    PlanRecord("mjoin", names, classes, columns, shares, probeOrders)
+  }
+
+  private def ints(s: Seq[Int]): JValue = JArray(s.map(i => JInt(i)).toList)
+
+  private[checkpoint] def toJValue(p: PlanRecord): JValue = JObject(
+    "formatVersion" -> JInt(FormatVersion),
+    "kind" -> JString(p.kind),
+    "inputs" -> JArray(p.inputs.map(JString(_)).toList),
+    "classes" -> JArray(p.classes.map(ints).toList),
+    "classColumns" -> JArray(p.classColumns.map(c => JArray(c.map(JString(_)).toList)).toList),
+    "shares" -> ints(p.shares),
+    "probeOrders" -> JArray(p.probeOrders.map(ints).toList))
+
+  def fromJson(json: String): PlanRecord = fromJValue(JsonMethods.parse(json))
+
+  private[checkpoint] def fromJValue(v: JValue): PlanRecord = {
+    def arr(j: JValue): List[JValue] = j match {
+      case JArray(xs) => xs
+      case other => throw new IllegalArgumentException(s"expected an array, got $other")
+    }
+    def int(j: JValue): Int = j match {
+      case JInt(i) => i.toInt
+      case other => throw new IllegalArgumentException(s"expected a number, got $other")
+    }
+    def str(j: JValue): String = j match {
+      case JString(s) => s
+      case other => throw new IllegalArgumentException(s"expected a string, got $other")
+    }
+    val format = int(v \ "formatVersion")
+    require(format <= FormatVersion, s"plan record format $format is newer than this version's ($FormatVersion)")
+    PlanRecord(
+      kind = str(v \ "kind"),
+      inputs = arr(v \ "inputs").map(str),
+      classes = arr(v \ "classes").map(arr(_).map(int)),
+      classColumns = arr(v \ "classColumns").map(arr(_).map(str)),
+      shares = arr(v \ "shares").map(int),
+      probeOrders = (v \ "probeOrders") match {
+        case JArray(xs) => xs.map(arr(_).map(int))
+        case _ => Nil
+      })
+  }
+}
+
+/**
+ * The plan log of a multi-way join: the plan each micro-batch ran with, recorded before the
+ * batch runs (as Spark's offset log records its input), one small JSON file per batch:
+ *
+ * {{{
+ *   <checkpoint>/state/<operatorId>/_punctuated/plan/0      {"kind":"mjoin","inputs":["a","b","c"],...,"shares":[2,2]}
+ *   <checkpoint>/state/<operatorId>/_punctuated/plan/1
+ *   ...
+ * }}}
+ *
+ * `operatorId` is the group's top join's state operator id. The plan in force for batch b
+ * is the latest record at or below b. [[inForce]] reads it (a retried batch, or the first
+ * batch after a restart, gets the plan its state was written under); [[write]] records it
+ * for b, atomically through Spark's `CheckpointFileManager`, after the operator's record
+ * was verified ([[CheckpointDeclarations.verify]]) and before any state store is opened.
+ *
+ * The recorded shares win over the ones the planner would choose now: every stored row is
+ * placed in the hypercube cell its shares name, so other shares would look rows up in the
+ * wrong cells. A recorded plan of another shape (kind, number of inputs, attribute classes)
+ * cannot read the state at all: `PUNCTUATED_INCOMPATIBLE_CHECKPOINT`, naming
+ * `spark.punctuated.join.plan` (the start-time check, [[StateOwners]], refuses most such
+ * restarts before this).
+ *
+ * Records older than `spark.sql.streaming.minBatchesToRetain` batches are deleted (keeping
+ * the one in force for the oldest batch Spark can still restart from). Cost per micro-batch,
+ * on the driver: one read, a listing of the log only when the batch has no record yet, one
+ * small write.
+ */
+object PlanLog {
+  val DirName = "plan"
+
+  /** `<checkpoint>/state/<operatorId>/_punctuated/plan`. */
+  def dir(operatorDir: Path): Path = new Path(new Path(operatorDir, CheckpointDeclarations.DirName), DirName)
+
+  def dir(info: StatefulOperatorStateInfo): Path = dir(CheckpointDeclarations.operatorDir(info))
+
+  /**
+   * The plan batch `info.storeVersion` runs with: its own record (a retried batch), else the
+   * latest earlier one with the structure `proposed` asks for (shares and probe orders as
+   * recorded), else `proposed` (the query's first batch). Writes nothing.
+   */
+  def inForce(info: StatefulOperatorStateInfo, proposed: PlanRecord, hadoopConf: Configuration): PlanRecord = {
+    val fm = CheckpointFileManager.create(dir(info), hadoopConf)
+    val batch = info.storeVersion
+    val own = CheckpointDeclarations.read(fm, new Path(dir(info), batch.toString)).map(parse(info, _))
+    val recorded = own.orElse(latest(fm, dir(info), below = batch).map(parse(info, _)))
+    recorded match {
+      case None => proposed
+      case Some(r) if r.shape == proposed.shape =>
+        proposed.copy(shares = r.shares, probeOrders = if (r.probeOrders.nonEmpty) r.probeOrders else proposed.probeOrders)
+      case Some(r) => throw PunctuatedErrors.incompatibleCheckpoint(info.operatorId, "punctuatedMultiJoin",
+        CheckpointDeclarations.operatorDir(info).toString,
+        Seq(s"its state was written under the plan ${r.text}; the query now plans ${proposed.text}: " +
+          s"run it with ${PunctuatedConf.JoinPlan}=${r.kind} and the inputs and join predicates it was written with"),
+        Some(r.text), proposed.text, None)
+    }
+  }
+
+  /** Records `plan` for batch `info.storeVersion` (if absent), and deletes records no restart needs. */
+  def write(info: StatefulOperatorStateInfo, plan: PlanRecord, hadoopConf: Configuration): Unit = {
+    val d = dir(info)
+    val fm = CheckpointFileManager.create(d, hadoopConf)
+    val file = new Path(d, info.storeVersion.toString)
+    if (!fm.exists(file)) {
+      fm.mkdirs(d)
+      val out = fm.createAtomic(file, overwriteIfPossible = false)
+      try {
+        out.write(plan.toJson.getBytes(StandardCharsets.UTF_8))
+        out.close()
+      } catch {
+        case NonFatal(e) => out.cancel(); throw e
+      }
+      val retain = org.apache.spark.sql.internal.SQLConf.get.minBatchesToRetain
+      val batches = list(fm, d)
+      val oldest = info.storeVersion - retain + 1
+      batches.filter(_ < oldest).sorted.dropRight(1).foreach(b => fm.delete(new Path(d, b.toString)))
+    }
+  }
+
+  /** The latest record of the log at `operatorDir` (for the start-time check), if any can be read. */
+  def latest(operatorDir: Path, hadoopConf: Configuration): Option[PlanRecord] = {
+    val fm = CheckpointFileManager.create(dir(operatorDir), hadoopConf)
+    latest(fm, dir(operatorDir), below = Long.MaxValue).flatMap(j => Try(PlanRecord.fromJson(j)).toOption)
+  }
+
+  /** The batches the log has a record of. */
+  private[checkpoint] def list(fm: CheckpointFileManager, d: Path): Seq[Long] =
+    if (!fm.exists(d)) Nil
+    else fm.list(d).toSeq.map(_.getPath.getName).flatMap(n => Try(n.toLong).toOption)
+
+  /** The text of the latest record before batch `below`. */
+  private def latest(fm: CheckpointFileManager, d: Path, below: Long): Option[String] =
+    list(fm, d).filter(_ < below).sorted.lastOption.flatMap(b => CheckpointDeclarations.read(fm, new Path(d, b.toString)))
+
+  private def parse(info: StatefulOperatorStateInfo, json: String): PlanRecord =
+    try PlanRecord.fromJson(json) catch {
+      case NonFatal(e) => throw PunctuatedErrors.incompatibleCheckpoint(info.operatorId, "punctuatedMultiJoin",
+        CheckpointDeclarations.operatorDir(info).toString,
+        Seq(s"its plan log ${dir(info)} cannot be read (${e.getMessage})"), None, "", None)
+    }
+}
