@@ -103,3 +103,9 @@ class MultiJoinStateSuite extends PunctuatedStreamTest {
     assert(v1.state.remembers(KeyPunctuation(onK, p.constants, None)))
   }
 }
+
+class MultiJoinStateRocksDBSuite extends MultiJoinStateSuite {
+  override protected def sparkConf = super.sparkConf
+    .set(org.apache.spark.sql.internal.SQLConf.STATE_STORE_PROVIDER_CLASS.key,
+      "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
+}
