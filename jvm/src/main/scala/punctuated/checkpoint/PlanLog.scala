@@ -30,8 +30,9 @@ import punctuated.join.multi.MultiJoinInputSpec
  * @param classes      for each attribute class, the inputs with a column in it (increasing)
  * @param classColumns for each attribute class, its columns (`input.column`, for people)
  * @param shares       the hypercube share of each class: the state's placement depends on them
- * @param probeOrders  for each input, the order its rows probe the other inputs (empty: the
- *                     operator's own choice)
+ * @param probeOrders  for each input, the order its rows probe the other inputs (for people
+ *                     and tools: the operator derives them from its inputs' classes; they do
+ *                     not affect the state)
  */
 final case class PlanRecord(
     kind: String,
@@ -151,9 +152,9 @@ object PlanLog {
   def dir(info: StatefulOperatorStateInfo): Path = dir(CheckpointDeclarations.operatorDir(info))
 
   /**
-   * The plan batch `info.storeVersion` runs with: its own record (a retried batch), else the
-   * latest earlier one with the structure `proposed` asks for (shares and probe orders as
-   * recorded), else `proposed` (the query's first batch). Writes nothing.
+   * The plan batch `info.storeVersion` runs with: `proposed` with the shares of the batch's
+   * own record (a retried batch), else of the latest earlier one (the plan it must have the
+   * shape of), else `proposed` as it is (the query's first batch). Writes nothing.
    */
   def inForce(info: StatefulOperatorStateInfo, proposed: PlanRecord, hadoopConf: Configuration): PlanRecord = {
     val fm = CheckpointFileManager.create(dir(info), hadoopConf)
@@ -162,8 +163,7 @@ object PlanLog {
     val recorded = own.orElse(latest(fm, dir(info), below = batch).map(parse(info, _)))
     recorded match {
       case None => proposed
-      case Some(r) if r.shape == proposed.shape =>
-        proposed.copy(shares = r.shares, probeOrders = if (r.probeOrders.nonEmpty) r.probeOrders else proposed.probeOrders)
+      case Some(r) if r.shape == proposed.shape => proposed.copy(shares = r.shares)
       case Some(r) => throw PunctuatedErrors.incompatibleCheckpoint(info.operatorId, "punctuatedMultiJoin",
         CheckpointDeclarations.operatorDir(info).toString,
         Seq(s"its state was written under the plan ${r.text}; the query now plans ${proposed.text}: " +

@@ -10,12 +10,13 @@ import org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileMana
 import org.apache.spark.sql.execution.streaming.operators.stateful.{StatefulOperatorStateInfo, StreamingAggregationStateManager}
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.catalyst.expressions.Attribute
-import org.apache.spark.sql.types.{BinaryType, BooleanType, IntegerType, LongType, StructType}
+import org.apache.spark.sql.types.{BooleanType, LongType, StructType}
 
 import punctuated.state.GroupPunctuations
 import punctuated.aggregate.PunctuatedAggregateExec
 import punctuated.dedup.PunctuatedDeduplicateExec
 import punctuated.join.{JoinInputState, PunctuatedSymmetricHashJoinExec}
+import punctuated.join.multi.MultiJoinLayout
 import punctuated.state.StoreNamespace
 
 /**
@@ -56,19 +57,7 @@ object StoreSchemas {
   }
 
   /**
-   * A multi-way join's rows store key: the attribute class, the class value (a one-field
-   * `UnsafeRow`'s bytes), the row's slot among the rows of that (class, value).
-   */
-  val MultiJoinRowsKey: StructType = new StructType()
-    .add("class", IntegerType, nullable = false)
-    .add("value", BinaryType, nullable = false)
-    .add("slot", LongType, nullable = false)
-
-  /** `input<i>-mjoin-rows`: the rows store of input i. */
-  private val MultiJoinRows = "input(\\d+)-mjoin-rows".r
-
-  /**
-   * A multi-way join: each input's rows store (`input<i>-mjoin-rows`, key [[MultiJoinRowsKey]],
+   * A multi-way join: each input's rows store (`input<i>-mjoin-rows`, key [[MultiJoinLayout.RowKeySchema]],
    * value: the input's row as it comes; point look-ups only) and the store of its held
    * punctuations and closed values ([[StoreNamespace]]).
    *
@@ -76,7 +65,9 @@ object StoreSchemas {
    * @param columns each input's columns, in input order
    */
   def multiJoin(stores: Seq[String], columns: Seq[Seq[Attribute]]): Seq[StoreSchema] = stores.map {
-    case n @ MultiJoinRows(i) => StoreSchema(n, MultiJoinRowsKey, DataTypeUtils.fromAttributes(columns(i.toInt)), 0)
+    case n if columns.indices.exists(MultiJoinLayout.of(_).rowsStore == n) =>
+      val i = columns.indices.find(MultiJoinLayout.of(_).rowsStore == n).get
+      StoreSchema(n, MultiJoinLayout.RowKeySchema, DataTypeUtils.fromAttributes(columns(i)), 0)
     case n if n == StoreNamespace.StoreName => StoreSchema(n, StoreNamespace.KeySchema, StoreNamespace.ValueSchema, 1)
     case n => throw new IllegalArgumentException(s"a multi-way join opens no store '$n'")
   }

@@ -11,13 +11,16 @@ import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.errors.PunctuatedErrors
 import punctuated.join.PunctuatedSymmetricHashJoinExec
+import punctuated.join.multi.PunctuatedMultiJoinExec
 import punctuated.spark.PunctuatedStreamTest
 
 /** A row of [[MultiJoinCheckpointSuite]]'s streams: two columns and the marker. */
 case class KV2(k: Option[Long], v: Option[Long], is_punct: Boolean = false)
 
 /**
- * A multi-way join in the checkpoint: restarts across join plans (a tree of binary joins
+ * A multi-way join in the checkpoint: a chain stopped and restarted continues exactly once
+ * under the plan recorded for its state (the plan log: a record per batch, the recorded
+ * shares winning), `state-metadata` lists its stores and `statestore` reads its rows; restarts across join plans (a tree of binary joins
  * against one multi-way join) are refused at `start()` before any state file changes,
  * naming `spark.punctuated.join.plan` and the value that continues the state; the same plan
  * continues. HDFS-backed state store; [[MultiJoinCheckpointRocksDBSuite]] runs the same on RocksDB.
@@ -63,6 +66,170 @@ class MultiJoinCheckpointSuite extends PunctuatedStreamTest {
 
   private def start(df: DataFrame, checkpoint: String) =
     df.writeStream.format("noop").option("checkpointLocation", checkpoint).start()
+
+  /** a(k, x) ⋈ b(k, v) ⋈ c(v, z): a chain over two keys; b declares "b_k; b_v". */
+  private def chain() = {
+    val (a, b, c) = (MemoryStream[KV2], MemoryStream[KV2], MemoryStream[KV2])
+    val (da, db, dc) = (stream(a, "a", "a_k", "a_x", "a_k"), stream(b, "b", "b_k", "b_v", "b_k; b_v"),
+      stream(c, "c", "c_v", "c_z", "c_v"))
+    val joined = da.join(db, da("a_k") === db("b_k")).join(dc, db("b_v") === dc("c_v"))
+      .select(da("a_k"), da("a_x"), db("b_v"), dc("c_z"))
+    (a, b, c, joined)
+  }
+
+  private def multiJoin(q: org.apache.spark.sql.execution.streaming.runtime.StreamExecution) = {
+    val found = q.lastExecution.executedPlan.collect { case m: PunctuatedMultiJoinExec => m }
+    assert(found.size == 1, q.lastExecution.executedPlan.treeString)
+    found.head
+  }
+
+  /** The batches the plan log of operator 0 has a record of, and the records. */
+  private def planLog(checkpoint: String): Seq[(Long, PlanRecord)] =
+    Option(new File(checkpoint, "state/0/_punctuated/plan").listFiles()).toSeq.flatten
+      .filter(_.getName.forall(_.isDigit))
+      .map(f => f.getName.toLong -> PlanRecord.fromJson(new String(Files.readAllBytes(f.toPath), "UTF-8")))
+      .sortBy(_._1)
+
+  private def AssertPlanLog(checkpoint: String, shares: Seq[Int]) =
+    AssertOnQuery(s"a plan record per batch, shares $shares") { q =>
+    val log = planLog(checkpoint)
+    assert(log.map(_._1) == (0L to q.lastProgress.batchId), log.map(_._1))
+    assert(log.forall { case (_, p) => p.kind == "mjoin" && p.inputs == Seq("a", "b", "c") &&
+      p.classes == Seq(Seq(0, 1), Seq(1, 2)) && p.shares == shares }, log)
+    assert(multiJoin(q).shares == shares, multiJoin(q).shares)
+    true
+  }
+
+  private def storesInMetadata(checkpoint: String): Seq[(Long, String, String, Int)] =
+    spark.read.format("state-metadata").load(checkpoint)
+      .selectExpr("operatorId", "operatorName", "stateStoreName", "numPartitions").collect()
+      .map(r => (r.getLong(0), r.getString(1), r.getString(2), r.getInt(3))).toSeq.sortBy(s => (s._1, s._3))
+
+  private def readStore(checkpoint: String, store: String) =
+    spark.read.format("statestore").option("operatorId", "0").option("storeName", store).load(checkpoint)
+
+  test("a chain stopped and restarted mid-stream continues exactly once, a plan record per batch; state tools read it") {
+    val checkpoint = newCheckpoint()
+    val (a, b, c, joined) = chain()
+    withSQLConf(PunctuatedConf.SafetyMode -> "warn") {
+      testStream(joined)(
+        StartStream(checkpointLocation = checkpoint),
+        AddData(a, row(1, 100), row(2, 200)), AddData(b, row(1, 10), row(2, 20)), AddData(c, row(10, 1000)),
+        CheckNewAnswer((1L, 100L, 10L, 1000L)),
+        AssertOnQuery("one multi-way join, reported as one operator") { q =>
+          multiJoin(q)
+          q.lastProgress.stateOperators.map(_.operatorName).toSeq == Seq("punctuatedMultiJoin")
+        },
+        // 2 cells: shares 2 x 1 (Hypercube.choose), recorded for every batch
+        AssertPlanLog(checkpoint, Seq(2, 1)),
+        StopStream,
+        StartStream(checkpointLocation = checkpoint),
+        AddData(c, row(10, 1001), row(20, 2000)), AddData(a, row(1, 101)),
+        CheckNewAnswer((1L, 100L, 10L, 1001L), (1L, 101L, 10L, 1000L), (1L, 101L, 10L, 1001L), (2L, 200L, 20L, 2000L)),
+        AssertPlanLog(checkpoint, Seq(2, 1)),
+        StopStream)
+    }
+    // state-metadata: operator 0 lists the multi-way join's stores (under the name Spark's
+    // restart check compares, see StateMetadata); the group's other join keeps no store
+    val stores = storesInMetadata(checkpoint)
+    assert(stores.map(_._3) == Seq("input0-mjoin-rows", "input1-mjoin-rows", "input2-mjoin-rows", "punctuated-meta"),
+      stores.toString)
+    assert(stores.forall(s => s._1 == 0 && s._2 == "symmetricHashJoin" && s._4 == 2), stores.toString)
+    // statestore reads an input's rows: b's two rows, each stored under its two classes
+    val bRows = readStore(checkpoint, "input1-mjoin-rows")
+      .selectExpr("key.class", "key.slot", "value.b_k", "value.b_v").as[(Int, Long, Long, Long)].collect().toSeq.sorted
+    assert(bRows == Seq((0, 0L, 1L, 10L), (0, 0L, 2L, 20L), (1, 0L, 1L, 10L), (1, 0L, 2L, 20L)), bRows.toString)
+    val aRows = readStore(checkpoint, "input0-mjoin-rows").selectExpr("value.a_x").as[Long].collect().toSeq.sorted
+    assert(aRows == Seq(100L, 101L, 200L), aRows.toString)
+    // the operator's record: its inputs' classes and purging schemes, the plan
+    val record = OperatorRecord.fromJson(new String(Files.readAllBytes(
+      new File(checkpoint, "state/0/_punctuated/declarations.json").toPath), "UTF-8"))
+    assert(record.operator == "punctuatedMultiJoin" && record.layoutVersion == StateLayouts.MultiJoin, record)
+    assert(record.inputs.map(_.classes) == Seq(Seq(0), Seq(0, 1), Seq(1)), record)
+    assert(record.inputs(1).purging.map(_.key) == Seq("0", "1"), record)
+    assert(record.plan.map(_.shares).contains(Seq(2, 1)), record)
+
+    // everything punctuated after a third restart: no row left
+    withSQLConf(PunctuatedConf.SafetyMode -> "warn") {
+      testStream(joined)(
+        StartStream(checkpointLocation = checkpoint),
+        AddData(a, closeK(1), closeK(2)), AddData(b, closeK(1), closeK(2), closeV(10), closeV(20)),
+        AddData(c, closeK(10), closeK(20)),
+        CheckNewAnswer(),
+        AddData(a, row(3, 300)),
+        CheckNewAnswer(),
+        AssertOnQuery("only a's row 3 left") { q => punctuatedProgress(q).numRowsTotal == 1 },
+        AssertPlanLog(checkpoint, Seq(2, 1)),
+        StopStream)
+    }
+  }
+
+  test("the shares recorded for the state win over the ones the planner chooses now") {
+    val checkpoint = newCheckpoint()
+    val (a, b, c, joined) = chain()
+    withSQLConf(PunctuatedConf.SafetyMode -> "warn") {
+      // batch 0 stores nothing (a row without a key never joins: filtered before the join)
+      testStream(joined)(
+        StartStream(checkpointLocation = checkpoint),
+        AddData(a, KV2(None, Some(1L))),
+        CheckNewAnswer(),
+        AssertPlanLog(checkpoint, Seq(2, 1)),
+        StopStream)
+      // the checkpoint as a planner that chose shares 1 x 2 would have written it (Spark
+      // refuses a non-empty state directory at batch 0, so it is rewritten after it)
+      val file = new File(checkpoint, "state/0/_punctuated/plan/0")
+      val recorded = PlanRecord.fromJson(new String(Files.readAllBytes(file.toPath), "UTF-8")).copy(shares = Seq(1, 2))
+      Files.write(file.toPath, recorded.toJson.getBytes("UTF-8"))
+      val declarations = new File(checkpoint, "state/0/_punctuated/declarations.json")
+      val record = OperatorRecord.fromJson(new String(Files.readAllBytes(declarations.toPath), "UTF-8"))
+      Files.write(declarations.toPath, record.copy(plan = record.plan.map(_.copy(shares = Seq(1, 2))))
+        .toJson.getBytes("UTF-8"))
+      testStream(joined)(
+        StartStream(checkpointLocation = checkpoint),
+        AddData(a, row(1, 100), row(2, 200)), AddData(b, row(1, 10), row(2, 20)), AddData(c, row(10, 1000)),
+        CheckNewAnswer((1L, 100L, 10L, 1000L)),
+        AssertPlanLog(checkpoint, Seq(1, 2)),
+        StopStream,
+        StartStream(checkpointLocation = checkpoint),
+        AddData(c, row(20, 2000)), AddData(a, row(1, 101)),
+        CheckNewAnswer((1L, 101L, 10L, 1000L), (2L, 200L, 20L, 2000L)),
+        AssertPlanLog(checkpoint, Seq(1, 2)),
+        AddData(a, closeK(1), closeK(2)), AddData(b, closeK(1), closeK(2), closeV(10), closeV(20)),
+        AddData(c, closeK(10), closeK(20)),
+        CheckNewAnswer(),
+        AddData(a, row(3, 300)),
+        CheckNewAnswer(),
+        // a lacks class 1, whose share is now 2: its row 3 is in both cells of its class-0 coordinate
+        AssertOnQuery("only a's row 3 left, in two cells") { q => punctuatedProgress(q).numRowsTotal == 2 },
+        AssertPlanLog(checkpoint, Seq(1, 2)))
+    }
+  }
+
+  test("a multi-way join's checkpoint under a tree of binary joins: refused at start(), nothing written") {
+    val checkpoint = newCheckpoint()
+    val (a, b, c, joined) = chain()
+    withSQLConf(PunctuatedConf.SafetyMode -> "warn") {
+      testStream(joined)(
+        StartStream(checkpointLocation = checkpoint),
+        AddData(a, row(1, 100)), AddData(b, row(1, 10)), AddData(c, row(10, 1000)),
+        CheckNewAnswer((1L, 100L, 10L, 1000L)),
+        StopStream)
+      val before = stateFiles(checkpoint)
+      withSQLConf(PunctuatedConf.JoinPlan -> "written") {
+        val e = intercept[Exception](start(joined, checkpoint))
+        refusal(e, "written by one multi-way join (mjoin of a, b, c, classes {a.a_k, b.b_k} {b.b_v, c.c_v}, " +
+          "shares 2 x 1) (punctuatedMultiJoin)", "as a tree of binary punctuated joins (spark.punctuated.join.plan=written)",
+          "run the query with spark.punctuated.join.plan=mjoin")
+      }
+      assert(stateFiles(checkpoint) == before, "the refused run wrote state")
+      // the plan it was written with continues it
+      testStream(joined)(
+        StartStream(checkpointLocation = checkpoint),
+        AddData(a, row(1, 101)),
+        CheckNewAnswer((1L, 101L, 10L, 1000L)),
+        StopStream)
+    }
+  }
 
   test("a tree of binary joins' checkpoint under the multi-way plan: refused at start(), nothing written; written continues") {
     val checkpoint = newCheckpoint()

@@ -94,7 +94,7 @@ class MultiJoinRecordsSuite extends AnyFunSuite {
     assert(PlanLog.latest(new Path(dir, "0"), conf).map(_.shares).contains(Seq(2, 2)))
     // a restart after a gap (batches 2..4 ran no record: the latest at or below is in force)
     assert(PlanLog.inForce(info(dir, 5), other, conf).shares == Seq(2, 2))
-    // recorded probe orders win too; proposed ones apply when none were recorded
+    // probe orders are the operator's (they do not place state)
     val probes = Seq(Seq(1, 2), Seq(0, 2), Seq(1, 0))
     assert(PlanLog.inForce(info(dir, 5), other.copy(probeOrders = probes), conf).probeOrders == probes)
   }

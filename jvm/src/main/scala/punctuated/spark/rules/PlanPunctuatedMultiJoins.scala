@@ -10,6 +10,7 @@ import org.apache.spark.sql.execution.{ColumnarRule, FilterExec, ProjectExec, Sp
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 import org.apache.spark.sql.execution.streaming.operators.stateful.join.StreamingSymmetricHashJoinExec
 
+import punctuated.checkpoint.MultiJoinCheckpoint
 import punctuated.conf.PunctuatedConf
 import punctuated.input.{InputSpec, PunctuatedInput, PunctuationColumns}
 import punctuated.join.multi.{Hypercube, MultiJoinExchangeExec, MultiJoinGroups, MultiJoinInputSpec, PunctuatedMultiJoinExec}
@@ -106,8 +107,12 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
       }.toIndexedSeq
       val classTypes = classes.map(_.head.dataType)
       val cube = Hypercube.choose(info.numPartitions, planned.map(_.classes), classes.size)
+      // the plan in force for this batch: the shares the state was placed by win (plan log)
+      val inForce = MultiJoinCheckpoint.planInForce(info,
+        inputs.map(in => MultiJoinCheckpoint.inputName(in.declaration, in.plan.output)).toSeq, planned,
+        cube.shares, session)
       val exchanges = planned.zip(inputs).map { case (spec, in) =>
-        MultiJoinExchangeExec(spec, classTypes, cube.shares, in.plan)
+        MultiJoinExchangeExec(spec, classTypes, inForce.shares, in.plan)
       }
       val exec = PunctuatedMultiJoinExec(
         inputs = planned,
@@ -116,9 +121,13 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
         projection = top.output,
         stateInfo = top.stateInfo,
         settings = conf.copy(emitPunctuations = false),
-        shares = cube.shares,
+        shares = inForce.shares,
         children = exchanges)
       exec.copyTagsFrom(top)
+      // before any of its state stores is opened: record, plan log, state metadata
+      MultiJoinCheckpoint.record(exec, inputs.map(_.declaration).toSeq, inForce, top.shortName,
+        top.collect { case j: StreamingSymmetricHashJoinExec if (j ne top) && groupOf(j).contains(group) => j }
+          .flatMap(_.stateInfo), session)
       Some(exec)
     }
   }
