@@ -1,0 +1,223 @@
+package punctuated.join.multi
+
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
+import org.apache.spark.sql.internal.SQLConf
+
+import punctuated.conf.PunctuatedConf
+import punctuated.declaration.Declaration._
+import punctuated.join.PunctuatedSymmetricHashJoinExec
+import punctuated.spark.PunctuatedStreamTest
+
+/**
+ * Joins of three or more streams run as one [[PunctuatedMultiJoinExec]] (the `mjoin` plan)
+ * in real queries: a chain over two keys, a cycle, a star on one key, five inputs; stopped and
+ * restarted mid-stream, over 1, 2, 4 and 7 partitions (hypercube cells of different shapes),
+ * each ending with every value punctuated and no state left (Li et al. 2006, §3.2 chained
+ * purge). [[MultiWayJoinRocksDBSuite]] runs the same on RocksDB.
+ */
+class MultiWayJoinSuite extends PunctuatedStreamTest {
+  import testImplicits._
+
+  private def xy(x: Long, y: Long) = XY(Some(x), Some(y))
+  private def onX(x: Long) = XY(Some(x), None, p = true)
+  private def onY(y: Long) = XY(None, Some(y), p = true)
+
+  /** A declared stream of two columns `x`, `y` (renamed), its marker `<name>_p`. */
+  private def stream(name: String, x: String, y: String, schemes: String): (MemoryStream[XY], DataFrame) = {
+    val s = MemoryStream[XY]
+    (s, declare(s.toDF().selectExpr(s"x AS $x", s"y AS $y", s"p AS ${name}_p"), name,
+      Schemes -> schemes, Marker -> s"${name}_p"))
+  }
+
+  /**
+   * The query has one punctuated operator, the multi-way join, with this state: a stored row
+   * of input i is in at most every cell agreeing with it (the shares of the classes i lacks),
+   * a held punctuation in every cell agreeing on the class it binds, and every copy counts.
+   *
+   * @param rows         the input of each stored row
+   * @param punctuations each held punctuation, as (input, the column it binds)
+   */
+  private def AssertMultiJoin(rows: Seq[Int], punctuations: Seq[(Int, String)]) =
+    AssertOnQuery(s"one multi-way join: rows of $rows, punctuations $punctuations") { q =>
+      val ops = q.lastProgress.stateOperators.filter(_.operatorName.startsWith("punctuated"))
+      assert(ops.map(_.operatorName).toSeq == Seq("punctuatedMultiJoin"), q.lastProgress.json)
+      val plan = q.lastExecution.executedPlan
+      assert(plan.collect { case j: PunctuatedSymmetricHashJoinExec => j }.isEmpty, plan.treeString)
+      val m = plan.collect { case m: PunctuatedMultiJoinExec => m }.head
+      def copies(bound: Seq[Int]): Long = m.shares.indices.filterNot(bound.contains).map(m.shares(_).toLong).product
+      val expectedRows = rows.map(i => copies(m.inputs(i).classes)).sum
+      val expectedHeld = punctuations.map { case (i, column) =>
+        copies(Seq(m.inputs(i).classes(m.inputs(i).keys.map(_.name).indexOf(column))))
+      }.sum
+      // a copy in a cell where it has no partner left goes earlier than the row elsewhere
+      // (each purge is decided in its cell): between one copy per row and every copy
+      if (m.shares.product == 1) assert(ops.head.numRowsTotal == rows.size, q.lastProgress.json)
+      else assert(ops.head.numRowsTotal >= rows.size && ops.head.numRowsTotal <= expectedRows,
+        s"shares ${m.shares}: ${ops.head.numRowsTotal} rows, not in [${rows.size}, $expectedRows]: ${q.lastProgress.json}")
+      assert(ops.head.customMetrics.get("numPunctuationsHeld") == expectedHeld,
+        s"shares ${m.shares}: ${q.lastProgress.json}")
+      true
+    }
+
+  private def AssertEmpty = AssertMultiJoin(Nil, Nil)
+
+  private def AssertMetric(name: String, value: Long) = AssertOnQuery(s"$name == $value") { q =>
+    val op = punctuatedProgress(q)
+    assert(op.customMetrics.get(name) == value, q.lastProgress.json)
+    true
+  }
+
+  private def withPartitions(n: Int)(body: => Unit): Unit =
+    withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> n.toString, PunctuatedConf.JoinPlan -> "mjoin",
+      PunctuatedConf.SafetyMode -> "warn")(withClue(s"$n partitions: ")(body))
+
+  for (partitions <- Seq(1, 2, 4, 7)) {
+    test(s"chain a(k) ⋈ b(k, v) ⋈ c(v), $partitions partitions: b's k and c's v purge a's rows") {
+      withPartitions(partitions) {
+        val (a, da) = stream("a", "a_k", "a_w", "a_k")
+        val (b, db) = stream("b", "b_k", "b_v", "b_k; b_v")
+        val (c, dc) = stream("c", "c_v", "c_w", "c_v")
+        val joined = da.join(db, da("a_k") === db("b_k")).join(dc, db("b_v") === dc("c_v"))
+          .select(da("a_k"), db("b_v"), da("a_w"), dc("c_w"))
+        testStream(joined)(
+          AddData(a, xy(1, 10)), AddData(b, xy(1, 7)), AddData(c, xy(7, 20)),
+          CheckNewAnswer((1L, 7L, 10L, 20L)),
+          AddData(b, xy(1, 8)), AddData(c, xy(8, 21)),
+          CheckNewAnswer((1L, 8L, 10L, 21L)),
+          AssertMultiJoin(Seq(0, 1, 1, 2, 2), Nil),
+          StopStream,
+          StartStream(),
+          // b closes k = 1, c closes v = 7: a(1) still joins a future c(8) through b(1, 8)
+          AddData(b, onX(1)), AddData(c, onX(7)),
+          CheckNewAnswer(),
+          AssertMultiJoin(Seq(0, 1, 1, 2, 2), Seq(1 -> "b_k", 2 -> "c_v")),
+          AddData(c, onX(8)),
+          CheckNewAnswer(),
+          AssertMultiJoin(Seq(1, 1, 2, 2), Seq(1 -> "b_k", 2 -> "c_v", 2 -> "c_v")),   // a(1) is gone
+          StopStream,
+          StartStream(),
+          // a's new row still meets b's and c's stored rows, then goes at once; c(7) is late
+          AddData(a, xy(1, 11)), AddData(c, xy(7, 99)),
+          CheckNewAnswer((1L, 7L, 11L, 20L), (1L, 8L, 11L, 21L)),
+          AssertMultiJoin(Seq(1, 1, 2, 2), Seq(1 -> "b_k", 2 -> "c_v", 2 -> "c_v")),
+          AssertMetric("numLateRowsDropped", 1),
+          AddData(a, onX(1)), AddData(b, onY(7)), AddData(b, onY(8)),
+          CheckNewAnswer(),
+          AssertEmpty)
+      }
+    }
+  }
+
+  test("chain: a late row is dropped and counted once, whatever cells its copies reach") {
+    withPartitions(2) {
+      val (a, da) = stream("a", "a_k", "a_w", "a_k")
+      val (b, db) = stream("b", "b_k", "b_v", "b_k; b_v")
+      val (c, dc) = stream("c", "c_v", "c_w", "c_v")
+      val joined = da.join(db, da("a_k") === db("b_k")).join(dc, db("b_v") === dc("c_v"))
+        .select(da("a_k"), db("b_v"), da("a_w"), dc("c_w"))
+      testStream(joined)(
+        AddData(c, onX(7)),
+        CheckNewAnswer(),
+        AddData(c, xy(7, 1)),
+        CheckNewAnswer(),
+        AssertMetric("numLateRowsDropped", 1))
+    }
+  }
+
+  for (partitions <- Seq(1, 2, 4, 7)) {
+    test(s"cycle a(x, y) ⋈ b(y, z) ⋈ c(z, x), $partitions partitions") {
+      withPartitions(partitions) {
+        val (a, da) = stream("a", "a_x", "a_y", "a_x; a_y")
+        val (b, db) = stream("b", "b_y", "b_z", "b_y; b_z")
+        val (c, dc) = stream("c", "c_z", "c_x", "c_z; c_x")
+        val joined = da.join(db, da("a_y") === db("b_y")).join(dc, db("b_z") === dc("c_z") && dc("c_x") === da("a_x"))
+          .select(da("a_x"), da("a_y"), db("b_z"))
+        testStream(joined)(
+          AddData(a, xy(1, 2)), AddData(b, xy(2, 3)), AddData(c, xy(3, 1), xy(3, 9)),
+          CheckNewAnswer((1L, 2L, 3L)),
+          AssertMultiJoin(Seq(0, 1, 2, 2), Nil),
+          StopStream,
+          StartStream(),
+          // b closes y = 2, c closes z = 3: a(1, 2) can meet no future result
+          AddData(b, onX(2)), AddData(c, onX(3)),
+          CheckNewAnswer(),
+          AssertMultiJoin(Seq(1, 2, 2), Seq(1 -> "b_y", 2 -> "c_z")),
+          AddData(a, xy(9, 2)),                         // joins b(2, 3) and c(3, 9), then goes
+          CheckNewAnswer((9L, 2L, 3L)),
+          AssertMultiJoin(Seq(1, 2, 2), Seq(1 -> "b_y", 2 -> "c_z")),
+          StopStream,
+          StartStream(),
+          AddData(a, onX(1), onX(9), onY(2)), AddData(b, onY(3)), AddData(c, onY(1), onY(9)),
+          CheckNewAnswer(),
+          AssertEmpty)
+      }
+    }
+  }
+
+  test("star on one key: one operator, the answers of the tree of binary joins, no state left") {
+    for (plan <- Seq("mjoin", "written")) withSQLConf(PunctuatedConf.JoinPlan -> plan) {
+      val (a, da) = stream("a", "a_k", "a_v", "a_k")
+      val (b, db) = stream("b", "b_k", "b_v", "b_k")
+      val (c, dc) = stream("c", "c_k", "c_v", "c_k")
+      val joined = da.join(db, da("a_k") === db("b_k")).join(dc, da("a_k") === dc("c_k"))
+        .select(da("a_k"), da("a_v"), db("b_v"), dc("c_v"))
+      val operators = if (plan == "mjoin") 1 else 2
+      withClue(plan) {
+        testStream(joined)(
+          AddData(a, xy(1, 11), xy(2, 12)), AddData(b, xy(1, 21)), AddData(c, xy(1, 31), xy(2, 32)),
+          CheckNewAnswer((1L, 11L, 21L, 31L)),
+          AddData(a, onX(1)), AddData(b, onX(1)),
+          CheckNewAnswer(),
+          AddData(c, xy(1, 33)),
+          CheckNewAnswer((1L, 11L, 21L, 33L)),
+          StopStream,
+          StartStream(),
+          AddData(c, onX(1)), AddData(b, xy(2, 22)),
+          CheckNewAnswer((2L, 12L, 22L, 32L)),
+          AddData(a, onX(2)), AddData(b, onX(2)), AddData(c, onX(2)),
+          CheckNewAnswer(),
+          AssertOnQuery(s"$operators punctuated operators, no state") { q =>
+            val ops = q.lastProgress.stateOperators.filter(_.operatorName.startsWith("punctuated"))
+            assert(ops.length == operators, q.lastProgress.json)
+            assert(ops.map(_.numRowsTotal).sum == 0, q.lastProgress.json)
+            assert(ops.map(_.customMetrics.get("numPunctuationsHeld").longValue).sum == 0, q.lastProgress.json)
+            true
+          })
+      }
+    }
+  }
+
+  test("five inputs in a chain a(k1) ⋈ b(k1, k2) ⋈ c(k2, k3) ⋈ d(k3, k4) ⋈ e(k4), 4 partitions") {
+    withPartitions(4) {
+      val (a, da) = stream("a", "a1", "a_w", "a1")
+      val (b, db) = stream("b", "b1", "b2", "b1; b2")
+      val (c, dc) = stream("c", "c2", "c3", "c2; c3")
+      val (d, dd) = stream("d", "d3", "d4", "d3; d4")
+      val (e, de) = stream("e", "e4", "e_w", "e4")
+      val joined = da.join(db, da("a1") === db("b1")).join(dc, db("b2") === dc("c2"))
+        .join(dd, dc("c3") === dd("d3")).join(de, dd("d4") === de("e4"))
+        .select(da("a1"), db("b2"), dc("c3"), dd("d4"), da("a_w"), de("e_w"))
+      testStream(joined)(
+        AddData(a, xy(1, 100)), AddData(b, xy(1, 2)), AddData(c, xy(2, 3)), AddData(d, xy(3, 4)),
+        AddData(e, xy(4, 500), xy(5, 501)),
+        CheckNewAnswer((1L, 2L, 3L, 4L, 100L, 500L)),
+        AssertMultiJoin(Seq(0, 1, 2, 3, 4, 4), Nil),
+        StopStream,
+        StartStream(),
+        AddData(b, onX(1)), AddData(c, onX(2)), AddData(d, onX(3)), AddData(e, onX(4)),
+        CheckNewAnswer(),
+        AssertMultiJoin(Seq(1, 2, 3, 4, 4), Seq(1 -> "b1", 2 -> "c2", 3 -> "d3", 4 -> "e4")),   // a(1) is gone
+        AddData(a, onX(1)), AddData(b, onY(2)), AddData(c, onY(3)), AddData(d, onY(4), onY(5)),
+        AddData(e, onX(5)),
+        CheckNewAnswer(),
+        AssertEmpty)
+    }
+  }
+}
+
+class MultiWayJoinRocksDBSuite extends MultiWayJoinSuite {
+  override protected def sparkConf = super.sparkConf
+    .set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
+      "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
+}
