@@ -231,6 +231,27 @@ class MultiJoinCheckpointSuite extends PunctuatedStreamTest {
     }
   }
 
+  test("a multi-way join's checkpoint under one of more inputs: refused at start(), nothing written") {
+    val checkpoint = newCheckpoint()
+    val (a, b, c, joined) = chain()
+    withSQLConf(PunctuatedConf.SafetyMode -> "warn") {
+      testStream(joined)(
+        StartStream(checkpointLocation = checkpoint),
+        AddData(a, row(1, 100)), AddData(b, row(1, 10)), AddData(c, row(10, 1000)),
+        CheckNewAnswer((1L, 100L, 10L, 1000L)),
+        StopStream)
+      val before = stateFiles(checkpoint)
+      // a fourth stream joined on c's z: one multi-way join of four inputs, still operator 0
+      val d = MemoryStream[KV2]
+      val dd = stream(d, "d", "d_z", "d_w", "d_z")
+      val four = joined.join(dd, joined("c_z") === dd("d_z"))
+      val e = intercept[Exception](start(four, checkpoint))
+      refusal(e, "written by a multi-way join of 3 inputs (mjoin of a, b, c", "now joins 4 (a, b, c, d) there",
+        "restore the query's joins")
+      assert(stateFiles(checkpoint) == before, "the refused run wrote state")
+    }
+  }
+
   test("a tree of binary joins' checkpoint under the multi-way plan: refused at start(), nothing written; written continues") {
     val checkpoint = newCheckpoint()
     val (a, b, c, joined) = star()
