@@ -188,6 +188,82 @@ class MultiWayJoinSuite extends PunctuatedStreamTest {
     }
   }
 
+  /**
+   * Random grammatical interleavings (a stream's rows with a value all come before its
+   * punctuation of that value) of three streams of two columns each, cut into batches, with a
+   * restart: the output is the batch join, and nothing is left once everything is punctuated.
+   *
+   * @param punctuated per stream, whether its x and its y column are punctuated (else y is
+   *                   a payload)
+   * @param query      the join of the three declared streams, as (x, y) tuples per stream
+   * @param expected   the batch join of the three streams' rows
+   */
+  private def randomInterleavings(seed: Int, punctuated: Seq[(Boolean, Boolean)],
+      query: (DataFrame, DataFrame, DataFrame) => DataFrame,
+      expected: Seq[Seq[(Long, Long)]] => Seq[(Long, Long, Long, Long)]): Unit = {
+    val rng = new scala.util.Random(seed)
+    for (caseNo <- 0 until 8) {
+      val partitions = Seq(1, 2, 4, 7)(rng.nextInt(4))
+      withPartitions(partitions) {
+        val declared = Seq("a", "b", "c").zip(punctuated).map { case (n, (px, py)) =>
+          stream(n, s"${n}_x", s"${n}_y", (Seq(s"${n}_x").filter(_ => px) ++ Seq(s"${n}_y").filter(_ => py)).mkString("; "))
+        }
+        val sources = declared.map(_._1)
+        val open = punctuated.map { case (px, py) =>
+          (scala.collection.mutable.Set(1L, 2L, 3L).filter(_ => px), scala.collection.mutable.Set(1L, 2L, 3L).filter(_ => py))
+        }
+        val events = scala.collection.mutable.ArrayBuffer.empty[(Int, XY)]
+        for (i <- 0 until 24) {
+          val s = rng.nextInt(3)
+          val (ox, oy) = open(s)
+          val (px, py) = punctuated(s)
+          def pick(set: scala.collection.mutable.Set[Long]) = set.toSeq.sorted.apply(rng.nextInt(set.size))
+          if (rng.nextInt(4) == 0 && (ox.nonEmpty || oy.nonEmpty)) {
+            if (ox.nonEmpty && (oy.isEmpty || rng.nextBoolean())) { val x = pick(ox); ox -= x; events += s -> onX(x) }
+            else { val y = pick(oy); oy -= y; events += s -> onY(y) }
+          } else if ((!px || ox.nonEmpty) && (!py || oy.nonEmpty)) {
+            val x = if (px) pick(ox) else 1L + rng.nextInt(3)
+            val y = if (py) pick(oy) else 100L + i
+            events += s -> xy(x, y)
+          }
+        }
+        for (s <- 0 until 3) {
+          open(s)._1.toSeq.sorted.foreach(x => events += s -> onX(x))
+          open(s)._2.toSeq.sorted.foreach(y => events += s -> onY(y))
+        }
+        val cuts = (Seq(0, events.size) ++ Seq.fill(4)(rng.nextInt(events.size + 1))).distinct.sorted
+        val batches = cuts.zip(cuts.tail).map { case (from, to) => events.slice(from, to).toSeq }
+        val restartAfter = rng.nextInt(math.max(1, batches.size - 1))
+        val actions = batches.zipWithIndex.flatMap { case (batch, i) =>
+          val add = MultiAddData(sources.indices.map(s => sources(s) -> batch.collect { case (`s`, e) => e }): _*)
+          if (i == restartAfter && i < batches.size - 1) Seq(add, ProcessAllAvailable(), StopStream, StartStream())
+          else Seq(add)
+        }
+        val rows = sources.indices.map(s => events.toSeq.collect { case (`s`, XY(Some(x), Some(y), false)) => x -> y })
+        val joined = query(declared(0)._2, declared(1)._2, declared(2)._2)
+        withClue(s"case $caseNo: ${events.mkString(", ")}") {
+          testStream(joined)(actions ++ Seq(CheckAnswer(expected(rows): _*), AssertEmpty): _*)
+        }
+      }
+    }
+  }
+
+  test("random interleavings of a star on one key: output = the batch join, no state left") {
+    randomInterleavings(2006, Seq((true, false), (true, false), (true, false)),
+      (a, b, c) => a.join(b, a("a_x") === b("b_x")).join(c, a("a_x") === c("c_x"))
+        .select(a("a_x"), a("a_y"), b("b_y"), c("c_y")),
+      rows => for ((k, ay) <- rows(0); (kb, by) <- rows(1) if kb == k; (kc, cy) <- rows(2) if kc == k)
+        yield (k, ay, by, cy))
+  }
+
+  test("random interleavings of the chain a(k) ⋈ b(k, v) ⋈ c(v): output = the batch join, no state left") {
+    randomInterleavings(2007, Seq((true, false), (true, true), (true, false)),
+      (a, b, c) => a.join(b, a("a_x") === b("b_x")).join(c, b("b_y") === c("c_x"))
+        .select(a("a_x"), b("b_y"), a("a_y"), c("c_y")),
+      rows => for ((k, ay) <- rows(0); (kb, v) <- rows(1) if kb == k; (vc, cy) <- rows(2) if vc == v)
+        yield (k, v, ay, cy))
+  }
+
   test("five inputs in a chain a(k1) ⋈ b(k1, k2) ⋈ c(k2, k3) ⋈ d(k3, k4) ⋈ e(k4), 4 partitions") {
     withPartitions(4) {
       val (a, da) = stream("a", "a1", "a_w", "a1")
