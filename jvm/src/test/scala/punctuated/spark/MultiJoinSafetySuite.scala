@@ -100,4 +100,22 @@ class MultiJoinSafetySuite extends PunctuatedStreamTest {
     val declared = stream("c", Some("c_k"))
     assert(start(da.join(db, da("a_k") === db("b_k")).join(declared, da("a_k") === declared("c_k"))).isEmpty)
   }
+
+  test("reachability, unpurgeable inputs and the smallest fix on class sets (Def. 9)") {
+    import punctuated.spark.rules.MultiJoinSafety.{fix, reach, unpurgeable, Input}
+    // chain a{0} - b{0,1} - c{1}: b closes 0 only, c closes 1
+    val chain = Seq(Input("a", Set(0), Seq(Set(0))), Input("b", Set(0, 1), Seq(Set(0))), Input("c", Set(1), Seq(Set(1))))
+    assert(reach(chain, 0) == Set(0, 1, 2) && reach(chain, 2) == Set(2))
+    assert(unpurgeable(chain) == Seq(2))
+    assert(fix(chain, 2) == Seq((1, 1)))                       // b closing 1: c reaches b, then a
+    // a generalized scheme (Theorem 4): c closes (0, 1) together, reachable once both are bound
+    val gen = Seq(Input("a", Set(0), Seq(Set(0))), Input("b", Set(1), Seq(Set(1))),
+      Input("c", Set(0, 1), Seq(Set(0, 1))))
+    assert(reach(gen, 0) == Set(0)) // from a only class 0 is bound: c's (0, 1) waits for b's 1
+    assert(unpurgeable(gen) == Seq(0, 1) && reach(gen, 2) == Set(0, 1, 2))
+    // a star of three on one class, nobody punctuating: one scheme is not enough, two are
+    val star = Seq(Input("a", Set(0), Nil), Input("b", Set(0), Nil), Input("c", Set(0), Nil))
+    assert(unpurgeable(star) == Seq(0, 1, 2))
+    assert(fix(star, 0) == Seq((1, 0), (2, 0)))
+  }
 }

@@ -1,5 +1,6 @@
 package punctuated.spark.rules
 
+import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 
 import punctuated.conf.PunctuatedConf
@@ -145,8 +146,7 @@ object MultiJoinSafety {
           s"${g.classes(c).filterNot(_ eq col).map(_.sql).mkString(", ")}"
       }.mkString("; ")
       val statements = missing.groupBy(_._1).toSeq.sortBy(_._1).map { case (j, cs) =>
-        val cols = cs.map { case (_, c) => g.classColumns(j).find(_._1 == c).get._2 }
-        declare(g, j, cols.head, graph)
+        declare(g, j, cs.map { case (_, c) => g.classColumns(j).find(_._1 == c).get._2 }, graph)
       }
       val unreached = ins.indices.filterNot(reached).map(ins(_).name).mkString(", ")
       JoinSafety.Problem(ins(i).name,
@@ -159,14 +159,16 @@ object MultiJoinSafety {
     Verdict(g, ins.map(_.name), ins.indices.map(i => !bad(i)), problems)
   }
 
-  /** The statement declaring a one-column scheme on input `j`'s column `col`. */
-  private def declare(g: MultiJoinGroup, j: Int, col: org.apache.spark.sql.catalyst.expressions.Attribute,
-      graph: JoinGraph): String =
-    SafetyFixes.column(graph, col) match {
-      case Some(traced) => SafetyFixes.declare(traced.stream, Seq(traced.name), g.inputs(j).plan) +
-        s" (or declare ${traced.name} as the unique key of ${traced.stream.name} if it is one)"
-      case None => SafetyFixes.expressionKey(col)
+  /** The statement declaring a one-column scheme on each of input `j`'s columns `cols`. */
+  private def declare(g: MultiJoinGroup, j: Int, cols: Seq[Attribute], graph: JoinGraph): String = {
+    val traced = cols.flatMap(c => SafetyFixes.column(graph, c))
+    traced.headOption.map(_.stream) match {
+      case Some(stream) if traced.size == cols.size && traced.forall(_.stream == stream) =>
+        SafetyFixes.declareAll(stream, traced.map(t => Seq(t.name)), g.inputs(j).plan) +
+          (if (traced.size == 1) s" (or declare ${traced.head.name} as the unique key of ${stream.name} if it is one)" else "")
+      case _ => SafetyFixes.expressionKey(cols.head)
     }
+  }
 
   /** Input `i`'s name: as declared, else its streams' names. */
   def name(g: MultiJoinGroup, i: Int): String = {
