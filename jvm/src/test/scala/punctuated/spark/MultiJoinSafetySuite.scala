@@ -83,9 +83,15 @@ class MultiJoinSafetySuite extends PunctuatedStreamTest {
     assert(!text.contains("The state of input a of"), text)
   }
 
-  test("warn: the unsafe multi-way join runs, off: not checked") {
+  test("warn: the unsafe multi-way join runs and the problem is logged; off: not checked") {
     for (mode <- Seq("warn", "off")) withSQLConf(PunctuatedConf.SafetyMode -> mode) {
-      assert(start(chain(Some("a_k"), Some("b_k"), Some("c_v"))).isEmpty, mode)
+      val logs = new LogAppender("safety warning")
+      withLogAppender(logs) {
+        assert(start(chain(Some("a_k"), Some("b_k"), Some("c_v"))).isEmpty, mode)
+      }
+      val warned = logs.loggingEvents.map(_.getMessage.getFormattedMessage)
+        .filter(_.contains("The state of input c of the multi-way join"))
+      assert(warned.size == (if (mode == "warn") 1 else 0), s"$mode: $warned")
     }
   }
 
