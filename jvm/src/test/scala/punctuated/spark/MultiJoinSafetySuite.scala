@@ -62,7 +62,7 @@ class MultiJoinSafetySuite extends PunctuatedStreamTest {
     // b punctuates k only: c reaches nothing (no input has a scheme on v but c)
     val text = refused(chain(Some("a_k"), Some("b_k"), Some("c_v")))
     val line = text.split("\n").find(_.contains("The state of input c of the multi-way join")).getOrElse(fail(text))
-    assert(line.contains("of a, b, c") && line.contains("b_v = c_v") && line.contains("Theorems 2/4") &&
+    assert(line.contains("of a, b, c ON a_k = b_k AND b_v = c_v") && line.contains("Theorems 2/4") &&
       line.contains("never reach a, b") && line.contains("input b has no punctuation scheme on b_v") &&
       line.contains("punctuated.with_schemes(df, schemes=[\"b_k\", \"b_v\"], marker=\"b_p\"") &&
       line.contains("spark.punctuated.safety.mode=warn"), line)

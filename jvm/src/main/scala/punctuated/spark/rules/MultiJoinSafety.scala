@@ -136,7 +136,11 @@ object MultiJoinSafety {
   private def verdict(g: MultiJoinGroup, graph: => JoinGraph): Verdict = {
     val ins = inputs(g)
     val bad = unpurgeable(ins).toSet
-    val on = g.equalities.map { case (l, r) => s"${l.sql} = ${r.sql}" }.mkString(" AND ")
+    // the predicates in the order of the inputs they join (as a query lists them)
+    val on = g.equalities.sortBy { case (l, r) =>
+      val (a, b) = (g.inputOf(l), g.inputOf(r))
+      (math.min(a, b), math.max(a, b))
+    }.map { case (l, r) => s"${l.sql} = ${r.sql}" }.mkString(" AND ")
     val problems = ins.indices.filter(bad).map { i =>
       val reached = reach(ins, i)
       val missing = fix(ins, i)
