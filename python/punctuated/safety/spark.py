@@ -16,6 +16,10 @@ What is analysed:
 
 * the query is taken as one multi-way join of every stream it reads
   (Li et al., VLDB 2006, Theorems 2 and 4, §4.1.2 and §4.2);
+* the plan Spark runs is judged as the start-time check judges it: a group of inner joins
+  over three or more streams that runs as one multi-way join (``spark.punctuated.join.plan``
+  ``auto`` or ``mjoin``; the document's ``multiJoin`` node) as one operator by Theorems 2/4,
+  every other join as a binary join (Theorem 1);
 * a query with **no stream-stream join** holds no join state (a stream-static join
   keeps no state either);
 * every streaming aggregation and deduplication over declared streams is judged
@@ -54,9 +58,9 @@ class QuerySafetyReport(SafetyReport):
     """A :class:`SafetyReport` for a Spark query.
 
     The query is judged twice: as one MJoin (Theorems 2 and 4: ``query_safe``, is
-    there a safe plan at all?) and as the tree of binary joins Spark runs
-    (``plan_report``, Theorems 1 and 3, an intermediate input carrying what our
-    Spark join passes on: :mod:`~punctuated.safety.sparkplan`).
+    there a safe plan at all?) and as the plan Spark runs (``plan_report``: binary joins by
+    Theorem 1, an intermediate input carrying what our Spark join passes on, and groups that
+    run as one multi-way join by Theorems 2/4: :mod:`~punctuated.safety.sparkplan`).
     ``safe`` is the verdict on the plan Spark runs — the one
     ``spark.punctuated.safety.mode=strict`` enforces at ``start()`` — and
     ``unpurgeable`` lists the inputs of that plan (streams, or ``(a ⋈ b)`` for a
@@ -172,7 +176,10 @@ class QuerySafetyReport(SafetyReport):
                 text += ("\nSpark runs this tree of binary joins, and a join passes on only the "
                          "punctuations of key values both its inputs close: write the joins so "
                          "that each one joins on columns every stream below it punctuates, or "
-                         "set spark.punctuated.safety.mode=warn to run anyway.")
+                         "set spark.punctuated.safety.mode=warn to run anyway. (Inner joins of "
+                         "three or more streams run as one multi-way join, judged by Theorems "
+                         "2/4, unless spark.punctuated.join.plan=written or a join among them "
+                         "is not an inner equi-join on columns.)")
         text += self._stateful_text()
         if self.undeclared:
             text += ("\nStreams without a punctuation declaration (no scheme, no unique key): "
@@ -265,8 +272,10 @@ def report_from_document(doc: dict, source: str | None = None) -> QuerySafetyRep
                            for sc in s["schemes"]]
                for s in entries if s.get("schemes")}
     verdicts = doc.get("verdicts", {})
+    # a multi-way join's verdict has the shape of a join's: the inputs and their purgeability
+    enforced = list(verdicts.get("joins") or []) + list(verdicts.get("multiJoins") or [])
     return _report(entries, streams, predicates, schemes, doc.get("stream_joins"), source,
-                   _plan_of(doc.get("tree")), verdicts.get("joins"), verdicts.get("stateful"))
+                   _plan_of(doc.get("tree")), enforced, verdicts.get("stateful"))
 
 
 def _plan_of(tree):
@@ -281,6 +290,9 @@ def _plan_of(tree):
     >>> _plan_of({"deduplicate": {"keys": ["x"], "punctuated": False, "verdict": None,
     ...           "input": {"stream": "b"}}}) is None
     True
+    >>> _plan_of({"multiJoin": {"inputs": [{"stream": "a"}, {"stream": "b"}, {"stream": "c"}],
+    ...           "verdict": 0}})
+    ('a', 'b', 'c')
     """
     plan = _joins_of(tree) if tree is not None else None
     return plan if isinstance(plan, tuple) else None
@@ -291,6 +303,8 @@ def _joins_of(tree):
         return tree["stream"]
     if "join" in tree:
         return tuple(_joins_of(t) for t in tree["join"])
+    if "multiJoin" in tree:  # a group of joins run as one multi-way join: one n-ary node
+        return tuple(_joins_of(t) for t in tree["multiJoin"]["inputs"])
     (operator,) = tree.values()  # {"aggregate": {...}} or {"deduplicate": {...}}
     return _joins_of(operator["input"])
 

@@ -16,11 +16,19 @@ from one key, and on columns *as written*: ``x.k = y.k JOIN z ON x.k = z.k`` and
 check (``JoinSafety.verdicts``) implements the same rule; the shared vectors
 (``spark_plans`` in ``testdata/safety_vectors.json``) keep both in step.
 
+A node of three or more streams is a group of joins that runs as one multi-way join
+(``spark.punctuated.join.plan`` ``auto`` or ``mjoin``): it is judged as one operator, by
+Theorems 2/4 (an input's state is purgeable iff it reaches every other input in the
+generalized punctuation graph of the operator; ``MultiJoinSafety`` on the JVM), and passes on
+no punctuation (a group forms only where none is needed above it).
+
 >>> from punctuated.safety.model import build_query
 >>> q = build_query({"A": ["k"], "B": ["k", "v"], "C": ["v"]}, ["A.k = B.k", "B.v = C.v"],
 ...                 {"A": [["k"]], "B": [["k"], ["v"]], "C": [["v"]]})
 >>> [o[2] for o in spark_operators(q, (("A", "B"), "C"))]
 [(True, True), (True, False)]
+>>> [o[2] for o in spark_operators(q, ("A", "B", "C"))]
+[(True, True, True)]
 """
 from __future__ import annotations
 
@@ -77,17 +85,26 @@ def key_scheme(c: Carried, columns: list[Attr]) -> tuple[tuple[int, ...], int | 
     return constants, rng
 
 
-def spark_operators(q: Query, plan: Plan) -> list[tuple[Plan, tuple[Plan, Plan], tuple[bool, bool],
-                                                        tuple[list[Carried], list[Carried]]]]:
-    """Each binary join of ``plan`` (children first): the join, its inputs, whether each
-    input's state is purgeable, and the schemes each input carries."""
+def spark_operators(q: Query, plan: Plan) -> list[tuple[Plan, tuple[Plan, ...], tuple[bool, ...],
+                                                        tuple[list[Carried], ...]]]:
+    """Each join operator of ``plan`` (children first): the join, its inputs, whether each
+    input's state is purgeable, and the schemes each input carries. A binary node is a binary
+    join (Theorem 1), a node of three or more streams a multi-way join (Theorems 2/4)."""
     out = []
 
     def visit(p: Plan) -> list[Carried]:
         if isinstance(p, str):
             return [carried_of(s) for s in q.schemes_of(p)]
         if len(p) != 2:
-            raise ValueError("Spark runs binary joins only: an MJoin has no 'spark' verdict")
+            # an input that is a join is Spark's own join of undeclared streams: its output
+            # carries no punctuations (a group never reads a punctuated join's output)
+            for c in p:
+                if not isinstance(c, str):
+                    visit(c)
+            ok_n = multi_join_purgeable(q, p)
+            out.append((p, tuple(p), ok_n, tuple([carried_of(s) for s in q.schemes_of(c)]
+                                                 if isinstance(c, str) else [] for c in p)))
+            return []
         carried = (visit(p[0]), visit(p[1]))
         keys = join_keys(q, leaves(p[0]), leaves(p[1]))
         cols = ([k[0] for k in keys], [k[1] for k in keys])
@@ -107,6 +124,25 @@ def spark_operators(q: Query, plan: Plan) -> list[tuple[Plan, tuple[Plan, Plan],
 
     visit(plan)
     return out
+
+
+def multi_join_purgeable(q: Query, inputs: tuple[Plan, ...]) -> tuple[bool, ...]:
+    """Per input of a multi-way join, whether its state is purgeable (Li et al. 2006, Theorems
+    2/4 on the operator's generalized punctuation graph, Def. 9: it reaches every other input).
+    A stream input offers its schemes; an input that is a join, none.
+
+    >>> from punctuated.safety.model import build_query
+    >>> q = build_query({"A": ["k"], "B": ["k", "v"], "C": ["v"]}, ["A.k = B.k", "B.v = C.v"],
+    ...                 {"A": [["k"]], "B": [["k"]], "C": [["v"]]})
+    >>> multi_join_purgeable(q, ("A", "B", "C"))
+    (True, True, False)
+    """
+    from .verdict import operator_structure
+    s = operator_structure(q, [leaves(x) for x in inputs],
+                           [q.schemes_of(x) if isinstance(x, str) else [] for x in inputs],
+                           [str(x) for x in inputs])
+    good = s.purgeable()
+    return tuple(i in good for i in range(len(inputs)))
 
 
 def label(c: Carried) -> str:

@@ -121,8 +121,9 @@ def plan_verdicts(q: Query, plan, propagation: str = "lemma") -> PlanReport:
 
     ``propagation`` says which schemes an intermediate input carries: ``"lemma"``
     (Li et al. 2006, Lemmas 1 and 2: every scheme of the child operator's purgeable
-    inputs) or ``"spark"`` (binary plans only: the rule our Spark joins follow,
-    :mod:`punctuated.safety.sparkplan`; what ``spark.punctuated.safety.mode`` enforces).
+    inputs) or ``"spark"`` (the rule our Spark joins follow, :mod:`punctuated.safety.sparkplan`:
+    binary joins, and multi-way joins over streams; what ``spark.punctuated.safety.mode``
+    enforces).
 
     >>> from punctuated.safety.model import build_query
     >>> q = build_query({"A": ["x"], "B": ["x"]}, ["A.x = B.x"], {"B": [["x"]]})
@@ -134,8 +135,14 @@ def plan_verdicts(q: Query, plan, propagation: str = "lemma") -> PlanReport:
     plan = normalize_plan(plan, q.streams)
     if propagation == "spark":
         from .sparkplan import label, spark_operators
+        def theorem(p) -> str:
+            if len(p) == 2:
+                return "Theorem 1"
+            schemes = [q.schemes_of(c) if isinstance(c, str) else [] for c in p]
+            s = operator_structure(q, [leaves(c) for c in p], schemes, [plan_to_str(c) for c in p])
+            return theorem_for(s, "query")
         return PlanReport(plan, tuple(
-            OperatorVerdict(p, inputs, ok, "Theorem 1", tuple(tuple(label(c) for c in lst) for lst in carried))
+            OperatorVerdict(p, inputs, ok, theorem(p), tuple(tuple(label(c) for c in lst) for lst in carried))
             for p, inputs, ok, carried in spark_operators(q, plan)), propagation)
     ops: list[OperatorVerdict] = []
 

@@ -56,6 +56,18 @@ object JoinGraph {
   final case class Node(left: Tree, right: Tree) extends Tree
 
   /**
+   * A group of joins that runs as one multi-way join (`punctuated.join.multi.MultiJoinGroups`),
+   * over the sub-trees of its inputs; [[JoinGraph.of]] builds binary [[Node]]s only, the
+   * Python document's tree puts this node in their place. For `a ⋈ b ⋈ c` as one group:
+   * {{{
+   *   MultiJoin(Seq(Leaf("a"), Leaf("b"), Leaf("c")), verdict = 0)
+   * }}}
+   *
+   * @param verdict the index of its verdict among the document's `verdicts.multiJoins`
+   */
+  final case class MultiJoin(inputs: Seq[Tree], verdict: Int) extends Tree
+
+  /**
    * A streaming aggregation or deduplication over a sub-tree (Tucker et al. 2003, Table 2: a
    * stateful operator keeps a group / a seen key until punctuations close it). For
    * `SELECT k, count(*) FROM (a JOIN b ON ...) GROUP BY k`:
@@ -75,6 +87,7 @@ object JoinGraph {
   def joinsOf(t: Tree): Tree = t match {
     case Stateful(_, _, input, _) => joinsOf(input)
     case Node(l, r) => Node(joinsOf(l), joinsOf(r))
+    case MultiJoin(inputs, v) => MultiJoin(inputs.map(joinsOf), v)
     case leaf: Leaf => leaf
   }
 

@@ -7,7 +7,8 @@ import org.json4s.jackson.JsonMethods.{compact, render}
 
 import punctuated.declaration.{Declaration, Scheme, SchemeAttribute}
 import punctuated.input.DeclaredStreams
-import punctuated.spark.rules.StatefulSafety
+import punctuated.conf.PunctuatedConf
+import punctuated.spark.rules.{MultiJoinSafety, StatefulSafety}
 
 /**
  * Entry points called from the Python package through Py4J: [[describe]] (all that
@@ -33,9 +34,10 @@ object PythonApi {
    * Everything the Python package needs to judge a streaming query, in one JSON document
    * (its shape is documented in `docs/python-document.md`): the streams it reads with their
    * attributes and declarations, the equi-join predicates as pairs of stream columns (never
-   * as text to re-parse), the tree of stateful operators Spark runs (binary joins,
-   * aggregations, deduplications, each of the latter two linked to its verdict), and the verdicts the start-time
-   * check (`spark.punctuated.safety.mode`) gives its joins, aggregations and deduplications —
+   * as text to re-parse), the tree of stateful operators Spark runs (binary joins, groups of
+   * joins that run as one multi-way join (`multiJoin`), aggregations, deduplications, each but
+   * the binary joins linked to its verdict), and the verdicts the start-time check
+   * (`spark.punctuated.safety.mode`) gives its joins, multi-way joins, aggregations and deduplications —
    * so that `check_safety` and `start()` judge by one rule. Names are spelled as in the
    * schema, whatever characters they contain.
    *
@@ -49,7 +51,8 @@ object PythonApi {
    *                    "right": {"stream": "bids", "attribute": "auction"}}],
    *    "tree": {"aggregate": {"keys": ["auction"], "punctuated": true, "verdict": 0,
    *             "input": {"join": [{"stream": "auctions"}, {"stream": "bids"}]}}},
-   *    "verdicts": {"joins": [...], "stateful": [{"operator": "aggregation", "keys": ["auction"], ...}]}}
+   *    "verdicts": {"joins": [...], "multiJoins": [],
+   *                 "stateful": [{"operator": "aggregation", "keys": ["auction"], ...}]}}
    * }}}
    */
   def describe(df: Dataset[_]): String = {
@@ -74,16 +77,50 @@ object PythonApi {
       }
     val stateful = StatefulSafety.verdicts(analyzed)
     val declared = graph.streams.filter(_.declared).map(_.name).toSet
+    val multi = MultiJoinSafety.verdicts(analyzed, PunctuatedConf(session.sessionState.conf))
+    val groups = multi.map(v => v.group.inputs.map(in => streamsOf(in.plan, graph)))
+    val tree = graph.operators.map(multiJoins(_, groups))
     compact(render(JObject(
       "version" -> JInt(DescribeVersion),
       "streams" -> JArray(graph.streams.map(streamJson).toList),
       "predicates" -> JArray(predicates.map(e => JObject(
         "left" -> columnJson(e.left), "right" -> columnJson(e.right))).toList),
       "stream_joins" -> JInt(streamJoins),
-      "tree" -> graph.operators.map(treeJson(_, verdictIndex(graph.operators, stateful, declared))).getOrElse(JNull),
+      "tree" -> tree.map(treeJson(_, verdictIndex(tree, stateful, declared))).getOrElse(JNull),
       "verdicts" -> JObject(
-        "joins" -> joinVerdicts(analyzed),
+        "joins" -> joinVerdicts(analyzed, session),
+        "multiJoins" -> multiJoinVerdicts(multi),
         "stateful" -> statefulVerdicts(stateful)))))
+  }
+
+  /** The streams of the graph an input's columns come from. */
+  private def streamsOf(input: LogicalPlan, graph: JoinGraph): Set[String] =
+    input.output.flatMap(a => graph.origins.get(a.exprId)).map(_._1).toSet
+
+  /**
+   * `t` with each group's joins as one [[JoinGraph.MultiJoin]]: the join node whose streams are
+   * those of a group's inputs becomes one node over the sub-trees of its inputs.
+   */
+  private def multiJoins(t: JoinGraph.Tree, groups: Seq[Seq[Set[String]]]): JoinGraph.Tree = {
+    def streams(t: JoinGraph.Tree): Set[String] = t match {
+      case JoinGraph.Leaf(s) => Set(s)
+      case JoinGraph.Node(l, r) => streams(l) ++ streams(r)
+      case s: JoinGraph.Stateful => streams(s.input)
+      case m: JoinGraph.MultiJoin => m.inputs.flatMap(streams).toSet
+    }
+    def inputsOf(t: JoinGraph.Tree, inputs: Seq[Set[String]]): Seq[JoinGraph.Tree] = t match {
+      case n: JoinGraph.Node if !inputs.contains(streams(n)) => inputsOf(n.left, inputs) ++ inputsOf(n.right, inputs)
+      case other => Seq(multiJoins(other, groups))
+    }
+    t match {
+      case n: JoinGraph.Node =>
+        groups.indexWhere(g => g.flatten.toSet == streams(n) && g.forall(_.nonEmpty)) match {
+          case -1 => JoinGraph.Node(multiJoins(n.left, groups), multiJoins(n.right, groups))
+          case k => JoinGraph.MultiJoin(inputsOf(n, groups(k)), k)
+        }
+      case s: JoinGraph.Stateful => s.copy(input = multiJoins(s.input, groups))
+      case other => other
+    }
   }
 
   private def columnJson(c: JoinGraph.Column): JValue =
@@ -121,6 +158,10 @@ object PythonApi {
   private def treeJson(t: JoinGraph.Tree, verdicts: JoinGraph.Stateful => Option[Int]): JValue = t match {
     case JoinGraph.Leaf(s) => JObject("stream" -> JString(s))
     case JoinGraph.Node(l, r) => JObject("join" -> JArray(List(treeJson(l, verdicts), treeJson(r, verdicts))))
+    case JoinGraph.MultiJoin(inputs, k) =>
+      JObject("multiJoin" -> JObject(
+        "inputs" -> JArray(inputs.map(treeJson(_, verdicts)).toList),
+        "verdict" -> JInt(k)))
     case s: JoinGraph.Stateful =>
       JObject((if (s.operator == "aggregation") "aggregate" else "deduplicate") -> JObject(
         "keys" -> JArray(s.keys.map(JString(_)).toList),
@@ -143,11 +184,13 @@ object PythonApi {
     def leaves(t: JoinGraph.Tree): Seq[String] = t match {
       case JoinGraph.Leaf(s) => Seq(s)
       case JoinGraph.Node(l, r) => leaves(l) ++ leaves(r)
+      case JoinGraph.MultiJoin(inputs, _) => inputs.flatMap(leaves)
       case s: JoinGraph.Stateful => leaves(s.input)
     }
     def walk(t: JoinGraph.Tree): Unit = t match {
       case JoinGraph.Leaf(_) =>
       case JoinGraph.Node(l, r) => walk(l); walk(r)
+      case JoinGraph.MultiJoin(inputs, _) => inputs.foreach(walk)
       case s: JoinGraph.Stateful =>
         if (next < verdicts.size && verdicts(next).operator == s.operator && verdicts(next).keys == s.keys &&
             leaves(s.input).exists(declared)) {
@@ -160,13 +203,29 @@ object PythonApi {
     s => Option(index.get(s)).map(_.intValue)
   }
 
-  /** The start-time check's verdict per stream-stream join, children before parents. */
-  private def joinVerdicts(plan: LogicalPlan): JValue =
-    JArray(punctuated.spark.rules.JoinSafety.verdicts(plan).map { v =>
+  /**
+   * The start-time check's verdict per stream-stream join that runs as a binary join, children
+   * before parents (the joins of a multi-way join are judged in `multiJoins`).
+   */
+  private def joinVerdicts(plan: LogicalPlan, session: org.apache.spark.sql.SparkSession): JValue =
+    JArray(punctuated.spark.rules.JoinSafety.verdicts(plan, PunctuatedConf(session.sessionState.conf)).map { v =>
       JObject(
         "left" -> JString(v.left),
         "right" -> JString(v.right),
         "purgeable" -> JArray(List(JBool(v.purgeable._1), JBool(v.purgeable._2))),
+        "problems" -> JArray(v.problems.map(p => JString(p.message)).toList))
+    }.toList)
+
+  /**
+   * The start-time check's verdict per group of joins that runs as one multi-way join (Li et
+   * al. 2006, Theorems 2/4), uppermost first: its inputs' names, each input's purgeability,
+   * the message of each unpurgeable input.
+   */
+  private def multiJoinVerdicts(verdicts: Seq[MultiJoinSafety.Verdict]): JValue =
+    JArray(verdicts.map { v =>
+      JObject(
+        "inputs" -> JArray(v.inputs.map(JString(_)).toList),
+        "purgeable" -> JArray(v.purgeable.map(JBool(_)).toList),
         "problems" -> JArray(v.problems.map(p => JString(p.message)).toList))
     }.toList)
 
