@@ -19,6 +19,9 @@ case class KV(k: Option[Long], v: Option[String], is_punct: Boolean = false)
 class MultiJoinSuite extends PunctuatedStreamTest {
   import testImplicits._
 
+  // the tree of binary joins as written (groups would otherwise run as one multi-way join)
+  override protected def sparkConf = super.sparkConf.set("spark.punctuated.join.plan", "written")
+
   private def kv(k: Long, v: String) = KV(Some(k), Some(v))
   private def close(k: Long) = KV(Some(k), None, is_punct = true)
 

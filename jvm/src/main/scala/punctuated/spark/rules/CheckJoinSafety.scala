@@ -7,11 +7,13 @@ import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Join, LogicalPlan}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.catalyst.streaming.WriteToStreamStatement
+import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.conf.PunctuatedConf
 import punctuated.errors.PunctuatedErrors
 import punctuated.input.{DeclaredStreams, PunctuatedInput, PunctuationColumns}
 import punctuated.join.KeySchemes
+import punctuated.join.multi.MultiJoinGroups
 import punctuated.spark.JoinGraph
 
 /**
@@ -29,9 +31,11 @@ import punctuated.spark.JoinGraph
  * (`UnsupportedOperationChecker`): so an unsafe aggregation in append mode gets this error,
  * not Spark's generic `STREAMING_OUTPUT_MODE.UNSUPPORTED_OPERATION`. It changes no plan.
  *
- * Each join of the plan is judged on its own (Theorem 1); an input that is itself a punctuated
- * join's output carries the key schemes that join passes on (its derived declaration; Li et
- * al. §4, binary join trees). `punctuated.check_safety` in Python applies the same rule to
+ * A group of inner joins that runs as one multi-way join ([[punctuated.join.multi.MultiJoinGroups]],
+ * by `spark.punctuated.join.plan`) is judged as one operator ([[MultiJoinSafety]], Li et al.
+ * 2006, Theorems 2/4); every other join of the plan is judged on its own (Theorem 1), and an
+ * input that is itself a punctuated join's output carries the key schemes that join passes on
+ * (its derived declaration; Li et al. §4, binary join trees). `punctuated.check_safety` in Python applies the same rule to
  * the same join tree (its `plan` verdict; shared vectors `testdata/safety_vectors.json`) and
  * reads the aggregation/deduplication verdicts of [[StatefulSafety]] itself.
  */
@@ -48,7 +52,8 @@ case class CheckJoinSafety(session: SparkSession) extends Rule[LogicalPlan] with
   private def check(query: LogicalPlan): Unit = {
     val mode = PunctuatedConf(session.sessionState.conf).safetyMode
     if (mode != "off" && DeclaredStreams.find(query, caseSensitive = false).nonEmpty) {
-      val problems = JoinSafety.problems(query) ++ StatefulSafety.problems(query)
+      val problems = JoinSafety.problems(query, PunctuatedConf(session.sessionState.conf)) ++
+        StatefulSafety.problems(query)
       if (problems.nonEmpty) {
         val text = problems.map(_.message).mkString("\n")
         if (mode == "strict") throw PunctuatedErrors.unsafeQuery(text)
@@ -79,15 +84,27 @@ object JoinSafety {
   final case class Verdict(join: Join, left: String, right: String, purgeable: (Boolean, Boolean),
       problems: Seq[Problem])
 
-  /** One problem per unpurgeable join input. */
-  def problems(plan: LogicalPlan): Seq[Problem] = verdicts(plan).flatMap(_.problems)
+  /**
+   * One problem per unpurgeable join input: of each group that runs as one multi-way join
+   * (judged as a whole, [[MultiJoinSafety]]), then of every other join (judged one by one).
+   *
+   * @param conf the session's settings (`spark.punctuated.join.plan` decides the groups)
+   */
+  def problems(plan: LogicalPlan, conf: PunctuatedConf = PunctuatedConf(SQLConf.get)): Seq[Problem] =
+    MultiJoinSafety.verdicts(plan, conf).flatMap(_.problems) ++ verdicts(plan, conf).flatMap(_.problems)
 
-  /** The verdict on each stream-stream equi-join of the plan, children before parents. */
-  def verdicts(plan: LogicalPlan): Seq[Verdict] = {
+  /**
+   * The verdict on each stream-stream equi-join of the plan that runs as a binary join,
+   * children before parents: joins of a group that runs as one multi-way join are judged by
+   * [[MultiJoinSafety.verdicts]] instead (with `spark.punctuated.join.plan=written`, none is).
+   */
+  def verdicts(plan: LogicalPlan, conf: PunctuatedConf = PunctuatedConf(SQLConf.get)): Seq[Verdict] = {
     val watermarked = plan.exists(_.isInstanceOf[EventTimeWatermark])
     lazy val graph = JoinGraph.of(plan, caseSensitive = false)
+    val grouped = MultiJoinGroups.of(plan, conf.joinPlan, conf.emitPunctuations).flatMap(_.joins)
     val out = scala.collection.mutable.ArrayBuffer.empty[Verdict]
     plan.foreachUp {
+      case j: Join if grouped.exists(_ eq j) =>
       case j @ ExtractEquiJoinKeys(_, leftKeys, rightKeys, _, _, left, right, _)
           if left.isStreaming && right.isStreaming =>
         val join = j.asInstanceOf[Join]

@@ -37,10 +37,17 @@ object SafetyFixes {
    * The statement declaring `scheme` (column names of one stream) on `stream`, keeping what
    * it declares already; `input` is the operator's input the stream reaches it through.
    */
-  def declare(stream: JoinGraph.Stream, scheme: Seq[String], input: LogicalPlan): String = {
+  def declare(stream: JoinGraph.Stream, scheme: Seq[String], input: LogicalPlan): String =
+    declareAll(stream, Seq(scheme), input)
+
+  /**
+   * The statement declaring several schemes (each column names of one stream) on `stream`,
+   * keeping what it declares already: `declareAll(bids, Seq(Seq("auction"), Seq("bidder")), in)`
+   * appends `auction; bidder` to the schemes bids declares.
+   */
+  def declareAll(stream: JoinGraph.Stream, added: Seq[Seq[String]], input: LogicalPlan): String = {
     val decl = stream.declaration
-    val text = scheme.map(quote).mkString(", ")
-    val schemes = (decl.toSeq.flatMap(_.schemes.map(_.toString)) :+ text).distinct
+    val schemes = (decl.toSeq.flatMap(_.schemes.map(_.toString)) ++ added.map(_.map(quote).mkString(", "))).distinct
     // a DataFrame is declared as it enters the operator: a BOOLEAN column there
     val visible = input.output.filter(_.dataType == BooleanType).map(_.name)
     val marker = decl.flatMap(_.marker).orElse((if (stream.table.isDefined) stream.booleans else visible).headOption)
