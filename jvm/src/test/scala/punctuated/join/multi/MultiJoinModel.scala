@@ -1,0 +1,280 @@
+package punctuated.join.multi
+
+import scala.collection.mutable
+import scala.util.Random
+
+/**
+ * A row of one input of [[MultiJoinPropertySuite]]'s queries, as its `MemoryStream` carries it:
+ * the case column `c`, up to three further class columns, a value (unique over the run) and
+ * the marker. An input selects only the class columns it has.
+ */
+case class MJRow(c: Option[Int], x1: Option[Int], x2: Option[Int], x3: Option[Int], v: Option[Int], p: Boolean)
+
+/**
+ * The test oracle of the multi-way join, written from the rules alone (Li et al. 2006, §3.2
+ * chained purge, §4.2 generalized punctuation graph) and independent of `punctuated.join.multi`.
+ *
+ * Classes are numbered by the test: class 0 is the case column `c`, which every input has and
+ * every scheme binds, so cases never interact; classes 1..m are further join columns.
+ *
+ * {{{
+ *   val q = MultiJoinModel.Query(Shape("chain", IndexedSeq(Set(0, 1), Set(0, 1, 2), Set(0, 2))), ...)
+ *   val model = new MultiJoinModel(q)
+ *   model.endBatch(elements)        // one micro-batch
+ *   model.storedRows                // what the operator must store now (maximal purge)
+ * }}}
+ */
+object MultiJoinModel {
+  /** Values of a further class: 0 until Domain. */
+  val Domain = 3
+
+  /**
+   * A query's shape: the classes each input has columns in (each set contains 0, the case).
+   */
+  case class Shape(name: String, classesOf: IndexedSeq[Set[Int]]) {
+    def inputs: Int = classesOf.size
+    def further: Seq[Int] = classesOf.flatten.distinct.filter(_ != 0).sorted
+  }
+
+  /**
+   * A query: its shape, each input's schemes as the classes they bind (besides the case
+   * scheme `{0}` every input also has, sent only to close a whole case) and optional unique
+   * key (classes, at least two).
+   */
+  case class Query(shape: Shape, schemes: IndexedSeq[Seq[Set[Int]]], unique: IndexedSeq[Option[Set[Int]]]) {
+    override def toString: String = s"${shape.name}: " + shape.classesOf.indices.map { i =>
+      s"in$i(${shape.classesOf(i).toSeq.sorted.mkString(",")}) schemes " +
+        schemes(i).map(_.toSeq.sorted.mkString("{", ",", "}")).mkString(" ") +
+        unique(i).map(u => s" unique ${u.toSeq.sorted.mkString("{", ",", "}")}").getOrElse("")
+    }.mkString("; ")
+  }
+
+  /** Li et al. 2006, Theorem 2/4: every input reaches every other in the generalized punctuation graph. */
+  def safe(shape: Shape, schemes: IndexedSeq[Seq[Set[Int]]]): Boolean =
+    shape.classesOf.indices.forall(i => reach(shape, schemes, i).size == shape.inputs)
+
+  /** The inputs reached from `i`: j is reached when one of its schemes binds only reached classes. */
+  def reach(shape: Shape, schemes: IndexedSeq[Seq[Set[Int]]], i: Int): Set[Int] = {
+    var visited = Set(i)
+    var bound = shape.classesOf(i)
+    var changed = true
+    while (changed) {
+      changed = false
+      for (j <- shape.classesOf.indices if !visited(j) && schemes(j).exists(_.subsetOf(bound))) {
+        visited += j; bound ++= shape.classesOf(j); changed = true
+      }
+    }
+    visited
+  }
+
+  /** Random schemes over `shape` (one to three per input, of one or two further classes each). */
+  def randomQuery(shape: Shape, rng: Random): Query = {
+    val schemes = shape.classesOf.map { cls =>
+      val further = cls.filter(_ != 0).toSeq.sorted
+      (0 until 1 + rng.nextInt(math.min(3, further.size))).map { _ =>
+        val size = if (further.size > 1 && rng.nextInt(3) == 0) 2 else 1
+        rng.shuffle(further).take(size).toSet + 0
+      }.distinct
+    }
+    val unique = shape.classesOf.indices.map { i =>
+      val further = shape.classesOf(i).filter(_ != 0).toSeq.sorted
+      if (rng.nextInt(4) != 0) None
+      else Some(rng.shuffle(further).take(1 + rng.nextInt(further.size)).toSet + 0)
+        .filterNot(u => schemes(i).contains(u))
+    }
+    Query(shape, schemes, unique)
+  }
+
+  /** A random query over `shape` that Theorems 2/4 call safe (by its schemes, not the case scheme). */
+  def safeQuery(shape: Shape, rng: Random): Option[Query] =
+    Iterator.continually(randomQuery(shape, rng)).take(200).find(q => safe(shape, q.schemes))
+
+  /** A random shape: n inputs, m further classes, each in two or more inputs, every input in one. */
+  def randomShape(name: String, n: Int, m: Int, rng: Random): Shape = {
+    val members = (1 to m).map(k => k -> rng.shuffle((0 until n).toList).take(2 + rng.nextInt(n - 1)).toSet)
+    val classesOf = (0 until n).map(i => members.collect { case (k, in) if in(i) => k }.toSet + 0)
+    if (classesOf.forall(_.size > 1)) Shape(name, classesOf) else randomShape(name, n, m, rng)
+  }
+
+  sealed trait Elem { def input: Int; def row: MJRow }
+
+  /** A data row: its class values (class -> value, the case at class 0). */
+  case class Data(input: Int, values: Map[Int, Int], v: Int, late: Boolean) extends Elem {
+    def row: MJRow = MJRow(values.get(0), values.get(1), values.get(2), values.get(3), Some(v), p = false)
+  }
+
+  /** A punctuation: "no more rows of `input` with these values on these classes". */
+  case class Punct(input: Int, values: Map[Int, Int]) extends Elem {
+    def classes: Set[Int] = values.keySet
+    def covers(row: Map[Int, Int]): Boolean = values.forall { case (k, x) => row.get(k).contains(x) }
+    def covers(p: Punct): Boolean = covers(p.values)
+    def row: MJRow = MJRow(values.get(0), values.get(1), values.get(2), values.get(3), None, p = true)
+  }
+}
+
+/**
+ * The rules of the multi-way join, applied literally after every micro-batch: late rows,
+ * punctuations taking effect at the end of the batch, chained purge to a fixpoint, the release
+ * of held punctuations (retention 0). Counts are summed over all cases, as the operator's
+ * metrics are summed over partitions (every scheme binds the case, whose class takes all the
+ * hypercube's shares: nothing is replicated).
+ */
+class MultiJoinModel(query: MultiJoinModel.Query) {
+  import MultiJoinModel._
+
+  private val shape = query.shape
+  private val n = shape.inputs
+  private val data = IndexedSeq.fill(n)(mutable.ArrayBuffer.empty[Data])
+  /** Stored rows per input and case. */
+  private val stored = IndexedSeq.fill(n)(mutable.Map.empty[Int, mutable.LinkedHashSet[Data]])
+  /** Every punctuation that took effect (held or remembered), per input and case. */
+  private val effective = IndexedSeq.fill(n)(mutable.Map.empty[Int, mutable.LinkedHashSet[Punct]])
+  private val held = IndexedSeq.fill(n)(mutable.LinkedHashSet.empty[Punct])
+  private val usedUnique = IndexedSeq.fill(n)(mutable.Set.empty[Map[Int, Int]])
+  /** Cases an input closed whole (the case scheme). */
+  private val caseClosed = IndexedSeq.fill(n)(mutable.Set.empty[Int])
+  private var late = 0L
+  private var nextV = 0
+
+  def lateInBatch: Long = late
+  def storedRows: Long = stored.map(_.values.map(_.size.toLong).sum).sum
+
+  private def storedOf(i: Int, c: Int) = stored(i).getOrElseUpdate(c, mutable.LinkedHashSet.empty)
+  private def effectiveOf(i: Int, c: Int) = effective(i).getOrElseUpdate(c, mutable.LinkedHashSet.empty)
+  def heldPunctuations: Long = held.map(_.size.toLong).sum
+
+  private def closedBefore(i: Int, values: Map[Int, Int]) = effectiveOf(i, values(0)).exists(_.covers(values))
+
+  /**
+   * One batch of case `c`: grammatical rows and punctuations of every input, plus (if
+   * `lateRows`) rows their own earlier punctuations cover. Never a punctuation an earlier one
+   * of its input covers, never a row of a used unique key.
+   */
+  def generate(c: Int, batch: Int, lateRows: Boolean, rng: Random): Seq[Elem] = (0 until n).flatMap { i =>
+    val out = mutable.ArrayBuffer.empty[Elem]
+    val sent = mutable.ArrayBuffer.empty[Punct]
+    def newPunct(p: Punct) = !closedBefore(i, p.values) && !sent.exists(_.covers(p))
+    if (caseClosed(i)(c)) {
+      if (lateRows && rng.nextInt(5) == 0) out += randomData(i, c, rng).copy(late = true)
+    } else {
+      for (_ <- 0 until rng.nextInt(4)) {
+        if (rng.nextInt(10) < 3) {
+          val s = query.schemes(i)(rng.nextInt(query.schemes(i).size))
+          val p = Punct(i, s.map(k => k -> (if (k == 0) c else rng.nextInt(Domain))).toMap)
+          if (newPunct(p)) { sent += p; out += p }
+        } else {
+          val d = randomData(i, c, rng)
+          val key = query.unique(i).map(u => d.values.filter(kv => u(kv._1)))
+          if (key.exists(usedUnique(i))) ()   // a used unique key: never sent (not even late)
+          else if (closedBefore(i, d.values)) { if (lateRows && rng.nextBoolean()) out += d.copy(late = true) }
+          else if (!sent.exists(_.covers(d.values))) {
+            key.foreach(usedUnique(i) += _)
+            out += d
+          }
+        }
+      }
+      if (batch >= 1 && rng.nextInt(20) == 0) { out += Punct(i, Map(0 -> c)); caseClosed(i) += c }
+    }
+    out.toSeq
+  }
+
+  private def randomData(i: Int, c: Int, rng: Random): Data = {
+    nextV += 1
+    Data(i, shape.classesOf(i).toSeq.sorted.map(k => k -> (if (k == 0) c else rng.nextInt(Domain))).toMap,
+      nextV, late = false)
+  }
+
+  /** Every value combination of every scheme of every input (not already closed) of case `c`. */
+  def punctuateAll(c: Int): Seq[Elem] = (0 until n).filterNot(caseClosed(_)(c)).flatMap { i =>
+    val sent = mutable.ArrayBuffer.empty[Punct]
+    for (s <- query.schemes(i).sortBy(_.size)) {
+      val further = s.filter(_ != 0).toSeq.sorted
+      val combos = further.foldLeft(Seq(Map(0 -> c))) { (acc, k) => for (m <- acc; x <- 0 until Domain) yield m + (k -> x) }
+      for (vs <- combos; p = Punct(i, vs) if !closedBefore(i, vs) && !sent.exists(_.covers(p))) sent += p
+    }
+    sent.toSeq
+  }
+
+  /** The case punctuation of every input that has not closed case `c`. */
+  def closeCase(c: Int): Seq[Elem] =
+    (0 until n).filterNot(caseClosed(_)(c)).map { i => caseClosed(i) += c; Punct(i, Map(0 -> c)) }
+
+  /** Applies one micro-batch (all cases) as the rules say. */
+  def endBatch(elems: Seq[Elem]): Unit = {
+    late = 0
+    val fresh = mutable.ArrayBuffer.empty[Punct]
+    elems.foreach {
+      case d: Data =>
+        assert(d.late == closedBefore(d.input, d.values), s"generator: $d")
+        if (d.late) late += 1
+        else {
+          data(d.input) += d; storedOf(d.input, d.values(0)) += d
+          query.unique(d.input).foreach(u => fresh += Punct(d.input, d.values.filter(kv => u(kv._1))))
+        }
+      case p: Punct => fresh += p
+    }
+    // punctuations take effect at the end of the batch; one an earlier one repeats says nothing new
+    for (p <- fresh if !effectiveOf(p.input, p.values(0)).contains(p)) {
+      effectiveOf(p.input, p.values(0)) += p; held(p.input) += p
+    }
+    purge()
+    release()
+  }
+
+  /** Chained purge to a fixpoint: removing a row can only make other rows purgeable. */
+  private def purge(): Unit = {
+    var changed = true
+    while (changed) {
+      changed = false
+      for (i <- 0 until n; rows <- stored(i).values; t <- rows.toSeq if purgeable(i, t)) { rows -= t; changed = true }
+    }
+  }
+
+  /** design.md's closure: does it reach every input from stored row `t` of input `i`? */
+  def purgeable(i: Int, t: Data): Boolean = {
+    var visited = Set(i)
+    val c = t.values(0)
+    var partials = Seq(t.values)
+    var changed = true
+    while (changed) {
+      changed = false
+      for (j <- 0 until n if !visited(j)) {
+        val closed = partials.forall(p => effectiveOf(j, c).exists(q => q.classes.subsetOf(p.keySet) && q.covers(p)))
+        if (closed) {
+          visited += j
+          changed = true
+          partials = for (p <- partials; u <- storedOf(j, c).toSeq
+            if u.values.forall { case (k, x) => p.get(k).forall(_ == x) }) yield p ++ u.values
+        }
+      }
+    }
+    visited.size == n
+  }
+
+  /**
+   * Releases held punctuations: p of input j binding classes B with values x goes when, for
+   * some b in B, every other input with a column in b has closed x_b by a scheme binding b
+   * alone and stores no row with b = x_b.
+   */
+  private def release(): Unit = for (j <- 0 until n; p <- held(j).toSeq) {
+    val free = p.classes.exists { b =>
+      (0 until n).filter(k => k != j && shape.classesOf(k)(b)).forall { k =>
+        val c = p.values(0)
+        effectiveOf(k, c).exists(q => q.values == Map(b -> p.values(b))) &&
+          !storedOf(k, c).exists(_.values.get(b).contains(p.values(b)))
+      }
+    }
+    if (free) held(j) -= p
+  }
+
+  /** The batch inner join of all non-late rows so far: (c, v of input 0, ..., v of input n-1). */
+  def output: Seq[Seq[Int]] = {
+    val byCase = (0 until n).map(i => data(i).groupBy(_.values(0)))
+    byCase(0).keys.toSeq.flatMap { c =>
+      (0 until n).foldLeft(Seq((Map.empty[Int, Int], Seq.empty[Int]))) { case (acc, i) =>
+        for ((b, vs) <- acc; d <- byCase(i).getOrElse(c, Nil)
+          if d.values.forall { case (k, x) => b.get(k).forall(_ == x) }) yield (b ++ d.values, vs :+ d.v)
+      }.map { case (_, vs) => c +: vs }
+    }
+  }
+}

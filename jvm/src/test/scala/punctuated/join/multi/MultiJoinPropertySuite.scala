@@ -1,0 +1,163 @@
+package punctuated.join.multi
+
+import scala.util.Random
+
+import org.apache.spark.sql.{Column, DataFrame, Row}
+import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
+import org.apache.spark.sql.execution.streaming.sources.MemorySink
+import org.apache.spark.sql.internal.SQLConf
+
+import punctuated.conf.PunctuatedConf
+import punctuated.declaration.Declaration._
+import punctuated.spark.PunctuatedStreamTest
+
+/**
+ * Property test of the multi-way join: random queries of 3–5 inputs over 1–3 join columns
+ * besides the case column (chains, a cycle, a star, random connected shapes) with random
+ * schemes that Li et al. 2006 (Theorems 2 and 4) call safe, fed random grammatical
+ * interleavings of rows and punctuations (plus rows their own earlier punctuations make late).
+ * After every micro-batch, against [[MultiJoinModel]] (the rules applied literally):
+ *
+ *  (a) the output so far is exactly the batch inner join of all non-late rows so far, each
+ *      result once (also across a stop and restart from the checkpoint);
+ *  (b) the one `punctuatedMultiJoin` entry of `stateOperators` stores exactly the rows the
+ *      chained purge (Li et al. 2006, §3.2, generalized in §4.2) cannot drop (maximal purge:
+ *      `numRowsTotal`), holds exactly the punctuations the release rule keeps
+ *      (`numPunctuationsHeld`) and dropped the batch's late rows (`numLateRowsDropped`);
+ *  (c) once every input has punctuated every value of every scheme, no row is left (the
+ *      schemes are safe), and once every input has closed every case, nothing is left.
+ *
+ * Many independent cases run in one query: every input has a case column `c`, every join
+ * predicate includes equalities on it, and every scheme binds it (each input also declares
+ * the scheme on `c` alone, used only to close a whole case), so cases never interact. As `c`
+ * is the one class every input has, the hypercube gives it every share: each case lives in one
+ * cell, and the counts need no replication factor. With `spark.punctuated.join.plan=written`
+ * (a tree of binary joins) only (a) is asserted: its state differs by design.
+ */
+class MultiJoinPropertySuite extends PunctuatedStreamTest {
+  import testImplicits._
+  import MultiJoinModel._
+
+  protected def cases: Int = 40
+  protected def batches: Int = 4
+  protected def partitionCounts: Seq[Int] = Seq(1, 4)
+
+  /** The shapes of a run (name, seed); the seed also draws the schemes and the interleavings. */
+  protected def shapes: Seq[(Shape, Long)] = Seq(
+    Shape("chain a(x1) b(x1,x2) c(x2)", IndexedSeq(Set(0, 1), Set(0, 1, 2), Set(0, 2))) -> 11L,
+    Shape("cycle a(x1,x3) b(x1,x2) c(x2,x3)", IndexedSeq(Set(0, 1, 3), Set(0, 1, 2), Set(0, 2, 3))) -> 12L,
+    Shape("star d(x1,x2,x3) a(x1) b(x2) c(x3)", IndexedSeq(Set(0, 1, 2, 3), Set(0, 1), Set(0, 2), Set(0, 3))) -> 13L,
+    Shape("one key a(x1) b(x1) c(x1)", IndexedSeq(Set(0, 1), Set(0, 1), Set(0, 1))) -> 16L)
+
+  /** Shapes also run as a tree of binary joins (results only). */
+  protected def writtenShapes: Seq[(Shape, Long)] = shapes.take(2)
+
+  for ((shape, seed) <- shapes; parts <- partitionCounts) {
+    test(s"random interleavings, mjoin plan, $parts partition(s): ${shape.name}") {
+      run(shape, seed, parts, "mjoin")
+    }
+  }
+
+  for ((shape, seed) <- writtenShapes) {
+    test(s"random interleavings, written plan (results only): ${shape.name}") {
+      run(shape, seed, 4, "written")
+    }
+  }
+
+  /** One query of `shape` under `plan`: random batches, then every scheme punctuated, then every case closed. */
+  private def run(shape: Shape, seed: Long, partitions: Int, plan: String): Unit = {
+    val rng = new Random(seed)
+    val query = safeQuery(shape, rng).getOrElse(fail(s"no safe schemes for ${shape.name} (seed $seed)"))
+    val clue = s"seed $seed, $query"
+    val multi = plan != "written"
+    withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> partitions.toString, PunctuatedConf.JoinPlan -> plan,
+        PunctuatedConf.SafetyMode -> (if (multi) "strict" else "off")) {
+      val model = new MultiJoinModel(query)
+      val n = shape.inputs
+      val sources = IndexedSeq.fill(n)(MemoryStream[MJRow])
+      val inputs = (0 until n).map(i => input(sources(i), i, query))
+      val joined = (1 until n).foldLeft(inputs(0)) { (acc, j) => acc.join(inputs(j), condition(inputs, j, query, rng)) }
+      val out = joined.select(inputs(0)("i0_c") +: (0 until n).map(i => inputs(i)(s"i${i}_v")): _*)
+
+      val regular = (0 until batches).map(b => () => (0 until cases).flatMap(c => model.generate(c, b, multi, rng)))
+      val last = Seq(() => (0 until cases).flatMap(model.punctuateAll), () => (0 until cases).flatMap(model.closeCase))
+      val actions = (regular ++ last).zipWithIndex.flatMap { case (gen, b) =>
+        val elems = gen()
+        model.endBatch(elems)
+        val expected = model.output.map(Row.fromSeq)
+        val (rows, puncts, late) = (model.storedRows, model.heldPunctuations, model.lateInBatch)
+        // the model itself: safe schemes drain every row, closed cases every punctuation
+        if (b >= batches) assert(rows == 0, s"model keeps $rows rows after punctuating everything ($clue)")
+        if (b == batches + 1) assert(puncts == 0, s"model holds $puncts punctuations at the end ($clue)")
+        val add = MultiAddData(sources.indices.map(i => sources(i) -> elems.filter(_.input == i).map(_.row)): _*)
+        val check = AssertOnQuery(s"batch $b: $rows rows, $puncts punctuations, $late late ($clue)") { q =>
+          val ops = q.lastProgress.stateOperators.filter(_.operatorName.startsWith("punctuated"))
+          assert(ops.map(_.operatorName).toSeq == Seq("punctuatedMultiJoin"), s"($clue) ${q.lastProgress.json}")
+          val p = ops.head
+          assert(p.numRowsTotal == rows, s"batch $b: rows ${p.numRowsTotal} != $rows ($clue) ${p.json}")
+          assert(p.customMetrics.get("numPunctuationsHeld") == puncts,
+            s"batch $b: punctuations ${p.customMetrics.get("numPunctuationsHeld")} != $puncts ($clue) ${p.json}")
+          assert(p.customMetrics.get("numLateRowsDropped") == late,
+            s"batch $b: late ${p.customMetrics.get("numLateRowsDropped")} != $late ($clue) ${p.json}")
+          true
+        }
+        // stop and restart from the checkpoint before the third batch and before the last
+        (if (b == 2 || b == batches + 1) Seq(StopStream, StartStream()) else Nil) ++
+          Seq(add, ProcessAllAvailable(), CheckOutput(expected, s"batch $b ($clue)")) ++ (if (multi) Seq(check) else Nil)
+      }
+      withClue(clue) { testStream(out)(actions: _*) }
+    }
+  }
+
+  /**
+   * The sink holds exactly `expected` (as multisets: each result once). Reads the memory sink
+   * directly: Spark's `CheckAnswer` also asserts that every stateful operator requires a
+   * distribution with a number of partitions, which a multi-way join over hypercube cells
+   * (its own exchanges) does not state.
+   */
+  private def CheckOutput(expected: Seq[Row], clue: String) = AssertOnQuery(s"output: $clue") { q =>
+    val actual = q.sink.asInstanceOf[MemorySink].allData
+    val (a, e) = (actual.map(_.toString).sorted, expected.map(_.toString).sorted)
+    assert(a == e, s"$clue: ${a.size} results, ${e.size} expected; missing ${e.diff(a).take(10)}, " +
+      s"unexpected ${a.diff(e).take(10)}")
+    true
+  }
+
+  /** Input `i`: its case column, class columns, value and marker, declared with its schemes. */
+  private def input(source: MemoryStream[MJRow], i: Int, query: Query): DataFrame = {
+    def col(k: Int) = if (k == 0) s"i${i}_c" else s"i${i}_x$k"
+    val classes = query.shape.classesOf(i).toSeq.sorted
+    val df = source.toDF().selectExpr(classes.map(k => s"${if (k == 0) "c" else s"x$k"} AS ${col(k)}") ++
+      Seq(s"v AS i${i}_v", s"p AS i${i}_p"): _*)
+    def attrs(s: Set[Int]) = s.toSeq.sorted.map(col).mkString(", ")
+    val props = Seq(Schemes -> (Set(0) +: query.schemes(i)).map(attrs).mkString("; "), Marker -> s"i${i}_p") ++
+      query.unique(i).map(u => Unique -> attrs(u))
+    declare(df, s"in$i", props: _*)
+  }
+
+  /**
+   * The condition joining input `j` to the inputs before it: its case column and each of its
+   * class columns equal to the same class's column of a random earlier input that has one.
+   */
+  private def condition(inputs: IndexedSeq[DataFrame], j: Int, query: Query, rng: Random): Column = {
+    val classesOf = query.shape.classesOf
+    classesOf(j).toSeq.sorted.flatMap { k =>
+      val earlier = (0 until j).filter(classesOf(_)(k))
+      if (earlier.isEmpty) None else {
+        val i = earlier(rng.nextInt(earlier.size))
+        def name(x: Int) = if (k == 0) s"i${x}_c" else s"i${x}_x$k"
+        Some(inputs(j)(name(j)) === inputs(i)(name(i)))
+      }
+    }.reduce(_ && _)
+  }
+}
+
+/** [[MultiJoinPropertySuite]] on RocksDB state stores (fewer cases and shapes). */
+class MultiJoinPropertyRocksDBSuite extends MultiJoinPropertySuite {
+  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
+    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
+  override protected def cases: Int = 20
+  override protected def partitionCounts: Seq[Int] = Seq(4)
+  override protected def shapes: Seq[(MultiJoinModel.Shape, Long)] = super.shapes.take(3)
+  override protected def writtenShapes: Seq[(MultiJoinModel.Shape, Long)] = Nil
+}
