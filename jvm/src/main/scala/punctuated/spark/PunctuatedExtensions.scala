@@ -60,6 +60,14 @@ class PunctuatedExtensions extends (SparkSessionExtensions => Unit) {
     // punctuation rows through (select passes punctuations).
     extensions.injectOptimizerRule(PassPunctuationsThroughFilters)
 
+    // Per micro-batch: find the groups of three or more inner joins that run as one multi-way
+    // join (spark.punctuated.join.plan) and stamp each member join's mark with its group.
+    extensions.injectOptimizerRule(MarkMultiWayJoins)
+
+    // Per micro-batch: run each stamped group of joins as one multi-way join, its inputs routed
+    // to hypercube cells (before the next rule plans the remaining joins one by one).
+    extensions.injectColumnar(PlanPunctuatedMultiJoins)
+
     // Per micro-batch: run marked joins with the punctuation-purging symmetric hash join,
     // keeping the state location Spark's incremental planner assigned.
     extensions.injectColumnar(PlanPunctuatedJoins)

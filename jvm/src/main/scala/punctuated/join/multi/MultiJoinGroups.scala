@@ -166,7 +166,7 @@ object MultiJoinGroups {
       }
     }
     walk(top)
-    val classes = attributeClasses(equalities.toSeq)
+    val classes = inInputOrder(attributeClasses(equalities.toSeq), inputs.map(_.plan.output).toSeq)
     val group = MultiJoinGroup(top, joins.toSeq, inputs.toIndexedSeq, equalities.toSeq, filters.toSeq, classes)
     val oneColumnPerClass = classes.forall { cols =>
       val owners = cols.map(group.inputOf)
@@ -198,6 +198,17 @@ object MultiJoinGroups {
     attrs.keys.toSeq.groupBy(find).values.toSeq
       .map(ids => ids.sortBy(id => attrs.keys.toSeq.indexOf(id)).map(attrs))
       .sortBy(cls => attrs.keys.toSeq.indexOf(cls.head.exprId))
+  }
+
+  /**
+   * The classes numbered by where they first occur in the inputs' columns (input 0's columns
+   * first, in their order): `a(k) ⋈ b(k, v) ⋈ c(v)` has class 0 = {a.k, b.k}, 1 = {b.v, c.v},
+   * however the joins are nested.
+   */
+  def inInputOrder(classes: Seq[Seq[Attribute]], outputs: Seq[Seq[Attribute]]): Seq[Seq[Attribute]] = {
+    val position = outputs.zipWithIndex.flatMap { case (out, i) =>
+      out.zipWithIndex.map { case (a, o) => a.exprId -> (i, o) } }.toMap
+    classes.sortBy(cls => cls.flatMap(a => position.get(a.exprId)).minOption.getOrElse((Int.MaxValue, 0)))
   }
 
   /**

@@ -1,0 +1,101 @@
+package punctuated.join.multi
+
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, UnsafeProjection}
+import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
+import org.apache.spark.sql.types.DataType
+
+/**
+ * The cells of a multi-way join: hypercube ("shares") partitioning (Afrati and Ullman 2010,
+ * *Optimizing joins in a map-reduce environment*; Squall's hypercube for streams). Each
+ * attribute class `c` gets a share `s_c`; a cell has one coordinate per class, `0 <= x_c <
+ * s_c`; the cells are the micro-batch's partitions (`prod s_c` of them).
+ *
+ * A value of class `c` has the coordinate Spark's `HashPartitioning(Seq(column), s_c)` gives it
+ * (Murmur3, then `pmod`), so with one class (`s_0` = the number of partitions) the cells are
+ * exactly Spark's hash partitions. A row goes to every cell agreeing with it on its classes
+ * (the other coordinates range over all values): a row of an input with columns in every
+ * class goes to one cell, an input lacking class `c` is replicated `s_c` times. A result binds
+ * every class, so it is produced in exactly one cell, where all its rows meet; a punctuation
+ * goes to every cell agreeing on the classes it binds, which is every cell where a row it
+ * covers can be, so every purge decision is local to a cell.
+ *
+ * {{{
+ *   a(k) ⋈ b(k, v) ⋈ c(v), 4 partitions: shares (k: 2, v: 2), cell = x_k + 2 * x_v
+ *     a row (k = 7)          -> cells with x_k = h(7):        2 cells
+ *     b row (k = 7, v = 3)   -> the cell (h(7), h'(3)):        1 cell
+ *     c row (v = 3)          -> cells with x_v = h'(3):       2 cells
+ *     b punctuation (v = 3)  -> cells with x_v = h'(3):       2 cells
+ * }}}
+ *
+ * @param shares the share of each attribute class (class 0 first); cell numbers are mixed
+ *               radix, class 0 the least significant digit
+ */
+final case class Hypercube(shares: IndexedSeq[Int]) {
+  require(shares.nonEmpty && shares.forall(_ >= 1), s"shares $shares")
+
+  def numCells: Int = shares.product
+
+  /** The cell's coordinate in each class. */
+  def coordinates(cell: Int): IndexedSeq[Int] = {
+    var rest = cell
+    shares.map { s => val x = rest % s; rest /= s; x }
+  }
+
+  /** The cell with these coordinates. */
+  def cell(coordinates: Seq[Int]): Int =
+    coordinates.zip(shares).foldRight(0) { case ((x, s), acc) => acc * s + x }
+
+  /** Every cell whose coordinates agree with `fixed` (class -> coordinate), in increasing order. */
+  def cellsAgreeing(fixed: Map[Int, Int]): Seq[Int] = if (fixed.size == shares.size) {
+    Seq(cell(shares.indices.map(fixed)))
+  } else {
+    val ranges = shares.indices.map(c => fixed.get(c).map(Seq(_)).getOrElse(0 until shares(c)))
+    val combos = ranges.foldLeft(Seq(Seq.empty[Int])) { (acc, range) => for (a <- acc; x <- range) yield a :+ x }
+    combos.map(cell).sorted
+  }
+
+  /** Copies of a row of an input with columns in `classes` (the cells it goes to). */
+  def replication(classes: Seq[Int]): Int = shares.indices.filterNot(classes.contains).map(shares).product
+}
+
+object Hypercube {
+
+  /**
+   * The shares for `numCells` cells (their product is exactly `numCells`, so every partition
+   * is a cell) that minimise the rows sent, `sum_i w_i * prod_{c not in classes(i)} s_c`
+   * (Afrati and Ullman 2010, §3: the communication cost of the shares), with every input
+   * weighted alike (`w_i = 1`: the inputs' sizes are not known when the query starts). Ties go
+   * to larger shares of earlier classes. One class: `Hypercube(Seq(numCells))`, Spark's hash
+   * partitioning.
+   *
+   * Example: `choose(4, Seq(Seq(0), Seq(0, 1), Seq(1)), 2)` = shares (2, 2): each of a and c
+   * goes to 2 cells, b to 1 (cost 5; (4, 1) and (1, 4) cost 6).
+   *
+   * @param numCells       the number of partitions of the operator's state
+   * @param inputClasses   per input, the classes it has a column in
+   * @param numClasses     the number of attribute classes
+   */
+  def choose(numCells: Int, inputClasses: Seq[Seq[Int]], numClasses: Int): Hypercube = {
+    require(numCells >= 1 && numClasses >= 1)
+    def factorizations(n: Int, parts: Int): Seq[List[Int]] =
+      if (parts == 1) Seq(List(n))
+      else (1 to n).filter(n % _ == 0).flatMap(d => factorizations(n / d, parts - 1).map(d :: _))
+    def cost(shares: List[Int]): Long =
+      inputClasses.map(cs => shares.indices.filterNot(cs.contains).map(shares(_).toLong).product).sum
+    val best = factorizations(numCells, numClasses)
+      .minBy(s => (cost(s), s.map(-_)))(Ordering.Tuple2(Ordering.Long, Ordering.Implicits.seqOrdering[List, Int]))
+    Hypercube(best.toIndexedSeq)
+  }
+
+  /**
+   * The coordinate of a class value in a class of share `share` (a factory: call once per task,
+   * the function it returns reuses a row). Spark's hash partitioning of one column into `share`
+   * partitions, so that a NULL and every type hash as Spark hashes them.
+   */
+  def coordinate(share: Int, dataType: DataType): Any => Int = {
+    val proj = UnsafeProjection.create(Seq(
+      HashPartitioning(Seq(BoundReference(0, dataType, nullable = true)), share).partitionIdExpression))
+    val row = new GenericInternalRow(1)
+    value => { row.update(0, value); proj(row).getInt(0) }
+  }
+}

@@ -1,0 +1,50 @@
+package punctuated.join.multi
+
+import org.apache.spark.sql.types.{BinaryType, IntegerType, LongType, StructType}
+
+import punctuated.state.StoreNamespace
+
+/**
+ * Where the state of one input of [[PunctuatedMultiJoinExec]] lives in the checkpoint,
+ * derived from its input number alone, so that the operator, its state-metadata record and
+ * the tools reading a checkpoint back never disagree. The names do not depend on the plan
+ * the group runs with: the leaf state of input `i` is the same whichever inputs are joined
+ * first.
+ *
+ * {{{
+ *   input  rows store            namespaces of punctuated-meta (StoreNamespace)
+ *                                held whole-key  held partial-key  closed values
+ *   i      input<i>-mjoin-rows   3 i             3 i + 1           3 i + 2
+ * }}}
+ *
+ * The multi-way join numbers its namespaces on its own (it never shares an operator id with
+ * a binary join: a checkpoint of one cannot be continued by the other).
+ *
+ * Example: `MultiJoinLayout.of(2) == MultiJoinLayout("input2-mjoin-rows", 6, 7, 8)`.
+ *
+ * @param rowsStore    the store of the input's rows ([[MultiJoinState]])
+ * @param wholeKey     namespace of its held punctuations that bind every class of its key
+ * @param partialKey   namespace of its held punctuations that bind some of its classes
+ * @param closedValues namespace of its closed-values summaries ([[punctuated.state.ClosedKeys]])
+ */
+final case class MultiJoinLayout(rowsStore: String, wholeKey: Int, partialKey: Int, closedValues: Int)
+
+object MultiJoinLayout {
+  /** The layout of input `number` (0 .. n-1). */
+  def of(number: Int): MultiJoinLayout = {
+    require(number >= 0, s"input number $number")
+    MultiJoinLayout(s"input$number-mjoin-rows", 3 * number, 3 * number + 1, 3 * number + 2)
+  }
+
+  /** The stores of a multi-way join of `inputs` inputs: each input's rows, then `punctuated-meta`. */
+  def storeNames(inputs: Int): Seq[String] = (0 until inputs).map(of(_).rowsStore) :+ StoreNamespace.StoreName
+
+  /**
+   * The key of every rows store: one entry per stored row and class of the input, the class
+   * value as the bytes of a one-field UnsafeRow, `slot` 0 .. n-1 over that value's n rows.
+   */
+  val RowKeySchema: StructType = new StructType()
+    .add("class", IntegerType, nullable = false)
+    .add("value", BinaryType, nullable = false)
+    .add("slot", LongType, nullable = false)
+}

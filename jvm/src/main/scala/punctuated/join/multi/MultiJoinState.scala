@@ -1,0 +1,276 @@
+package punctuated.join.multi
+
+import scala.collection.mutable
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference, GenericInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.types.DataTypeUtils
+import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOperatorStateInfo
+import org.apache.spark.sql.execution.streaming.state._
+import org.apache.spark.sql.types._
+
+import punctuated.input.KeyScheme
+import punctuated.join.{JoinInputState, KeyPunctuation}
+import punctuated.state.{ClosedSummaries, HeldPunctuationTable, StoreNamespace}
+
+/**
+ * The state of one input of [[PunctuatedMultiJoinExec]] in one cell (partition): its stored
+ * rows, looked up by class value, and its held punctuations and closed values
+ * ([[HeldPunctuationTable]]) in its namespaces of `punctuated-meta` ([[MultiJoinLayout]]).
+ *
+ * An input with columns in m attribute classes stores each row m times, once under each of
+ * its class values, so that every probe — "the rows of b with v = 7" — is a point look-up,
+ * whichever class the probe comes by:
+ * {{{
+ *   input<i>-mjoin-rows   key: (class INT, value BINARY, slot BIGINT)   value: the input's row
+ *   b(k, v), classes k = 0, v = 1; rows b(1, 7, "x"), b(1, 8, "y"):
+ *     (0, [1], 0) -> (1, 7, "x")     (1, [7], 0) -> (1, 7, "x")
+ *     (0, [1], 1) -> (1, 8, "y")     (1, [8], 0) -> (1, 8, "y")
+ * }}}
+ * A class value's n rows are under slots 0 .. n-1 (dense): n is found by point look-ups (a
+ * doubling probe, then a binary search, as [[JoinInputState]] finds a join key's rows), with
+ * no count entry and no prefix scan. A task reads a class value's rows once and keeps them
+ * (its look-ups are cached); purges remove rows in memory, moving the last row into the
+ * hole; at commit ([[prepareCommit]]) only the changed slots are written, so every committed
+ * version is dense again.
+ *
+ * Purges work by key (the input's class values): every row of the input with a key goes at
+ * once, since only its key decides whether a row can still join ([[ChainedPurge]]).
+ *
+ * @param input         the input as planned (its number, schemes, key columns, classes)
+ * @param output        the input's columns (its rows as the child produces them)
+ * @param meta          the `punctuated-meta` store of the cell
+ * @param maxRemembered closed values remembered per scheme (`spark.punctuated.lateRows.maxRemembered`)
+ */
+class MultiJoinState(
+    input: MultiJoinInputSpec,
+    output: Seq[Attribute],
+    meta: StateStore,
+    stateInfo: StatefulOperatorStateInfo,
+    partitionId: Int,
+    maxRemembered: Int,
+    storeConf: StateStoreConf,
+    hadoopConf: org.apache.hadoop.conf.Configuration) {
+
+  import MultiJoinState._
+
+  val number: Int = input.number
+  val classes: Seq[Int] = input.classes
+  private val layout = MultiJoinLayout.of(number)
+  val keySchema: StructType = JoinInputState.keySchema(input.keys)
+  private val keyLength = keySchema.length
+  val inputSchema: StructType = DataTypeUtils.fromAttributes(output)
+  val keySchemes: Seq[KeyScheme] = input.spec.keySchemes
+
+  private val rows = JoinInputState.open(stateInfo, partitionId, layout.rowsStore,
+    MultiJoinLayout.RowKeySchema, inputSchema, NoPrefixKeyStateEncoderSpec(MultiJoinLayout.RowKeySchema),
+    storeConf, hadoopConf)
+
+  /** The input's key (its class values in class order) of one of its rows (reused: copy to keep). */
+  val keyOf: UnsafeProjection = UnsafeProjection.create(input.keys, output)
+  private val valueProjs: IndexedSeq[UnsafeProjection] = keySchema.fields.indices.map { q =>
+    UnsafeProjection.create(Seq(BoundReference(q, keySchema(q).dataType, nullable = true)))
+  }.toIndexedSeq
+
+  /** The value of the key's `q`-th class (position in [[classes]]) as a one-field row (a copy). */
+  def classValue(key: InternalRow, q: Int): UnsafeRow = valueProjs(q)(key).copy()
+
+  /** The position of class `c` in this input's key (-1: none). */
+  def positionOf(c: Int): Int = classes.indexOf(c)
+
+  /** A key row of this input with `binding`'s values at its classes (NULL where unbound). */
+  def keyRowOf(binding: collection.Map[Int, UnsafeRow]): InternalRow = {
+    val r = new GenericInternalRow(keyLength)
+    classes.zipWithIndex.foreach { case (c, q) =>
+      binding.get(c).foreach(v => r.update(q, v.get(0, keySchema(q).dataType)))
+    }
+    r
+  }
+
+  private val keyToUnsafe = UnsafeProjection.create(keySchema.fields.map(_.dataType))
+
+  /** The key (as stored rows have it) of a binding of every class of this input (a copy). */
+  def keyOfBinding(binding: collection.Map[Int, UnsafeRow]): UnsafeRow = keyToUnsafe(keyRowOf(binding)).copy()
+
+  /** The classes a punctuation of `scheme` with these constants binds, with their values. */
+  def bindingOfPunctuation(scheme: KeyScheme, constants: UnsafeRow): Map[Int, UnsafeRow] =
+    scheme.constants.toSeq.zipWithIndex.map { case (pos, f) =>
+      val r = new GenericInternalRow(keyLength)
+      r.update(pos, constants.get(f, keySchema(pos).dataType))
+      classes(pos) -> classValue(r, pos)
+    }.toMap
+
+  /** The binding (class -> value) of one of this input's keys. */
+  def bindingOf(key: InternalRow): Map[Int, UnsafeRow] =
+    classes.indices.map(q => classes(q) -> classValue(key, q)).toMap
+
+  // ---- stored rows ---------------------------------------------------------------------
+
+  private val storeKeyProj = UnsafeProjection.create(Seq(
+    BoundReference(0, IntegerType, nullable = false), BoundReference(1, BinaryType, nullable = false),
+    BoundReference(2, LongType, nullable = false)))
+  private def storeKey(c: Int, value: UnsafeRow, slot: Long): UnsafeRow =
+    storeKeyProj(new GenericInternalRow(Array[Any](c, value.getBytes, slot)))
+
+  /** A class value's rows in this task: as committed, then changed (`dirty` slots). */
+  private final class Slots(val rows: mutable.ArrayBuffer[UnsafeRow], val committed: Long) {
+    val dirty: mutable.Set[Int] = mutable.Set.empty[Int]
+  }
+
+  private val cache = mutable.HashMap.empty[(Int, UnsafeRow), Slots]
+  private var scanned = 0L
+
+  private def stored(c: Int, value: UnsafeRow, slot: Long): Boolean = rows.get(storeKey(c, value, slot)) != null
+
+  private def slotsOf(c: Int, value: UnsafeRow): Slots = cache.getOrElseUpdate((c, value.copy()), {
+    val n = if (!stored(c, value, 0)) 0L else {
+      var lo = 0L
+      var hi = 1L
+      while (stored(c, value, hi)) { lo = hi; hi *= 2 }
+      while (hi - lo > 1) { val mid = lo + (hi - lo) / 2; if (stored(c, value, mid)) lo = mid else hi = mid }
+      hi
+    }
+    val buf = mutable.ArrayBuffer.empty[UnsafeRow]
+    var s = 0L
+    while (s < n) { buf += rows.get(storeKey(c, value, s)).copy(); s += 1 }
+    new Slots(buf, n)
+  })
+
+  /** The stored rows whose class `c` has this value (do not modify; valid until the next change). */
+  def rowsWith(c: Int, value: UnsafeRow): collection.IndexedSeq[UnsafeRow] = slotsOf(c, value).rows
+
+  /** The distinct keys of the stored rows whose class `c` has this value. */
+  def keysWith(c: Int, value: UnsafeRow): Seq[UnsafeRow] = {
+    val seen = mutable.LinkedHashSet.empty[UnsafeRow]
+    rowsWith(c, value).foreach(r => seen += keyOf(r).copy())
+    seen.toSeq
+  }
+
+  /** Is a row with this key stored? */
+  def isStored(key: UnsafeRow): Boolean =
+    rowsWith(classes.head, classValue(key, 0)).exists(r => keyOf(r) == key)
+
+  /** Stores a row (a copy the caller will not change) with its key, under each class value. */
+  def append(row: UnsafeRow, key: UnsafeRow): Unit = classes.indices.foreach { q =>
+    val slots = slotsOf(classes(q), classValue(key, q))
+    slots.dirty += slots.rows.size
+    slots.rows += row
+  }
+
+  /** Removes every stored row with this key; returns how many (each counted once). */
+  def removeKey(key: UnsafeRow): Int = {
+    var removed = 0
+    classes.indices.foreach { q =>
+      val slots = slotsOf(classes(q), classValue(key, q))
+      var s = 0
+      while (s < slots.rows.size) {
+        if (keyOf(slots.rows(s)) == key) {
+          val last = slots.rows.size - 1
+          slots.rows(s) = slots.rows(last)     // the last row fills the hole
+          slots.rows.remove(last)
+          slots.dirty += s
+          if (q == 0) removed += 1
+        } else s += 1
+      }
+    }
+    scanned += removed
+    removed
+  }
+
+  /** Stored rows read by purges in this task. */
+  def rowsScanned: Long = scanned
+
+  /** Writes the changed slots: each class value's rows dense under 0 .. n-1 again. */
+  private def writeSlots(): Unit = cache.foreach { case ((c, value), slots) =>
+    val n = slots.rows.size
+    slots.dirty.foreach(s => if (s < n) rows.put(storeKey(c, value, s), slots.rows(s)))
+    var s = n.toLong
+    while (s < slots.committed) { rows.remove(storeKey(c, value, s)); s += 1 }
+  }
+
+  // ---- held punctuations and closed values -------------------------------------------
+
+  private def namespace(id: Int, valueFields: Int) =
+    StoreNamespace(meta, id, JoinInputState.PunctKeySchema.length, valueFields)
+  private val wholeNs =
+    if (keySchemes.exists(_.isWholeKey(keyLength))) Some(namespace(layout.wholeKey, 2)) else None
+  private val partialNs =
+    if (keySchemes.exists(!_.isWholeKey(keyLength))) Some(namespace(layout.partialKey, 2)) else None
+  private val byId = keySchemes.map(s => s.id -> s).toMap
+
+  /**
+   * Held punctuations and closed values. The partition given to the closed-values summaries
+   * is (0, 1): a cell holds values of every hash of its classes' coordinates, so the summaries
+   * never assume Spark's hash partitioning of the key.
+   */
+  private val table = new HeldPunctuationTable(wholeNs, partialNs,
+    if (keySchemes.isEmpty) ClosedSummaries.None
+    else ClosedSummaries.OwnNamespace(namespace(layout.closedValues, ClosedSummaries.ValueSchema.length)),
+    keySchemes.map(s => s.id -> s), keySchema, maxRemembered, (0, 1))
+
+  /** The punctuation of `scheme` with `key`'s values. */
+  def punctuationFor(scheme: KeyScheme, key: InternalRow): KeyPunctuation =
+    KeyPunctuation(scheme, table.constantsOf(scheme, key).copy(), None)
+
+  def held(p: KeyPunctuation): Option[(Option[Any], Long)] = table.held(p.scheme.id, p.scheme, p.constants)
+  def hold(p: KeyPunctuation, closedAt: Long): Unit = table.hold(p.scheme.id, p.scheme, p.constants, None, closedAt)
+  def release(scheme: KeyScheme, constants: UnsafeRow): Unit = table.release(scheme.id, scheme, constants)
+  /** Marks a held punctuation closed at `batch` (released after the retention). */
+  def close(scheme: KeyScheme, constants: UnsafeRow, batch: Long): Unit = table.close(scheme.id, scheme, constants, batch)
+  def remember(p: KeyPunctuation): Unit = table.remember(p.scheme.id, p.constants, None)
+  def remembers(p: KeyPunctuation): Boolean = table.remembers(p.scheme.id, p.constants, None)
+  def releaseExpired(batch: Long, retention: Int): Unit = table.releaseExpired(batch, retention, _ => false)
+
+  /** Has this input closed (held or remembered) `scheme`'s values in this key row? */
+  def closedBy(scheme: KeyScheme, key: InternalRow): Boolean = table.covers(scheme.id, scheme, key)
+
+  private val lateCache = mutable.HashMap.empty[UnsafeRow, Boolean]
+
+  /**
+   * Is a row with this key late: covered by a punctuation of this input from an earlier
+   * batch (asked before this batch's punctuations apply; cached per task)?
+   */
+  def covers(key: UnsafeRow): Boolean = keySchemes.nonEmpty && lateCache.getOrElseUpdate(key.copy(),
+    keySchemes.exists(s => table.covers(s.id, s, key)))
+
+  /**
+   * This input's held punctuations still open (not yet closed for release), as (scheme,
+   * constants): one pass over its held-punctuation namespaces.
+   */
+  def heldOpen: Seq[(KeyScheme, UnsafeRow)] = (wholeNs.toSeq ++ partialNs.toSeq).flatMap { ns =>
+    ns.iterator().flatMap { pair =>
+      byId.get(pair.key.getInt(0)).filter(_ => pair.value.getLong(1) < 0).map { scheme =>
+        val bytes = pair.key.getBinary(1)
+        val constants = new UnsafeRow(scheme.constants.length)
+        constants.pointTo(bytes, bytes.length)
+        (scheme, constants)
+      }
+    }.toSeq
+  }
+
+  // ---- commit and metrics ---------------------------------------------------------------
+
+  private var remembered = 0L
+  private var forgotten = 0L
+
+  /** Writes the changed rows and closed values back, before the stores commit. */
+  def prepareCommit(): Unit = {
+    writeSlots()
+    forgotten += table.flushClosed()
+    remembered = table.numRemembered
+  }
+
+  def rowsStore: StateStore = rows
+  def abortIfNeeded(): Unit = if (!rows.hasCommitted) rows.abort()
+
+  /** Stored rows, each counted once (the store holds one entry per row and class). */
+  def numRows: Long = rows.metrics.numKeys / classes.size
+  def numPunctuations: Long = table.count
+  def numClosedValues: Long = remembered
+  def numClosedValuesForgotten: Long = forgotten
+}
+
+object MultiJoinState {
+  /** Partial results above this are not built by a purge check ([[ChainedPurge]]'s cap). */
+  val MaxPartials = 10000
+}

@@ -1,0 +1,322 @@
+package punctuated.join.multi
+
+import java.util.concurrent.TimeUnit.NANOSECONDS
+
+import scala.collection.mutable
+
+import org.apache.spark.TaskContext
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{JoinedRow, Predicate, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.execution.streaming.state.StateStoreConf
+
+import punctuated.errors.PunctuatedErrors
+import punctuated.input.KeyScheme
+import punctuated.join.{CompletingIterator, JoinInputState, KeyPunctuation}
+import punctuated.state.PunctuatedJoinMetrics
+
+/**
+ * One cell (partition) of one micro-batch of [[PunctuatedMultiJoinExec]]: each input in
+ * turn (input 0, 1, ... n-1), each row probing the other inputs' stored rows, then this
+ * batch's punctuations, the chained purge ([[ChainedPurge]]), releases, commit.
+ *
+ * @param cell the partition, which is the hypercube cell
+ */
+private[multi] class MultiJoinTask(
+    exec: PunctuatedMultiJoinExec,
+    cell: Int,
+    storeConf: StateStoreConf,
+    hadoopConf: org.apache.hadoop.conf.Configuration) {
+  import PunctuatedJoinMetrics._
+  import exec.{metric, settings}
+
+  private val info = exec.getStateInfo
+  private val batch = info.storeVersion
+  private val n = exec.inputs.size
+
+  private val meta = JoinInputState.openShared(info, cell, storeConf, hadoopConf)
+  private val states: IndexedSeq[MultiJoinState] = exec.inputs.map { in =>
+    new MultiJoinState(in, exec.children(in.number).output, meta, info, cell, settings.maxRemembered,
+      storeConf, hadoopConf)
+  }
+  Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit] { _ =>
+    states.foreach(_.abortIfNeeded())
+    if (!meta.hasCommitted) meta.abort()
+  })
+
+  private val specs = exec.inputs.map(_.spec)
+  private val outputs = exec.children.map(_.output)
+  private val toUnsafe = outputs.map(o => UnsafeProjection.create(o, o))
+  private val allAttrs = outputs.flatten
+  private val condition: InternalRow => Boolean = exec.condition match {
+    case Some(c) => Predicate.create(c, allAttrs).eval
+    case None => _ => true
+  }
+  private val outputProj = UnsafeProjection.create(exec.projection, allAttrs)
+  /** The inputs' rows as one row, in input order (nested views). */
+  private val joins = Array.fill(math.max(n - 1, 1))(new JoinedRow)
+  private def joined(rows: Array[InternalRow]): InternalRow = {
+    var r: InternalRow = joins(0)(rows(0), rows(1))
+    var i = 2
+    while (i < n) { r = joins(i - 1)(r, rows(i)); i += 1 }
+    r
+  }
+
+  // ---- cells ------------------------------------------------------------------------------
+
+  private val coordinates: IndexedSeq[Int] = exec.cellCoordinates(cell)
+  private val coordinateOf: IndexedSeq[UnsafeRow => Int] = exec.classTypes.indices.map(exec.coordinateOf)
+
+  /** Is this the cell of a row with this key of input `i` (every class's coordinate agrees)? */
+  private def isHome(i: Int, key: UnsafeRow): Boolean = states(i).classes.indices.forall { q =>
+    val c = states(i).classes(q)
+    coordinateOf(c)(states(i).classValue(key, q)) == coordinates(c)
+  }
+
+  /** Does the copy of a punctuation binding `bound` that comes to this cell count it? */
+  private def counts(bound: Set[Int]): Boolean =
+    coordinates.indices.forall(c => bound(c) || coordinates(c) == 0)
+
+  // ---- rows -------------------------------------------------------------------------------
+
+  private val newPunctuations = IndexedSeq.fill(n)(mutable.ArrayBuffer.empty[KeyPunctuation])
+  private val storedNow = mutable.ArrayBuffer.empty[(Int, UnsafeRow)]
+  private var stored = 0L
+  private var purged = 0L
+  private var abandoned = 0L
+
+  /** Joins the inputs' rows of this batch (`iters(i)`: input `i`'s), in input order. */
+  def run(iters: IndexedSeq[Iterator[InternalRow]]): Iterator[InternalRow] = {
+    val start = System.nanoTime
+    val out = iters.indices.map(i => iters(i).flatMap(row => processRow(row, i))).reduce(_ ++ _) ++
+      Iterator.single(()).flatMap { _ => endOfBatch(); Iterator.empty }
+    val numOutputRows = metric("numOutputRows")
+    val counted = out.map { row => numOutputRows += 1; row }
+    new CompletingIterator[InternalRow](counted, () => complete(start))
+  }
+
+  private def complete(start: Long): Unit = {
+    metric("allUpdatesTimeMs") += NANOSECONDS.toMillis(System.nanoTime - start)
+    val held = states.map(_.numPunctuations).sum // read before the commit
+    val t = System.nanoTime
+    states.foreach(_.prepareCommit())
+    (states.map(_.rowsStore) :+ meta).foreach(_.commit())
+    metric("commitTimeMs") += NANOSECONDS.toMillis(System.nanoTime - t)
+    metric("numTotalStateRows") += states.map(_.numRows).sum
+    metric(PunctuationsHeld) += held
+    metric(ClosedValuesRemembered) += states.map(_.numClosedValues).sum
+    metric(ClosedValuesForgotten) += states.map(_.numClosedValuesForgotten).sum
+    val stores = states.map(_.rowsStore) :+ meta
+    metric("stateMemory") += stores.map(_.metrics.memoryUsedBytes).sum
+    stores.foreach(s => exec.reportCustomStoreMetrics(s.metrics.customMetrics))
+    metric("numUpdatedStateRows") += stored
+    metric("numRemovedStateRows") += purged
+    metric(RowsPurged) += purged
+    metric(PunctuatedMultiJoinExec.PurgeChecksAbandoned) += abandoned
+    metric(StateRowsScanned) += states.map(_.rowsScanned).sum
+    exec.reportStoreMetrics()
+  }
+
+  private def processRow(row: InternalRow, i: Int): Iterator[InternalRow] = {
+    val spec = specs(i)
+    val state = states(i)
+    if (spec.isPunctuation(row)) {
+      punctuation(row, i)
+      Iterator.empty
+    } else {
+      val key = state.keyOf(row).copy()
+      if (key.anyNull) Iterator.empty // NULL never joins (inner join)
+      else if (!isHome(i, key)) {
+        // only here for the punctuation its unique key implies
+        spec.unique.foreach(u => newPunctuations(i) += state.punctuationFor(u, key))
+        Iterator.empty
+      } else if (state.covers(key)) {
+        late(row, i)
+        Iterator.empty
+      } else {
+        val value = toUnsafe(i)(row).copy()
+        val results = probe(i, value, key)
+        state.append(value, key)
+        storedNow += (i -> key)
+        stored += 1
+        spec.unique.foreach(u => newPunctuations(i) += state.punctuationFor(u, key))
+        results.iterator
+      }
+    }
+  }
+
+  /** The order input `i`'s rows probe the others: each next one shares a class with those before. */
+  private val probeOrders: IndexedSeq[IndexedSeq[Int]] = (0 until n).map(exec.probeOrder)
+
+  /** Joins input `i`'s row with the other inputs' stored rows: its results (copies). */
+  private def probe(i: Int, value: UnsafeRow, key: UnsafeRow): Seq[InternalRow] = {
+    val results = mutable.ArrayBuffer.empty[InternalRow]
+    val rows = new Array[InternalRow](n)
+    rows(i) = value
+    val binding = new Array[UnsafeRow](exec.classTypes.size)
+    states(i).classes.indices.foreach(q => binding(states(i).classes(q)) = states(i).classValue(key, q))
+    val order = probeOrders(i)
+
+    def extend(d: Int): Unit =
+      if (d == order.size) {
+        val r = joined(rows)
+        if (condition(r)) results += outputProj(r).copy()
+      } else {
+        val j = order(d)
+        val st = states(j)
+        val by = st.classes.find(c => binding(c) != null).get
+        val fresh = st.classes.indices.filter(q => binding(st.classes(q)) == null)
+        val candidates = st.rowsWith(by, binding(by))
+        var u = 0
+        while (u < candidates.size) {
+          val partner = candidates(u)
+          val k = st.keyOf(partner)
+          val agrees = st.classes.indices.forall { q =>
+            val c = st.classes(q)
+            c == by || binding(c) == null || binding(c) == st.classValue(k, q)
+          }
+          if (agrees) {
+            fresh.foreach(q => binding(st.classes(q)) = st.classValue(st.keyOf(partner), q))
+            rows(j) = partner
+            extend(d + 1)
+            fresh.foreach(q => binding(st.classes(q)) = null)
+          }
+          u += 1
+        }
+      }
+    extend(0)
+    results.toSeq
+  }
+
+  private def punctuation(row: InternalRow, i: Int): Unit = specs(i).schemeOf(row) match {
+    case Some(Some(scheme)) =>
+      if (counts(exec.inputs(i).boundClasses(scheme).toSet)) metric(PunctuationsReceived) += 1
+      newPunctuations(i) += states(i).punctuationFor(scheme, states(i).keyOf(row))
+    case Some(None) =>
+      metric(PunctuationsReceived) += 1
+    case None if settings.failOnInvalidPunctuations =>
+      throw PunctuatedErrors.invalidPunctuation(render(row, i), specs(i).name, specs(i).schemeNames)
+    case None =>
+      metric(InvalidPunctuationsDropped) += 1
+  }
+
+  private def late(row: InternalRow, i: Int): Unit = {
+    if (settings.failOnLateRows) {
+      val name = specs(i).name
+      throw PunctuatedErrors.lateRow(s"Row ${render(row, i)} of $name arrived after $name punctuated its key")
+    }
+    metric(LateRowsDropped) += 1
+  }
+
+  private def render(row: InternalRow, i: Int): String = outputs(i).indices.map { c =>
+    val v = if (row.isNullAt(c)) "NULL" else row.get(c, outputs(i)(c).dataType)
+    s"${outputs(i)(c).name}=$v"
+  }.mkString("(", ", ", ")")
+
+  // ---- end of the batch -------------------------------------------------------------------
+
+  private type Binding = ChainedPurge.Binding[UnsafeRow]
+
+  /** The state as [[ChainedPurge]] sees it. */
+  private object View extends ChainedPurge.State[UnsafeRow] {
+    override def size: Int = n
+    override def classes(j: Int): Seq[Int] = states(j).classes
+    override def storedKeys(j: Int, binding: Binding): Iterable[Binding] = {
+      val st = states(j)
+      val by = st.classes.find(binding.contains).get
+      st.keysWith(by, binding(by)).map(st.bindingOf).filter { k =>
+        k.forall { case (c, v) => binding.get(c).forall(_ == v) }
+      }
+    }
+    override def closed(j: Int, binding: Binding): Boolean = {
+      val st = states(j)
+      lazy val keyRow = st.keyRowOf(binding)
+      st.keySchemes.exists { s =>
+        exec.inputs(j).boundClasses(s).forall(binding.contains) && st.closedBy(s, keyRow)
+      }
+    }
+    override def isStored(j: Int, key: Binding): Boolean = states(j).isStored(keyOf(j, key))
+    override def remove(j: Int, key: Binding): Unit = purged += states(j).removeKey(keyOf(j, key))
+    private def keyOf(j: Int, key: Binding): UnsafeRow = states(j).keyOfBinding(key)
+  }
+
+  /** Applies this batch's punctuations, purges to a fixpoint, releases (see the operator's doc). */
+  private def endOfBatch(): Unit = {
+    val candidates = mutable.LinkedHashSet.empty[(Int, Binding)]
+    storedNow.foreach { case (i, key) => candidates += (i -> states(i).bindingOf(key)) }
+    var touched = false
+    for (j <- 0 until n; p <- strongest(newPunctuations(j).toSeq)) {
+      val st = states(j)
+      if (st.held(p).isEmpty && !st.remembers(p)) {
+        touched = true
+        st.remember(p)
+        st.hold(p, -1L)
+        candidates ++= reachable(j, bindingOf(j, p))
+      }
+    }
+    val result = ChainedPurge.purge(View, candidates, MultiJoinState.MaxPartials)
+    abandoned += result.abandoned
+    if (touched || result.purged.nonEmpty) releaseHeld()
+    if (settings.punctuationRetention > 0) states.foreach(_.releaseExpired(batch, settings.punctuationRetention))
+  }
+
+  /** One punctuation per scheme and constants (the batch's take effect together). */
+  private def strongest(ps: Seq[KeyPunctuation]): Iterable[KeyPunctuation] = {
+    val best = mutable.LinkedHashMap.empty[(Int, UnsafeRow), KeyPunctuation]
+    ps.foreach(p => best.getOrElseUpdate((p.scheme.id, p.constants), p))
+    best.values
+  }
+
+  /** The classes punctuation `p` of input `j` binds, with its values. */
+  private def bindingOf(j: Int, p: KeyPunctuation): Binding = states(j).bindingOfPunctuation(p.scheme, p.constants)
+
+  /**
+   * Stored keys a new punctuation of input `j` binding `x` can make purgeable: those of other
+   * inputs with a bound class equal to its value, then, breadth first, the keys joinable with
+   * keys found (look-ups by class value), as far as a closure reaches (n - 1 steps).
+   */
+  private def reachable(j: Int, x: Binding): Seq[(Int, Binding)] = {
+    val found = mutable.LinkedHashSet.empty[(Int, Binding)]
+    // keys of other inputs with a bound class equal to its value in x
+    var frontier: Seq[(Int, Binding)] = for {
+      l <- (0 until n) if l != j
+      (c, v) <- x.toSeq if states(l).classes.contains(c)
+      key <- View.storedKeys(l, Map(c -> v))
+    } yield l -> key
+    var depth = 0
+    while (frontier.nonEmpty && depth < n) {
+      val next = mutable.ArrayBuffer.empty[(Int, Binding)]
+      frontier.foreach { f => if (found.add(f)) {
+        val (l, key) = f
+        (0 until n).filter(m => m != l && states(m).classes.exists(key.contains))
+          .foreach(m => View.storedKeys(m, key).foreach(u => next += (m -> u)))
+      } }
+      frontier = next.toSeq
+      depth += 1
+    }
+    found.toSeq
+  }
+
+  /**
+   * Releases (after the retention) held punctuations that can no longer matter: a
+   * punctuation of input j binding classes B to x goes once, for some b in B, every other
+   * input with a column in class b has closed x_b by a scheme binding b alone and stores no
+   * row with b = x_b. One pass over the cell's held punctuations, in batches that received
+   * punctuations or purged rows.
+   */
+  private def releaseHeld(): Unit = for (j <- 0 until n; (scheme, constants) <- states(j).heldOpen) {
+    val x = bindingOf(j, KeyPunctuation(scheme, constants, None))
+    val done = x.exists { case (b, v) =>
+      (0 until n).filter(l => l != j && states(l).classes.contains(b)).forall { l =>
+        val st = states(l)
+        val single = Map(b -> v)
+        st.rowsWith(b, v).isEmpty && st.keySchemes.exists { s =>
+          exec.inputs(l).boundClasses(s) == Seq(b) && st.closedBy(s, st.keyRowOf(single))
+        }
+      }
+    }
+    if (done) {
+      if (settings.punctuationRetention == 0) states(j).release(scheme, constants)
+      else states(j).close(scheme, constants, batch)
+    }
+  }
+}

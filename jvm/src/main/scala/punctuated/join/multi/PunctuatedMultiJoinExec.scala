@@ -1,0 +1,170 @@
+package punctuated.join.multi
+
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference, Expression, Literal, Murmur3Hash, Pmod, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.plans.physical.{Distribution, Partitioning, UnknownPartitioning, UnspecifiedDistribution}
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.streaming.operators.stateful.{StatefulOperatorCustomMetric, StatefulOperatorCustomSumMetric, StatefulOperatorStateInfo}
+import org.apache.spark.sql.execution.streaming.state.{StateStoreConf, StateStoreCustomMetric}
+import org.apache.spark.sql.types.DataType
+
+import punctuated.conf.PunctuatedConf
+import punctuated.state.{PunctuatedJoinMetrics, PunctuatedStatefulOperator}
+
+/**
+ * A punctuated multi-way join: a group of three or more inner stream-stream equi-joins run as
+ * one operator with no intermediate state — Viglas et al.'s MJoin as Li et al. 2006 (§3.2)
+ * purge it by punctuations, chained through the inputs' stored rows (Lemma 1) and
+ * generalized to attribute classes and multi-attribute schemes (§4.2).
+ *
+ * A tree of binary joins keeps each join's result as the next join's input and only passes
+ * on punctuations of that join's own key, so a chain over two keys cannot forget its middle.
+ * Here every input's rows are stored once per cell, and a row goes as soon as the
+ * punctuations of the other inputs — directly or through the rows joinable with it — show
+ * that no future result can include it ([[ChainedPurge]]).
+ *
+ * {{{
+ *     input 0        input 1        ...     input n-1     (rows and punctuations, routed
+ *        |              |                       |           to hypercube cells by the
+ *        v              v                       v           exchange below each input)
+ *   +----------------------------------------------------------+
+ *   | cell c:  input 0's rows, then input 1's, ... in order:    |
+ *   |   late? (own held / remembered punctuations)  -> dropped  |
+ *   |   probe the other inputs' stored rows, one input at a     |
+ *   |   time, each sharing a class with those before (look-ups  |
+ *   |   by class value), residual condition -> output rows      |
+ *   |   store the row (under each of its class values)          |
+ *   | end of batch: this batch's punctuations -> remember, hold;|
+ *   |   chained purge of the rows they and the new rows touch,  |
+ *   |   to a fixpoint; release held punctuations no longer      |
+ *   |   needed; commit                                          |
+ *   +----------------------------------------------------------+
+ * }}}
+ *
+ * Worked example, the chain `a(k) ⋈ b(k, v) ⋈ c(v)` (classes 0 = k, 1 = v; a punctuates k,
+ * b punctuates k and v separately, c punctuates v):
+ * {{{
+ *   batch 0: a(k=1)           stored; no partner yet
+ *            b(k=1, v=7)      joins a(1), no c yet; stored
+ *            c(v=7)           joins b(1, 7) and through it a(1): one result; stored
+ *   batch 1: b: "no more k=1"  at the end of the batch:
+ *            c: "no more v=7"  a(1): b closed k=1 -> partials {k=1, v=7}; c closed v=7: purged
+ *                              b(1, 7): a has not closed k=1: kept
+ *                              c(7): b has not closed v=7 (a shares no class with c): kept
+ *   batch 2: a: "no more k=1"  b(1, 7): a closed k=1 and stores no row with it: purged;
+ *            b: "no more v=7"  c(7): b closed v=7 and stores no row with it: purged. Every
+ *                              punctuation is released (the other inputs of its class
+ *                              closed its value too and store nothing with it).
+ *   state after batch 2: empty. A tree of binary joins keeps b(1, 7) ⋈ a(1) forever: its
+ *   upper join sees no punctuation on v from the lower one.
+ * }}}
+ *
+ * Partitioning (Afrati and Ullman 2010, shares): each attribute class c has a share s_c, the
+ * cells are the points of the grid of shares, a class value's coordinate is Spark's hash
+ * partition of it among s_c. A data row is joined and stored only in its *home* cells (all
+ * its classes' coordinates agree), so each result is produced in exactly one cell; a
+ * punctuation comes to every cell agreeing on the classes it binds, so every purge decision
+ * is local to a cell. A non-home copy of a data row (an input whose unique key binds fewer
+ * classes than it has) only applies the punctuation its unique key implies.
+ *
+ * Semantics as [[punctuated.join.PunctuatedSymmetricHashJoinExec]]'s: punctuations take
+ * effect at the end of their batch; late rows and invalid punctuations per
+ * `spark.punctuated.lateRows` and `spark.punctuated.invalidPunctuations`. Purge checks that
+ * would build more than [[MultiJoinState.MaxPartials]] partial results are abandoned for the
+ * batch (the row stays; counted in `numPurgeChecksAbandoned`).
+ *
+ * @param inputs     the inputs as planned, by number
+ * @param classTypes the data type of each attribute class
+ * @param condition  residual filters, over the children's outputs
+ * @param projection the operator's output (columns of the children)
+ * @param stateInfo  state-store location, set by Spark's incremental planner
+ * @param settings   the `spark.punctuated.*` settings
+ * @param shares     the hypercube shares per class (product <= the state's partitions)
+ * @param children   input i's rows, already routed to cells, as children(i)
+ */
+case class PunctuatedMultiJoinExec(
+    inputs: IndexedSeq[MultiJoinInputSpec],
+    classTypes: Seq[DataType],
+    condition: Option[Expression],
+    projection: Seq[Attribute],
+    stateInfo: Option[StatefulOperatorStateInfo],
+    settings: PunctuatedConf,
+    shares: Seq[Int],
+    children: Seq[SparkPlan])
+  extends SparkPlan with PunctuatedStatefulOperator {
+
+  require(inputs.size == children.size && inputs.indices.forall(i => inputs(i).number == i),
+    "one child per input, inputs numbered 0 .. n-1")
+  require(shares.size == classTypes.size, s"one share per class: $shares")
+
+  override def shortName: String = "punctuatedMultiJoin"
+  override def output: Seq[Attribute] = projection
+  override val stateStoreNames: Seq[String] = MultiJoinLayout.storeNames(inputs.size)
+
+  override def requiredChildDistribution: Seq[Distribution] = children.map(_ => UnspecifiedDistribution)
+  override def outputPartitioning: Partitioning = UnknownPartitioning(getStateInfo.numPartitions)
+
+  override protected def customStatefulOperatorMetrics: Seq[StatefulOperatorCustomMetric] =
+    PunctuatedJoinMetrics.all :+ StatefulOperatorCustomSumMetric(PunctuatedMultiJoinExec.PurgeChecksAbandoned,
+      "number of purge checks abandoned (too many partial results)")
+
+  /**
+   * The order in which a row of input `i` probes the other inputs: each next input shares a
+   * class with `i` or an input before it (the smallest such number first).
+   */
+  def probeOrder(i: Int): IndexedSeq[Int] = {
+    val bound = scala.collection.mutable.Set(inputs(i).classes: _*)
+    val order = scala.collection.mutable.ArrayBuffer.empty[Int]
+    while (order.size < inputs.size - 1) {
+      val next = inputs.indices.find(j => j != i && !order.contains(j) && inputs(j).classes.exists(bound))
+        .getOrElse(throw new IllegalStateException(s"inputs not connected by their classes: ${inputs.map(_.classes)}"))
+      order += next
+      bound ++= inputs(next).classes
+    }
+    order.toIndexedSeq
+  }
+
+  /** The coordinates of `cell`, one per class. */
+  def cellCoordinates(cell: Int): IndexedSeq[Int] = PunctuatedMultiJoinExec.coordinates(shares, cell)
+
+  /** The coordinate of a value (a one-field row) of class `c`. */
+  def coordinateOf(c: Int): UnsafeRow => Int = PunctuatedMultiJoinExec.coordinate(shares(c), classTypes(c))
+
+  protected override def doExecute(): RDD[InternalRow] = {
+    val coordinator = stateStoreCoordinator
+    val storeConf = new StateStoreConf(conf)
+    val hadoopConf = broadcastHadoopConf()
+    metrics // initialise on the driver
+    new StateStoreAwareZipRDD(sparkContext, children.map(_.execute()), getStateInfo, stateStoreNames,
+      Some(coordinator))({ (cell, iters) =>
+      new MultiJoinTask(this, cell, storeConf, hadoopConf.value.value).run(iters)
+    })
+  }
+
+  override protected def withNewChildrenInternal(newChildren: IndexedSeq[SparkPlan]): SparkPlan =
+    copy(children = newChildren)
+
+  // Accessors for the task (metrics are protected in SparkPlan).
+  private[multi] def metric(name: String) = longMetric(name)
+  private[multi] def reportStoreMetrics(): Unit = setOperatorMetrics(stateStoreNames.size)
+  private[multi] def reportCustomStoreMetrics(m: Map[StateStoreCustomMetric, Long]): Unit = setStoreCustomMetrics(m)
+}
+
+object PunctuatedMultiJoinExec {
+  /** Purge checks abandoned over [[MultiJoinState.MaxPartials]] partial results. */
+  val PurgeChecksAbandoned = "numPurgeChecksAbandoned"
+
+  /** The coordinates of `cell` in the grid of `shares` (mixed radix, the last class fastest). */
+  def coordinates(shares: Seq[Int], cell: Int): IndexedSeq[Int] = {
+    var rest = cell
+    shares.reverse.map { s => val c = rest % s; rest /= s; c }.reverse.toIndexedSeq
+  }
+
+  /** A class value's coordinate among `share`: Spark's `HashPartitioning(Seq(col), share)`. */
+  def coordinate(share: Int, dataType: DataType): UnsafeRow => Int = {
+    val proj = UnsafeProjection.create(Seq(
+      Pmod(new Murmur3Hash(Seq(BoundReference(0, dataType, nullable = true))), Literal(share))))
+    row => proj(row).getInt(0)
+  }
+}

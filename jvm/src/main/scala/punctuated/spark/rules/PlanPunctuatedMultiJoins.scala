@@ -1,0 +1,138 @@
+package punctuated.spark.rules
+
+import scala.collection.mutable
+
+import org.apache.spark.internal.Logging
+import org.apache.spark.sql.SparkSession
+import org.apache.spark.sql.catalyst.expressions.{And, Attribute, Expression, Literal}
+import org.apache.spark.sql.catalyst.rules.Rule
+import org.apache.spark.sql.execution.{ColumnarRule, FilterExec, ProjectExec, SparkPlan}
+import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
+import org.apache.spark.sql.execution.streaming.operators.stateful.join.StreamingSymmetricHashJoinExec
+
+import punctuated.conf.PunctuatedConf
+import punctuated.input.{InputSpec, PunctuatedInput, PunctuationColumns}
+import punctuated.join.multi.{Hypercube, MultiJoinExchangeExec, MultiJoinGroups, MultiJoinInputSpec, PunctuatedMultiJoinExec}
+
+/**
+ * Physical rule (before columnar transitions; registered before [[PlanPunctuatedJoins]]): the
+ * Spark joins of a group that runs as one multi-way join — stamped with the group's number by
+ * [[MarkMultiWayJoins]] — become one [[PunctuatedMultiJoinExec]] with the uppermost join's
+ * state location (Spark numbers its stateful operators top-down: the group's other joins'
+ * operator ids keep no state). Below each input, Spark's exchange (which partitioned it by the
+ * key of the one join that read it) becomes a [[MultiJoinExchangeExec]] routing it to the
+ * cells of the [[Hypercube]] chosen for the group.
+ *
+ * {{{
+ *   StreamingSymmetricHashJoin(b.v = c.v) [group 0]         PunctuatedMultiJoin(a, b, c)
+ *     Exchange(hash b.v)                                      MultiJoinExchange(a)  scan a
+ *       StreamingSymmetricHashJoin(a.k = b.k) [group 0]  =>   MultiJoinExchange(b)  scan b
+ *         Exchange(hash a.k)  scan a                          MultiJoinExchange(c)  scan c
+ *         Exchange(hash b.k)  scan b
+ *     Exchange(hash c.v)  scan c
+ * }}}
+ *
+ * Between the group's joins only exchanges, filters (their conditions are applied to each
+ * result) and column-selecting projections occur ([[MultiJoinGroups]]). A group whose physical
+ * plan has anything else stays the tree of binary joins [[PlanPunctuatedJoins]] plans (logged).
+ */
+case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule with Logging {
+
+  override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
+    override def apply(plan: SparkPlan): SparkPlan = plan.transformDown {
+      case j: StreamingSymmetricHashJoinExec if j.stateInfo.isDefined && groupOf(j).isDefined =>
+        build(j, groupOf(j).get).getOrElse(j)
+    }
+  }
+
+  private def groupOf(j: StreamingSymmetricHashJoinExec): Option[Int] =
+    PunctuationColumns.find(j.condition.full).flatMap(_.multiJoin)
+
+  /** One input of the group as found below its joins. */
+  private final case class Found(plan: SparkPlan, declaration: Option[PunctuatedInput])
+
+  private def build(top: StreamingSymmetricHashJoinExec, group: Int): Option[SparkPlan] = {
+    val inputs = mutable.ArrayBuffer.empty[Found]
+    val equalities = mutable.ArrayBuffer.empty[(Attribute, Attribute)]
+    val filters = mutable.ArrayBuffer.empty[Expression]
+    var unexpected = Option.empty[SparkPlan]
+
+    /** The group's join below `node` through exchanges, filters and projections, if any. */
+    def below(node: SparkPlan, passed: Seq[Expression]): Option[(StreamingSymmetricHashJoinExec, Seq[Expression])] =
+      node match {
+        case j: StreamingSymmetricHashJoinExec if groupOf(j).contains(group) => Some(j -> passed)
+        case s: ShuffleExchangeExec => below(s.child, passed)
+        case f: FilterExec => below(f.child, passed :+ f.condition)
+        case p: ProjectExec if p.projectList.forall(_.isInstanceOf[Attribute]) => below(p.child, passed)
+        case _ => None
+      }
+
+    def walk(j: StreamingSymmetricHashJoinExec): Unit = {
+      val mark = PunctuationColumns.find(j.condition.full).get
+      j.leftKeys.zip(j.rightKeys).foreach {
+        case (l: Attribute, r: Attribute) => equalities += (l -> r)
+        case _ => unexpected = Some(j)
+      }
+      filters ++= j.condition.full.toSeq.flatMap(conjuncts)
+        .filterNot(_.isInstanceOf[PunctuationColumns]).filterNot(_ == Literal.TrueLiteral)
+      Seq((j.left, mark.left), (j.right, mark.right)).foreach { case (child, declaration) =>
+        below(child, Nil) match {
+          case Some((lower, passed)) => filters ++= passed; walk(lower)
+          case None => inputs += Found(withoutExchange(child), declaration)
+        }
+      }
+    }
+    walk(top)
+
+    val classes = MultiJoinGroups.inInputOrder(MultiJoinGroups.attributeClasses(equalities.toSeq),
+      inputs.map(_.plan.output).toSeq)
+    val specs = inputs.zipWithIndex.map { case (in, i) =>
+      val columns = classes.zipWithIndex.flatMap { case (cls, c) =>
+        cls.filter(a => in.plan.outputSet.contains(a)).map(c -> _)
+      }
+      (in, i, columns)
+    }
+    val oneColumnPerClass = specs.forall { case (_, _, cols) => cols.map(_._1).distinct.size == cols.size }
+    if (unexpected.isDefined || inputs.size < 3 || !oneColumnPerClass) {
+      logWarning(s"Punctuated: the joins of multi-way group $group keep the tree of binary joins " +
+        s"(unexpected physical plan${unexpected.map(p => s": ${p.nodeName}").getOrElse("")})")
+      None
+    } else {
+      val conf = PunctuatedConf(session.sessionState.conf)
+      val info = top.stateInfo.get
+      val planned = specs.map { case (in, i, cols) =>
+        val keys = cols.map(_._2).toSeq
+        MultiJoinInputSpec(i, InputSpec.of(in.declaration, keys, in.plan.output), keys, cols.map(_._1).toSeq)
+      }.toIndexedSeq
+      val classTypes = classes.map(_.head.dataType)
+      val cube = Hypercube.choose(info.numPartitions, planned.map(_.classes), classes.size)
+      val exchanges = planned.zip(inputs).map { case (spec, in) =>
+        MultiJoinExchangeExec(spec, classTypes, cube.shares, in.plan)
+      }
+      val exec = PunctuatedMultiJoinExec(
+        inputs = planned,
+        classTypes = classTypes,
+        condition = filters.reduceOption(And),
+        projection = top.output,
+        stateInfo = top.stateInfo,
+        settings = conf.copy(emitPunctuations = false),
+        shares = cube.shares,
+        children = exchanges)
+      exec.copyTagsFrom(top)
+      Some(exec)
+    }
+  }
+
+  /** The input without the exchange Spark placed for the one join that read it. */
+  private def withoutExchange(plan: SparkPlan): SparkPlan = plan match {
+    case s: ShuffleExchangeExec => s.child
+    case f: FilterExec => f.withNewChildren(Seq(withoutExchange(f.child)))
+    case p: ProjectExec => p.withNewChildren(Seq(withoutExchange(p.child)))
+    case other => other
+  }
+
+  private def conjuncts(e: Expression): Seq[Expression] = e match {
+    case And(a, b) => conjuncts(a) ++ conjuncts(b)
+    case other => Seq(other)
+  }
+}

@@ -1,0 +1,95 @@
+package punctuated.join.multi
+
+import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
+import org.apache.spark.sql.streaming.StreamingQuery
+
+import punctuated.conf.PunctuatedConf
+import punctuated.declaration.Declaration._
+import punctuated.join.PunctuatedSymmetricHashJoinExec
+import punctuated.spark.PunctuatedStreamTest
+
+/** A row of [[MultiJoinPlanningSuite]]'s streams: two columns and a marker. */
+case class XY(x: Option[Long], y: Option[Long], p: Boolean = false)
+
+/**
+ * Which joins run as one multi-way join, and how it is planned: one
+ * [[PunctuatedMultiJoinExec]] in place of the group's joins, a [[MultiJoinExchangeExec]] below
+ * each input with the [[Hypercube]] the number of partitions gives; groups not formed where
+ * [[MultiJoinGroups]] says so (`written`, two inputs, an outer join).
+ */
+class MultiJoinPlanningSuite extends PunctuatedStreamTest {
+  import testImplicits._
+
+  /** Streams a(k), b(k, v), c(v): a and c declare their key, b both columns. */
+  private def chain() = {
+    val (a, b, c) = (MemoryStream[XY], MemoryStream[XY], MemoryStream[XY])
+    def decl(s: MemoryStream[XY], n: String, x: String, y: String, schemes: String) =
+      declare(s.toDF().selectExpr(s"x AS $x", s"y AS $y", s"p AS ${n}_p"), n, Schemes -> schemes, Marker -> s"${n}_p")
+    val da = decl(a, "a", "a_k", "a_w", "a_k")
+    val db = decl(b, "b", "b_k", "b_v", "b_k; b_v")
+    val dc = decl(c, "c", "c_v", "c_w", "c_v")
+    (a, b, c, da.join(db, da("a_k") === db("b_k")).join(dc, db("b_v") === dc("c_v"))
+      .select(da("a_k"), db("b_v"), da("a_w"), dc("c_w")))
+  }
+
+  private def planned(q: StreamingQuery) =
+    q.asInstanceOf[org.apache.spark.sql.execution.streaming.runtime.StreamingQueryWrapper]
+      .streamingQuery.lastExecution.executedPlan
+
+  private def run(partitions: Int, plan: String)(check: org.apache.spark.sql.execution.SparkPlan => Unit): Unit =
+    withSQLConf("spark.sql.shuffle.partitions" -> partitions.toString, PunctuatedConf.JoinPlan -> plan,
+        PunctuatedConf.SafetyMode -> "warn") {   // (the safety of chains is judged elsewhere)
+      val (a, b, c, joined) = chain()
+      val q = joined.writeStream.format("memory").queryName(s"chain_${partitions}_$plan").start()
+      try {
+        a.addData(XY(Some(1), Some(10))); b.addData(XY(Some(1), Some(2))); c.addData(XY(Some(2), Some(20)))
+        q.processAllAvailable()
+        check(planned(q))
+      } finally q.stop()
+    }
+
+  test("a chain over two keys runs as one multi-way join over hypercube cells") {
+    for ((partitions, shares) <- Seq(1 -> Seq(1, 1), 2 -> Seq(2, 1), 4 -> Seq(2, 2), 7 -> Seq(7, 1))) {
+      run(partitions, "auto") { plan =>
+        val execs = plan.collect { case m: PunctuatedMultiJoinExec => m }
+        assert(execs.size == 1, plan.treeString)
+        assert(plan.collect { case j: PunctuatedSymmetricHashJoinExec => j }.isEmpty, plan.treeString)
+        val m = execs.head
+        assert(m.inputs.map(_.spec.name) == Seq("a", "b", "c"))
+        assert(m.inputs.map(_.classes) == Seq(Seq(0), Seq(0, 1), Seq(1)))
+        assert(m.shares == shares, s"$partitions partitions")
+        assert(m.children.forall(_.isInstanceOf[MultiJoinExchangeExec]), plan.treeString)
+        assert(Seq("a_k", "b_v", "a_w", "c_w").forall(m.output.map(_.name).contains), m.output)
+      }
+    }
+  }
+
+  test("written keeps the tree of binary joins") {
+    run(2, "written") { plan =>
+      assert(plan.collect { case m: PunctuatedMultiJoinExec => m }.isEmpty, plan.treeString)
+      assert(plan.collect { case j: PunctuatedSymmetricHashJoinExec => j }.size == 2, plan.treeString)
+    }
+  }
+
+  test("shares: one class is Spark's hash partitioning; two inputs lacking a class split the cells") {
+    assert(Hypercube.choose(5, Seq(Seq(0), Seq(0), Seq(0)), 1).shares == Seq(5))
+    assert(Hypercube.choose(4, Seq(Seq(0), Seq(0, 1), Seq(1)), 2).shares == Seq(2, 2))
+    assert(Hypercube.choose(7, Seq(Seq(0), Seq(0, 1), Seq(1)), 2).shares == Seq(7, 1))
+    // a cycle a(x, y), b(y, z), c(z, x): each input lacks one class
+    assert(Hypercube.choose(8, Seq(Seq(0, 1), Seq(1, 2), Seq(0, 2)), 3).shares == Seq(2, 2, 2))
+    val cube = Hypercube(IndexedSeq(2, 3))
+    assert((0 until 6).forall(c => cube.cell(cube.coordinates(c)) == c))
+    assert(cube.cellsAgreeing(Map(0 -> 1)) == Seq(1, 3, 5))
+    assert(cube.cellsAgreeing(Map(1 -> 2)) == Seq(4, 5))
+    assert(cube.cellsAgreeing(Map(0 -> 1, 1 -> 2)) == Seq(5))
+    assert(cube.replication(Seq(1)) == 2)
+  }
+
+  test("a value's coordinate in a class of share n is Spark's hash partition among n") {
+    import org.apache.spark.sql.types.LongType
+    val coordinate = Hypercube.coordinate(4, LongType)
+    val spark4 = org.apache.spark.sql.functions.pmod(org.apache.spark.sql.functions.hash($"id"), org.apache.spark.sql.functions.lit(4))
+    val expected = spark.range(0, 50).select($"id", spark4).collect().map(r => r.getLong(0) -> r.getInt(1)).toMap
+    assert((0L until 50L).forall(v => coordinate(v) == expected(v)))
+  }
+}
