@@ -228,16 +228,19 @@ def run_engine(spark, engine: str, args, tmp: Path, bar):
     return run_query(spark, build, engine, mode, tmp / f"ckpt-{engine}", args.events, bar)[:4]
 
 
-def run_query(spark, build, engine: str, mode: str, checkpoint: Path, events: int, bar):
+def run_query(spark, build, engine: str, mode: str, checkpoint: Path, events: int, bar, after_batch=None):
     """Runs the streaming DataFrame ``build()`` to the end of its ``events`` (Trigger.AvailableNow,
-    results checksummed per batch); returns (per-batch rows, result, seconds, error, progress
-    reports). ``error`` is Spark's first message line when it refuses or fails the query."""
+    results checksummed per batch, then ``after_batch(batch_id)`` if given); returns (per-batch
+    rows, result, seconds, error, progress reports). ``error`` is Spark's first message line
+    when it refuses or fails the query."""
     totals = {"rows": 0, "checksum": 0}
 
     def sink(df, batch_id):
         n, h = checksum(df)
         totals["rows"] += n
         totals["checksum"] = (totals["checksum"] + h) % CHECKSUM_MOD
+        if after_batch is not None:
+            after_batch(batch_id)
 
     try:
         df = build()
