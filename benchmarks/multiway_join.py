@@ -217,7 +217,7 @@ def run_child(args, engine: str, data: Path) -> dict:
     from tqdm import tqdm
 
     tmp = Path(tempfile.mkdtemp(prefix="punctuated-multiway-"))
-    spark = session(tmp, args, ENGINE_CONF[engine])
+    spark = session(tmp, args, {**ENGINE_CONF[engine], **dict(c.split("=", 1) for c in args.conf)})
     routing = {}
     try:
         streams(spark, args, engine)
@@ -328,6 +328,8 @@ def main(argv=None) -> int:
     ap.add_argument("--partitions", type=int, default=2, help="source and shuffle partitions")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--driver-memory", default="4g")
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Spark setting for every engine's session (repeatable; recorded in the command)")
     ap.add_argument("--child", choices=("prepare",) + ENGINES, help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -342,6 +344,7 @@ def main(argv=None) -> int:
     common = ["--events", str(args.events), "--events-per-batch", str(args.events_per_batch),
               "--events-per-second", str(args.events_per_second), "--partitions", str(args.partitions),
               "--seed", str(args.seed), "--driver-memory", args.driver_memory]
+    common += [x for c in args.conf for x in ("--conf", c)]
     child = [sys.executable, "-m", "benchmarks.multiway_join"]
     data = Path(tempfile.mkdtemp(prefix="punctuated-multiway-data-"))
     uptime = [subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()]
