@@ -95,7 +95,9 @@ def query_sql(query: str, engine: str, eps: int, events: int) -> str:
     return body.format(**bounds(eps, events))
 
 
-def read_stream(spark, table: str, args, engine: str):
+def read_stream(spark, table: str, args, engine: str, extra: dict | None = None):
+    """One ``nexmark`` stream with the run's options (``args``: events, batching, rate,
+    partitions, seed); ``engine`` ``punctuated`` adds the punctuations, ``extra`` more options."""
     reader = spark.readStream.format("nexmark").option("table", table)
     options = {"totalEvents": args.events, "eventsPerBatch": args.events_per_batch,
                "eventsPerSecond": args.events_per_second, "numPartitions": args.partitions,
@@ -104,6 +106,7 @@ def read_stream(spark, table: str, args, engine: str):
         options["punctuations"] = "true"
         if table == "auction" and args.query == "q3":
             options["sellerPunctuations"] = "true"
+    options.update(extra or {})
     for k, v in options.items():
         reader = reader.option(k, str(v))
     df = reader.load()
@@ -215,28 +218,37 @@ def offset_events(offset) -> int:
 
 def run_engine(spark, engine: str, args, tmp: Path, bar):
     """Runs one engine over all events; returns (per-batch rows, result, seconds, error)."""
-    from pyspark.sql import functions as F
-
     tables, _ = QUERIES[args.query]
     for t in tables:
         read_stream(spark, t, args, engine).createOrReplaceTempView(t)
+    # (a floor query has no stateful operator: append mode)
+    # Spark's own engine has no final rows for an aggregation without watermark: update mode
+    mode = "update" if (engine == "native" and QUERIES[args.query][1]) else "append"
+    build = lambda: spark.sql(query_sql(args.query, engine, args.events_per_second, args.events))
+    return run_query(spark, build, engine, mode, tmp / f"ckpt-{engine}", args.events, bar)[:4]
+
+
+def run_query(spark, build, engine: str, mode: str, checkpoint: Path, events: int, bar, after_batch=None):
+    """Runs the streaming DataFrame ``build()`` to the end of its ``events`` (Trigger.AvailableNow,
+    results checksummed per batch, then ``after_batch(batch_id)`` if given); returns (per-batch
+    rows, result, seconds, error, progress reports). ``error`` is Spark's first message line
+    when it refuses or fails the query."""
     totals = {"rows": 0, "checksum": 0}
 
     def sink(df, batch_id):
         n, h = checksum(df)
         totals["rows"] += n
         totals["checksum"] = (totals["checksum"] + h) % CHECKSUM_MOD
+        if after_batch is not None:
+            after_batch(batch_id)
 
     try:
-        df = spark.sql(query_sql(args.query, engine, args.events_per_second, args.events))
-        # (a floor query has no stateful operator: append mode)
-        # Spark's own engine has no final rows for an aggregation without watermark: update mode
-        mode = "update" if (engine == "native" and QUERIES[args.query][1]) else "append"
+        df = build()
         query = (df.writeStream.foreachBatch(sink).outputMode(mode)
-                 .option("checkpointLocation", str(tmp / f"ckpt-{engine}"))
+                 .option("checkpointLocation", str(checkpoint))
                  .trigger(availableNow=True).start())
     except Exception as e:  # Spark refuses the plan (e.g. aggregations after a join)
-        return [], None, 0.0, (str(e).strip().splitlines() or [type(e).__name__])[0]
+        return [], None, 0.0, (str(e).strip().splitlines() or [type(e).__name__])[0], []
     started = time.time()
     done = 0
     try:
@@ -249,9 +261,9 @@ def run_engine(spark, engine: str, args, tmp: Path, bar):
                 done = max(done, reached)
         query.awaitTermination()
     except Exception as e:
-        return [], None, time.time() - started, (str(e).strip().splitlines() or [type(e).__name__])[0]
+        return [], None, time.time() - started, (str(e).strip().splitlines() or [type(e).__name__])[0], []
     elapsed = time.time() - started
-    bar.update(max(0, args.events - done))
+    bar.update(max(0, events - done))
     per_batch = []
     for p in query.recentProgress:
         if p["numInputRows"] == 0 and not p["stateOperators"]:
@@ -270,7 +282,7 @@ def run_engine(spark, engine: str, args, tmp: Path, bar):
             "state_commit_ms": sum(op.get("commitTimeMs", 0) for op in ops)})
     if len(query.recentProgress) >= int(spark.conf.get("spark.sql.streaming.numRecentProgressUpdates")):
         print(f"warning: {engine}: only the last progress reports are kept", file=sys.stderr)
-    return per_batch, totals, elapsed, None
+    return per_batch, totals, elapsed, None, list(query.recentProgress)
 
 
 def mean(rows, key: str):

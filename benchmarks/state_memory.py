@@ -38,12 +38,15 @@ import argparse
 import json
 import os
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: the repository root on the path
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks import harness  # noqa: E402
+from benchmarks.harness import spread  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
@@ -162,19 +165,7 @@ def child(args) -> int:
 
 
 def spawn(extra: list[str]) -> dict | None:
-    cmd = [sys.executable, str(Path(__file__).resolve())] + extra
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    for line in done.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT "):])
-    if done.returncode != 0:
-        sys.stderr.write(done.stderr[-4000:])
-        raise SystemExit(f"child failed: {' '.join(extra)}")
-    return None
-
-
-def spread(values):
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+    return harness.spawn([sys.executable, str(Path(__file__).resolve())] + extra)
 
 
 def main(argv=None) -> int:

@@ -21,9 +21,10 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
  * @param baseTime        event time of event 0, ms since the epoch
  * @param punctuations    add the `is_punct` marker column and the bid stream's punctuations
  * @param declare         with punctuations: the table declares its schemes itself
- * @param sellerPunctuations with punctuations: the auction stream also says "no more auctions
- *                        with seller <= p" once person `p` can be no seller any more
- *                        (scheme `seller<=`, see [[NexmarkSchemas.sellerPunctuationRow]])
+ * @param sellerPunctuations with punctuations: whether and how the auction stream also says
+ *                        that person `p` can be no seller any more: "no more auctions with
+ *                        seller <= p" (scheme `seller<=`) or "... with seller = p" (scheme
+ *                        `seller`), see [[SellerPunctuations]]
  */
 final case class NexmarkConfig(
     table: NexmarkTableKind,
@@ -35,7 +36,7 @@ final case class NexmarkConfig(
     baseTime: Long = 0L,
     punctuations: Boolean = false,
     declare: Boolean = true,
-    sellerPunctuations: Boolean = false) {
+    sellerPunctuations: SellerPunctuations = punctuated.nexmark.SellerPunctuations.Off) {
 
   require(eventsPerSecond > 0, s"nexmark: eventsPerSecond must be > 0, got $eventsPerSecond")
   require(totalEvents.forall(_ >= 0), s"nexmark: totalEvents must be >= 0, got ${totalEvents.get}")
@@ -52,9 +53,10 @@ final case class NexmarkConfig(
   val avgAuctionByteSize: Int = 500
   val avgBidByteSize: Int = 100
 
-  /** Does the auction stream punctuate `seller<=`? */
+  /** Does the auction stream punctuate `seller<=` or `seller`? */
   def punctuatesSellers: Boolean =
-    punctuations && sellerPunctuations && table == NexmarkTableKind.Auction
+    punctuations && sellerPunctuations != punctuated.nexmark.SellerPunctuations.Off &&
+      table == NexmarkTableKind.Auction
 
   /** Last event number + 1 (`Long.MaxValue` when unbounded). */
   def endEvent: Long = totalEvents.getOrElse(Long.MaxValue)
@@ -100,6 +102,7 @@ object NexmarkConfig {
       baseTime = long(BaseTime).getOrElse(d.baseTime),
       punctuations = bool(Punctuations).getOrElse(d.punctuations),
       declare = bool(Declare).getOrElse(d.declare),
-      sellerPunctuations = bool(SellerPunctuations).getOrElse(d.sellerPunctuations))
+      sellerPunctuations = Option(options.get(SellerPunctuations))
+        .map(punctuated.nexmark.SellerPunctuations.parse).getOrElse(d.sellerPunctuations))
   }
 }

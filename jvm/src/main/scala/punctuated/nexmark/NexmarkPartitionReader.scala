@@ -89,14 +89,19 @@ final class NexmarkPartitionReader(partition: NexmarkInputPartition)
   }
 
   /**
-   * At every [[NexmarkPartitionReader.SellerPunctuationEvery]]-th person: "no more auctions
-   * with seller <= s", where s is the newest person no auction from this event on can name
-   * (sellers are among the last `numActivePeople` people or not created yet), or null.
+   * The auction stream's seller punctuation at person event `e`, or null. A seller is one of
+   * the last `numActivePeople` people or one not created yet, so from `e` on no auction names
+   * a person older than that: range scheme, at every
+   * [[NexmarkPartitionReader.SellerPunctuationEvery]]-th person, "no more auctions with seller
+   * <= s" for the newest such person s; point scheme, at every person, "no more auctions with
+   * seller = s" (the one person that has just dropped out of the last `numActivePeople`).
    */
   private def sellerPunctuation(e: Long): InternalRow = {
     val k = EventSequence.lastBase0PersonId(e)
     val closed = k + 1 - config.numActivePeople - 1  // base0 ids <= this are no seller any more
-    if (closed < 0 || k % NexmarkPartitionReader.SellerPunctuationEvery != 0) null
+    val due = config.sellerPunctuations == SellerPunctuations.Point ||
+      k % NexmarkPartitionReader.SellerPunctuationEvery == 0
+    if (closed < 0 || !due) null
     else NexmarkSchemas.sellerPunctuationRow(closed + EventSequence.FirstPersonId)
   }
 
@@ -106,6 +111,6 @@ final class NexmarkPartitionReader(partition: NexmarkInputPartition)
 }
 
 object NexmarkPartitionReader {
-  /** The auction stream punctuates `seller<=` at every this-many-th new person. */
+  /** The auction stream punctuates `seller<=` at every this-many-th new person (`seller`: at every one). */
   val SellerPunctuationEvery = 10L
 }

@@ -62,10 +62,12 @@ object NexmarkSchemas {
     case _ => Map("punctuated.unique" -> "id", "punctuated.marker" -> Marker)
   }
 
-  /** The declaration of the configured table (auctions may also punctuate `seller<=`). */
-  def declaration(config: NexmarkConfig): Map[String, String] =
-    if (config.punctuatesSellers) declaration(config.table) + ("punctuated.schemes" -> "seller<=")
-    else declaration(config.table)
+  /** The declaration of the configured table (auctions may also punctuate `seller<=` or `seller`). */
+  def declaration(config: NexmarkConfig): Map[String, String] = config.sellerPunctuations match {
+    case _ if !config.punctuatesSellers => declaration(config.table)
+    case SellerPunctuations.Point => declaration(config.table) + ("punctuated.schemes" -> "seller")
+    case _ => declaration(config.table) + ("punctuated.schemes" -> "seller<=")
+  }
 
   private def s(v: String): UTF8String = UTF8String.fromString(v)
   private def micros(ms: Long): Long = ms * 1000L
@@ -86,8 +88,8 @@ object NexmarkSchemas {
       s(b.extra))
 
   /**
-   * "No more auctions with seller <= `sellerId`": `seller` and the marker set, every other
-   * column NULL.
+   * "No more auctions with seller <= `sellerId`" (scheme `seller<=`) or "... with seller =
+   * `sellerId`" (scheme `seller`): `seller` and the marker set, every other column NULL.
    */
   def sellerPunctuationRow(sellerId: Long): InternalRow =
     new GenericInternalRow(Array[Any](null, null, null, null, null, null, null, sellerId, null, null, true))

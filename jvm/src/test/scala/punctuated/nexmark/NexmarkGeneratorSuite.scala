@@ -69,4 +69,55 @@ class NexmarkGeneratorSuite extends AnyFunSuite {
       assert(closed.toSet == expired.toSet, s"eps $eps seed $seed")
     }
   }
+
+  test("seller punctuations are true: no auction names a seller after its punctuation; point = range as constants") {
+    for (eps <- Seq(7L, 10000L); seed <- Seq(0L, 5L)) {
+      val total = 150000L // 3000 people: people 1000 .. 2999 are closed
+      val base = NexmarkConfig(NexmarkTableKind.Auction, eventsPerSecond = eps, seed = seed,
+        punctuations = true)
+      def run(kind: SellerPunctuations) = {
+        val config = base.copy(sellerPunctuations = kind)
+        // split anywhere: the same rows
+        val whole = rows(config, 0, total)
+        assert(whole == Seq((0L, 40000L), (40000L, 90001L), (90001L, total)).flatMap {
+          case (s, e) => rows(config, s, e)
+        }, s"$kind eps $eps seed $seed")
+        whole
+      }
+      val point = run(SellerPunctuations.Point)
+      val range = run(SellerPunctuations.Range)
+      // the data rows are those of the stream without seller punctuations
+      val plain = rows(base, 0, total)
+      assert(point.filterNot(_.getBoolean(10)) == plain && range.filterNot(_.getBoolean(10)) == plain)
+      val closed = scala.collection.mutable.Set.empty[Long]
+      val pointIds = scala.collection.mutable.ArrayBuffer.empty[Long]
+      point.foreach { r =>
+        if (r.getBoolean(10)) {
+          assert((0 to 9).filter(_ != 7).forall(r.isNullAt), s"punctuation with data: $r")
+          assert(closed.add(r.getLong(7)), s"seller ${r.getLong(7)} punctuated twice")
+          pointIds += r.getLong(7)
+        } else {
+          assert(!closed.contains(r.getLong(7)), s"auction $r names a closed seller")
+        }
+      }
+      // every person is closed once, 1000 people after its creation, in creation order
+      assert(pointIds == (1000L until 1000L + total / 50 - 1000L))
+      // the range variant closes no person earlier than the point variant: each punctuation
+      // with the number of data rows before it, the same in both streams
+      def closings(rs: Seq[InternalRow]): Seq[(Int, Long)] = {
+        var data = 0
+        rs.flatMap { r =>
+          if (r.getBoolean(10)) Some(data -> r.getLong(7)) else { data += 1; None }
+        }
+      }
+      val pointAt = closings(point).map(_.swap).toMap
+      var closedUpTo = Long.MinValue
+      closings(range).foreach { case (at, upTo) =>
+        assert(upTo > closedUpTo)
+        closedUpTo = upTo
+        assert((1000L to upTo).forall(id => pointAt(id) <= at), s"range <= $upTo before the points")
+      }
+      assert(closedUpTo >= 1000L + total / 50 - 1000L - 10L)
+    }
+  }
 }

@@ -1,0 +1,58 @@
+"""The multi-way join benchmark on a tiny event count: its files, results and state sizes.
+
+Runs ``benchmarks/multiway_join.py`` as a subprocess (one process per engine and
+repetition) over the chain ``bid ⋈ auction ⋈ person`` with Spark's own tree (``native``),
+our tree of binary joins (``written``) and the default plan (``auto``). Asserts on results,
+state sizes and the replication figures, never on timings.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_bench(tmp_path, events: int, engines: str) -> dict:
+    cmd = [sys.executable, "-m", "benchmarks.multiway_join", "--events", str(events),
+           "--events-per-batch", "50000", "--engines", engines, "--repeats", "1",
+           "--out", str(tmp_path), "--driver-memory", "1g"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads((tmp_path / f"multiway_join_{events}.json").read_text())
+
+
+def test_trees_match_the_batch_answer_and_ours_forgets_all_but_its_people(tmp_path):
+    events = 150_000
+    report = run_bench(tmp_path, events, "native,written")
+    by = {s["engine"]: s for s in report["summaries"]}
+    native, written = by["native"], by["written"]
+    assert report["expected_rows"] > 100_000   # nearly every bid finds its auction and seller
+    for s in (native, written):
+        assert "error" not in s, s
+        assert s["results_match"] is True and s["result_rows"] == report["expected_rows"]
+    # Spark's own tree keeps every row; ours purges bids and auctions but, lacking punctuations
+    # on seller above the lower join, keeps every person (3,000 here) and their joined rows
+    assert native["final_state_rows"] > events
+    assert written["final_state_rows"] * 10 < native["final_state_rows"]
+    assert written["final_state_rows"] >= events // 50
+    # the live working set: at most the last 1000 people, open auctions and a few waiting rows
+    assert 1000 <= written["final_live_working_set"] < 1500
+    assert "written/native" in report["throughput_ratios"]
+    with open(tmp_path / f"multiway_join_{events}.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["engine"] for r in rows} == {"native", "written"}
+    assert all(r["live_working_set"] for r in rows)
+    md = (tmp_path / f"multiway_join_{events}.md").read_text()
+    assert "Command:" in md and "uptime" in md and "written/native" in md
+    # the replication figures: one cell needs no copy; 2 cells: persons to both (shares (2, 1))
+    rep = {r["partitions"]: r for r in report["replication"]["by_partitions"]}
+    assert rep[1]["design_replication"] == 1.0
+    assert rep[2]["design_shares"] == [2, 1] == rep[2]["optimum_shares"]
+    assert 1.0 < rep[2]["optimum_replication"] < 1.1
+    for r in rep.values():
+        assert r["optimum_replication"] <= r["design_replication"]
