@@ -109,19 +109,81 @@ class MultiWayJoinSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("chain: a late row is dropped and counted once, whatever cells its copies reach") {
-    withPartitions(2) {
-      val (a, da) = stream("a", "a_k", "a_w", "a_k")
-      val (b, db) = stream("b", "b_k", "b_v", "b_k; b_v")
-      val (c, dc) = stream("c", "c_v", "c_w", "c_v")
-      val joined = da.join(db, da("a_k") === db("b_k")).join(dc, db("b_v") === dc("c_v"))
-        .select(da("a_k"), db("b_v"), da("a_w"), dc("c_w"))
+  private def chainQuery(bSchemes: String, bUnique: Option[String] = None) = {
+    val (a, da) = stream("a", "a_k", "a_w", "a_k")
+    val b = MemoryStream[XY]
+    val db = declare(b.toDF().selectExpr("x AS b_k", "y AS b_v", "p AS b_p"), "b",
+      (Seq(Schemes -> bSchemes, Marker -> "b_p") ++ bUnique.map(Unique -> _)): _*)
+    val (c, dc) = stream("c", "c_v", "c_w", "c_v")
+    (a, b, c, da.join(db, da("a_k") === db("b_k")).join(dc, db("b_v") === dc("c_v"))
+      .select(da("a_k"), db("b_v"), da("a_w"), dc("c_w")))
+  }
+
+  test("chain: a late row is dropped and counted once, whatever cells its copies reach; or fails") {
+    withPartitions(4) {
+      val (_, _, c, joined) = chainQuery("b_k; b_v")
       testStream(joined)(
         AddData(c, onX(7)),
         CheckNewAnswer(),
-        AddData(c, xy(7, 1)),
+        AddData(c, xy(7, 1)),               // c(7) goes to 2 cells of the 4
         CheckNewAnswer(),
         AssertMetric("numLateRowsDropped", 1))
+    }
+    withPartitions(2) {
+      withSQLConf(PunctuatedConf.LateRows -> "fail") {
+        val (_, _, c, joined) = chainQuery("b_k; b_v")
+        testStream(joined)(
+          AddData(c, onX(7)),
+          CheckNewAnswer(),
+          AddData(c, xy(7, 1)),
+          ExpectFailure[org.apache.spark.SparkException] { e =>
+            assert(e.getMessage.contains("PUNCTUATED_LATE_ROW") && e.getMessage.contains("c_v=7"), e.getMessage)
+          })
+      }
+    }
+  }
+
+  test("chain: an invalid punctuation is counted once (it goes to one cell), or fails") {
+    withPartitions(4) {
+      withSQLConf(PunctuatedConf.InvalidPunctuations -> "drop") {
+        val (_, b, _, joined) = chainQuery("b_k; b_v")
+        testStream(joined)(
+          AddData(b, XY(Some(1), Some(7), p = true)),     // sets both columns: no scheme does
+          CheckNewAnswer(),
+          AssertMetric("numInvalidPunctuationsDropped", 1),
+          AssertMetric("numPunctuationsReceived", 0))
+      }
+      val (_, b, _, joined) = chainQuery("b_k; b_v")
+      testStream(joined)(
+        AddData(b, XY(Some(1), Some(7), p = true)),
+        ExpectFailure[org.apache.spark.SparkException] { e =>
+          assert(e.getMessage.contains("PUNCTUATED_INVALID_PUNCTUATION"), e.getMessage)
+        })
+    }
+  }
+
+  test("chain, 4 cells: b's unique key k closes k in every cell agreeing on k, also where b's row is not stored") {
+    withPartitions(4) {
+      val (a, b, c, joined) = chainQuery("b_v", bUnique = Some("b_k"))
+      testStream(joined)(
+        AddData(a, xy(1, 10)), AddData(b, xy(1, 7)), AddData(c, xy(7, 20)),
+        CheckNewAnswer((1L, 7L, 10L, 20L)),
+        // shares (2, 2): a(1) is in 2 cells; where b(1, 7) is not, b's unique key closed k = 1
+        // and a(1) has no partner left: gone. Left: a(1) and b(1, 7) in their cell, c(7) in 2
+        // cells; b's implied punctuation k = 1 held in the 2 cells agreeing on k
+        AssertOnQuery("a(1) gone where b(1, 7) is not") { q =>
+          val op = punctuatedProgress(q)
+          assert(op.numRowsTotal == 4 && op.customMetrics.get("numPunctuationsHeld") == 2, q.lastProgress.json)
+          true
+        },
+        AddData(b, xy(1, 8)),              // late: b's own key 1 is closed
+        CheckNewAnswer(),
+        AssertMetric("numLateRowsDropped", 1),
+        AddData(c, onX(7)),
+        CheckNewAnswer(),
+        AddData(a, onX(1)), AddData(b, onY(7)),
+        CheckNewAnswer(),
+        AssertEmpty)
     }
   }
 
