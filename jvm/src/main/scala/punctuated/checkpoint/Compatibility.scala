@@ -36,7 +36,14 @@ object Compatibility {
   /** Why `now` cannot resume state written under `old` (empty: it can). */
   def problems(old: OperatorRecord, now: OperatorRecord): Seq[String] = {
     if (old.operator != now.operator) {
-      return Seq(s"the state was written by operator ${old.operator}, the query now plans ${now.operator}")
+      // a tree of binary joins against one multi-way join (spark.punctuated.join.plan)
+      val key = punctuated.conf.PunctuatedConf.JoinPlan
+      val plan = (old.operator, now.operator) match {
+        case ("punctuatedSymmetricHashJoin", "punctuatedMultiJoin") => s" ($key=written continues it)"
+        case ("punctuatedMultiJoin", "punctuatedSymmetricHashJoin") => s" ($key=mjoin continues it)"
+        case _ => ""
+      }
+      return Seq(s"the state was written by operator ${old.operator}, the query now plans ${now.operator}$plan")
     }
     if (old.layoutVersion != now.layoutVersion) {
       return Seq(s"the state was written with ${old.operator} state layout version ${old.layoutVersion}; " +

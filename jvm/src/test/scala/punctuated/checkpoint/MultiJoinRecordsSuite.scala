@@ -62,7 +62,10 @@ class MultiJoinRecordsSuite extends AnyFunSuite {
     one(record.copy(inputs = record.inputs.updated(1, record.inputs(1).copy(classes = Seq(1)))),
       "b (input 1): its rows are stored under classes 0, 1, now 1")
     one(record.copy(operator = "punctuatedSymmetricHashJoin", plan = None),
-      "written by operator punctuatedMultiJoin, the query now plans punctuatedSymmetricHashJoin")
+      "written by operator punctuatedMultiJoin, the query now plans punctuatedSymmetricHashJoin " +
+        "(spark.punctuated.join.plan=mjoin continues it)")
+    assert(Compatibility.problems(record.copy(operator = "punctuatedSymmetricHashJoin", plan = None), record)
+      .exists(_.contains("(spark.punctuated.join.plan=written continues it)")))
     // a purging scheme gone: as for a binary join's
     one(record.copy(inputs = record.inputs.updated(1, input(1, "b", Seq(0, 1), Seq("k")))),
       "b (input 1): scheme 'v' no longer purges")
