@@ -195,9 +195,10 @@ class MultiJoinModel(query: MultiJoinModel.Query) {
     sent.toSeq
   }
 
-  /** The case punctuation of every input that has not closed case `c`. */
-  def closeCase(c: Int): Seq[Elem] =
-    (0 until n).filterNot(caseClosed(_)(c)).map { i => caseClosed(i) += c; Punct(i, Map(0 -> c)) }
+  /** The case punctuation of every input that has not closed case `c` (of each with probability 1/2 with `rng`). */
+  def closeCase(c: Int, rng: Option[Random]): Seq[Elem] =
+    (0 until n).filterNot(caseClosed(_)(c)).filter(_ => rng.forall(_.nextBoolean()))
+      .map { i => caseClosed(i) += c; Punct(i, Map(0 -> c)) }
 
   /** Applies one micro-batch (all cases) as the rules say. */
   def endBatch(elems: Seq[Elem]): Unit = {
