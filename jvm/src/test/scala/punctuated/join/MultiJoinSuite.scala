@@ -14,10 +14,17 @@ case class KV(k: Option[Long], v: Option[String], is_punct: Boolean = false)
  * join trees). The lower join's output punctuations — a key both its inputs have closed —
  * are the upper join's punctuations of its intermediate input (a derived declaration), so
  * the third stream's state is purged too and no state is left once every key is closed.
+ * These run with `spark.punctuated.join.plan=written`; by default the same queries run as one
+ * multi-way join (`punctuated.join.multi.MultiWayJoinSuite`, same answers).
  * [[MultiJoinRocksDBSuite]] runs the same on RocksDB.
  */
 class MultiJoinSuite extends PunctuatedStreamTest {
   import testImplicits._
+
+  // the tree of binary joins as written (by default such groups run as one multi-way join:
+  // MultiWayJoinSuite)
+  override protected def sparkConf = super.sparkConf
+    .set(punctuated.conf.PunctuatedConf.JoinPlan, "written")
 
   private def kv(k: Long, v: String) = KV(Some(k), Some(v))
   private def close(k: Long) = KV(Some(k), None, is_punct = true)

@@ -130,7 +130,7 @@ private[multi] class MultiJoinTask(
         spec.unique.foreach(u => newPunctuations(i) += state.punctuationFor(u, key))
         Iterator.empty
       } else if (state.covers(key)) {
-        late(row, i)
+        late(row, i, counts(state.classes.toSet))
         Iterator.empty
       } else {
         val value = toUnsafe(i)(row).copy()
@@ -199,12 +199,13 @@ private[multi] class MultiJoinTask(
       metric(InvalidPunctuationsDropped) += 1
   }
 
-  private def late(row: InternalRow, i: Int): Unit = {
+  /** A late row; `counted` in one of the cells its copies come to. */
+  private def late(row: InternalRow, i: Int, counted: Boolean): Unit = {
     if (settings.failOnLateRows) {
       val name = specs(i).name
       throw PunctuatedErrors.lateRow(s"Row ${render(row, i)} of $name arrived after $name punctuated its key")
     }
-    metric(LateRowsDropped) += 1
+    if (counted) metric(LateRowsDropped) += 1
   }
 
   private def render(row: InternalRow, i: Int): String = outputs(i).indices.map { c =>

@@ -2,8 +2,8 @@ package punctuated.join.multi
 
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference, Expression, Literal, Murmur3Hash, Pmod, UnsafeProjection, UnsafeRow}
-import org.apache.spark.sql.catalyst.plans.physical.{Distribution, Partitioning, UnknownPartitioning, UnspecifiedDistribution}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, UnsafeRow}
+import org.apache.spark.sql.catalyst.plans.physical.{Distribution, Partitioning, StatefulOpClusteredDistribution, UnknownPartitioning}
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.streaming.operators.stateful.{StatefulOperatorCustomMetric, StatefulOperatorCustomSumMetric, StatefulOperatorStateInfo}
 import org.apache.spark.sql.execution.streaming.state.{StateStoreConf, StateStoreCustomMetric}
@@ -102,7 +102,16 @@ case class PunctuatedMultiJoinExec(
   override def output: Seq[Attribute] = projection
   override val stateStoreNames: Seq[String] = MultiJoinLayout.storeNames(inputs.size)
 
-  override def requiredChildDistribution: Seq[Distribution] = children.map(_ => UnspecifiedDistribution)
+  /**
+   * Each input in the operator's cells, one partition per cell, as the
+   * [[MultiJoinExchangeExec]] below it routes it (placed by the planner after Spark's
+   * exchanges are planned, so this is not enforced by Spark; with one class it is exactly
+   * this hash distribution). Spark's distributions are sealed: the stateful one on the
+   * input's class columns names the number of partitions, as Spark's checks of stateful
+   * operators expect.
+   */
+  override def requiredChildDistribution: Seq[Distribution] =
+    inputs.map(in => StatefulOpClusteredDistribution(in.keys, getStateInfo.numPartitions))
   override def outputPartitioning: Partitioning = UnknownPartitioning(getStateInfo.numPartitions)
 
   override protected def customStatefulOperatorMetrics: Seq[StatefulOperatorCustomMetric] =
@@ -126,10 +135,14 @@ case class PunctuatedMultiJoinExec(
   }
 
   /** The coordinates of `cell`, one per class. */
-  def cellCoordinates(cell: Int): IndexedSeq[Int] = PunctuatedMultiJoinExec.coordinates(shares, cell)
+  def cellCoordinates(cell: Int): IndexedSeq[Int] = Hypercube(shares.toIndexedSeq).coordinates(cell)
 
-  /** The coordinate of a value (a one-field row) of class `c`. */
-  def coordinateOf(c: Int): UnsafeRow => Int = PunctuatedMultiJoinExec.coordinate(shares(c), classTypes(c))
+  /** The coordinate of a value (a one-field row) of class `c`, as the exchange computes it. */
+  def coordinateOf(c: Int): UnsafeRow => Int = {
+    val f = Hypercube.coordinate(shares(c), classTypes(c))
+    val t = classTypes(c)
+    row => f(if (row.isNullAt(0)) null else row.get(0, t))
+  }
 
   protected override def doExecute(): RDD[InternalRow] = {
     val coordinator = stateStoreCoordinator
@@ -154,17 +167,4 @@ case class PunctuatedMultiJoinExec(
 object PunctuatedMultiJoinExec {
   /** Purge checks abandoned over [[MultiJoinState.MaxPartials]] partial results. */
   val PurgeChecksAbandoned = "numPurgeChecksAbandoned"
-
-  /** The coordinates of `cell` in the grid of `shares` (mixed radix, the last class fastest). */
-  def coordinates(shares: Seq[Int], cell: Int): IndexedSeq[Int] = {
-    var rest = cell
-    shares.reverse.map { s => val c = rest % s; rest /= s; c }.reverse.toIndexedSeq
-  }
-
-  /** A class value's coordinate among `share`: Spark's `HashPartitioning(Seq(col), share)`. */
-  def coordinate(share: Int, dataType: DataType): UnsafeRow => Int = {
-    val proj = UnsafeProjection.create(Seq(
-      Pmod(new Murmur3Hash(Seq(BoundReference(0, dataType, nullable = true))), Literal(share))))
-    row => proj(row).getInt(0)
-  }
 }

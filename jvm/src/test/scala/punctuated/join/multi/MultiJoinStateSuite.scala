@@ -45,6 +45,8 @@ class MultiJoinStateSuite extends PunctuatedStreamTest {
     val meta: StateStore = JoinInputState.openShared(info, 0, conf, new Configuration())
     val state = new MultiJoinState(input, output, meta, info, 0, 100, conf, new Configuration())
     def commit(): Unit = { state.prepareCommit(); state.rowsStore.commit(); meta.commit() }
+    /** Releases the stores without committing (RocksDB keeps a store locked until then). */
+    def abort(): Unit = { state.abortIfNeeded(); if (!meta.hasCommitted) meta.abort() }
     def strings(c: Int, x: Int): Set[String] = state.rowsWith(c, value(x)).map(_.getUTF8String(2).toString).toSet
   }
 
@@ -77,6 +79,7 @@ class MultiJoinStateSuite extends PunctuatedStreamTest {
     assert(v2.strings(1, 7) == Set("d"))
     assert(v2.strings(1, 8) == Set("b"))
     assert(v2.state.rowsWith(0, value(1)).size == 1)   // dense: slot 0 only
+    v2.abort()
   }
 
   test("held punctuations and closed values of the input's schemes, by binding") {
@@ -101,6 +104,7 @@ class MultiJoinStateSuite extends PunctuatedStreamTest {
     // still remembered: closed for the purge, and late
     assert(v1.state.closedBy(onK, v1.state.keyRowOf(Map(0 -> value(1)))))
     assert(v1.state.remembers(KeyPunctuation(onK, p.constants, None)))
+    v1.abort()
   }
 }
 
