@@ -7,11 +7,14 @@
 --
 -- It prints NOT SAFE (exit code 1): no stream punctuates people, and auctions never say
 -- "no more auctions of seller s", so people tuples, and the auctions and bids waiting for
--- a person, are kept forever. As one multi-way join, schemes auctions(seller) + people(pid)
--- would make it safe (Theorem 2), but Spark runs binary joins, ((people ⋈ auctions) ⋈ bids):
--- the lower join passes on punctuations of its key (seller) only, never of auctions' id, so
--- no declaration makes bids' state purgeable there, and the check says so.
--- What does work: join people, which closes no key, as a static table, after the
+-- a person, would be kept forever. The three streams run as one multi-way join (the
+-- default, spark.punctuated.join.plan=auto), judged as one (Theorem 2): the report prints
+-- the declarations that make it safe (a scheme on auctions' seller and one on people's pid,
+-- as ALTER TABLE statements). With spark.punctuated.join.plan=written Spark's tree of binary
+-- joins runs instead, ((people ⋈ auctions) ⋈ bids): the lower join passes on punctuations of
+-- its key (seller) only, never of auctions' id, so no declaration makes bids' state
+-- purgeable there, and the check says so.
+-- What works without declaring people: join it, as it closes no key, as a static table, after the
 -- stream-stream join (a stream-static join keeps no state). SAFE (exit code 0):
 --
 --   .venv/bin/punctuated check --setup sql/safety_check.sql --sql \
