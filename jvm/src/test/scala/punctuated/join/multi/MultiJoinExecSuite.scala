@@ -98,6 +98,18 @@ class MultiJoinExecSuite extends PunctuatedStreamTest {
     assert(q.rows == 0 && q.held == 0, s"rows ${q.rows}, held ${q.held}")
   }
 
+  test("punctuationRetention: punctuations no longer needed stay held that many batches, then go; late rows still caught") {
+    spark.streams.active
+    val q = new Chain(retention = 1)
+    q.batch(Seq(a(1)), Seq(b(1, 7, "x")), Seq(c(7)))
+    assert(q.batch(Seq(aPunct(1)), Seq(bOnK(1), bOnV(7)), Seq(cPunct(7))) == Set())
+    assert(q.rows == 0 && q.held == 4, s"a: k, b: k and v, c: v still held (held ${q.held})")
+    q.batch(Nil, Nil, Nil)
+    assert(q.held == 0)
+    q.batch(Seq(a(1)), Nil, Nil)           // remembered after the release: late
+    assert(q.metric("numLateRowsDropped") == 1 && q.rows == 0)
+  }
+
   test("a new row meets rows stored earlier in the same batch, once per result") {
     spark.streams.active
     val q = new Chain()

@@ -125,6 +125,7 @@ class MultiWayJoinSuite extends PunctuatedStreamTest {
       testStream(joined)(
         AddData(c, onX(7)),
         CheckNewAnswer(),
+        AssertMetric("numPunctuationsReceived", 1),   // its copies reach 2 cells of the 4
         AddData(c, xy(7, 1)),               // c(7) goes to 2 cells of the 4
         CheckNewAnswer(),
         AssertMetric("numLateRowsDropped", 1))
