@@ -134,9 +134,14 @@ class MultiJoinModel(query: MultiJoinModel.Query) {
   /** Cases an input closed whole (the case scheme). */
   private val caseClosed = IndexedSeq.fill(n)(mutable.Set.empty[Int])
   private var late = 0L
+  private var purged = 0L
+  private var released = 0L
   private var nextV = 0
 
   def lateInBatch: Long = late
+  /** Rows the last batch purged and punctuations it released (to show what a run exercises). */
+  def purgedInBatch: Long = purged
+  def releasedInBatch: Long = released
   def storedRows: Long = stored.map(_.values.map(_.size.toLong).sum).sum
 
   private def storedOf(i: Int, c: Int) = stored(i).getOrElseUpdate(c, mutable.LinkedHashSet.empty)
@@ -202,7 +207,7 @@ class MultiJoinModel(query: MultiJoinModel.Query) {
 
   /** Applies one micro-batch (all cases) as the rules say. */
   def endBatch(elems: Seq[Elem]): Unit = {
-    late = 0
+    late = 0; purged = 0; released = 0
     val fresh = mutable.ArrayBuffer.empty[Punct]
     elems.foreach {
       case d: Data =>
@@ -227,7 +232,9 @@ class MultiJoinModel(query: MultiJoinModel.Query) {
     var changed = true
     while (changed) {
       changed = false
-      for (i <- 0 until n; rows <- stored(i).values; t <- rows.toSeq if purgeable(i, t)) { rows -= t; changed = true }
+      for (i <- 0 until n; rows <- stored(i).values; t <- rows.toSeq if purgeable(i, t)) {
+        rows -= t; purged += 1; changed = true
+      }
     }
   }
 
@@ -265,7 +272,7 @@ class MultiJoinModel(query: MultiJoinModel.Query) {
           !storedOf(k, c).exists(_.values.get(b).contains(p.values(b)))
       }
     }
-    if (free) held(j) -= p
+    if (free) { held(j) -= p; released += 1 }
   }
 
   /** The batch inner join of all non-late rows so far: (c, v of input 0, ..., v of input n-1). */

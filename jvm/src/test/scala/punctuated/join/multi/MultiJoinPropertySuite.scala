@@ -107,11 +107,14 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
       val last = Seq(() => (0 until cases).flatMap(model.punctuateAll),
         () => (0 until cases).flatMap(c => model.closeCase(c, Some(rng))),
         () => (0 until cases).flatMap(c => model.closeCase(c, None)))
+      val exercised = scala.collection.mutable.ArrayBuffer.empty[String]
       val actions = (regular ++ last).zipWithIndex.flatMap { case (gen, b) =>
         val elems = gen()
         model.endBatch(elems)
         val expected = model.output.map(Row.fromSeq)
         val (rows, puncts, late) = (model.storedRows, model.heldPunctuations, model.lateInBatch)
+        exercised += s"$b: ${model.purgedInBatch} purged, ${model.releasedInBatch} released, $late late, " +
+          s"$rows rows and $puncts punctuations left"
         // the model itself: safe schemes drain every row, closed cases every punctuation
         if (b >= batches) assert(rows == 0, s"model keeps $rows rows after punctuating everything ($clue)")
         if (b == batches + 2) assert(puncts == 0, s"model holds $puncts punctuations at the end ($clue)")
@@ -131,6 +134,7 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
         (if (b == 2 || b == batches + 2) Seq(StopStream, StartStream()) else Nil) ++
           Seq(add, CheckAnswer(expected: _*)) ++ (if (multi) Seq(check) else Nil)
       }
+      info(s"$clue; per batch: ${exercised.mkString("; ")}")
       withClue(clue) { testStream(out)(actions: _*) }
     }
   }
