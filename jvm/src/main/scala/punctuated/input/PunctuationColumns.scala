@@ -47,6 +47,17 @@ case class PunctuationColumns(
   def left: Option[PunctuatedInput] = resolve(leftInput, children.take(leftCount))
   def right: Option[PunctuatedInput] = resolve(rightInput, children.drop(leftCount))
 
+  /** Do the referenced columns of each declared input carry the declared columns' names? */
+  private def namesDeclared: Boolean = {
+    def same(input: Option[(Declaration, Seq[String])], refs: Seq[Expression]) = input.forall { case (_, names) =>
+      names.size == refs.size && names.zip(refs).forall {
+        case (n, a: Attribute) => a.name.equalsIgnoreCase(n)
+        case _ => false
+      }
+    }
+    same(leftInput, children.take(leftCount)) && same(rightInput, children.drop(leftCount))
+  }
+
   override def dataType: DataType = BooleanType
   override def nullable: Boolean = false
   override def foldable: Boolean = false
@@ -59,7 +70,18 @@ case class PunctuationColumns(
 }
 
 object PunctuationColumns {
-  /** The conjunct in a join condition, if the join is a punctuated one. */
-  def find(condition: Option[Expression]): Option[PunctuationColumns] =
-    condition.flatMap(_.collectFirst { case p: PunctuationColumns => p })
+  /**
+   * The conjunct in a join condition, if the join is a punctuated one.
+   *
+   * Spark's constraint propagation (`InferFiltersFromConstraints`) can add copies of the
+   * conjunct with columns replaced by columns the join's equalities make equal to them
+   * (`punctuation_columns(b.c, ...)` beside `punctuation_columns(a.c, ...)` when `a.c =
+   * b.c`). The copies always evaluate to TRUE, but their columns are not the declared ones:
+   * the mark is the conjunct whose referenced columns carry the declared names (compared as
+   * Spark's default resolution does, ignoring case), else the first.
+   */
+  def find(condition: Option[Expression]): Option[PunctuationColumns] = {
+    val all = condition.toSeq.flatMap(_.collect { case p: PunctuationColumns => p })
+    all.find(_.namesDeclared).orElse(all.headOption)
+  }
 }

@@ -44,10 +44,10 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
 
   /**
    * The runs: a shape, its seed (which also draws the schemes and the interleavings) and the
-   * number of partitions (hypercube cells). Random shapes run with Spark's constraint
-   * propagation off: with it on, the optimizer rewrites the columns of a join's punctuation
-   * mark through the query's equalities, so an input's punctuations no longer decode (see the
-   * ignored test below).
+   * number of partitions (hypercube cells). Spark's constraint propagation is on (its
+   * default): it adds copies of a join's punctuation mark with columns replaced through the
+   * query's equalities, and the mark must still be told from its copies (the test below runs
+   * with it on explicitly).
    */
   protected def runs: Seq[(Shape, Long, Int)] = Seq(
     (Shape("chain a(x1) b(x1,x2) c(x2)", IndexedSeq(Set(0, 1), Set(0, 1, 2), Set(0, 2))), 11L, 1),
@@ -80,21 +80,22 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
     }
   }
 
-  ignore("constraint propagation on: a random 5-input query's punctuations decode (seed 15)") {
-    // fails with PUNCTUATED_INVALID_PUNCTUATION on input in0's first punctuation (both plans)
+  test("constraint propagation on: a random 5-input query's punctuations decode (seed 15)") {
+    // failed with PUNCTUATED_INVALID_PUNCTUATION on in0's first punctuation (both plans) while a
+    // copy of a mark could be taken for the mark
     run(randomShape("random, 5 inputs", 5, 3, new Random(15)), 15L, 4, "mjoin", constraintPropagation = true)
   }
 
   /** One query of `shape` under `plan`: random batches, then every scheme punctuated, then every case closed. */
   private def run(shape: Shape, seed: Long, partitions: Int, plan: String,
-      constraintPropagation: Boolean = false): Unit = {
+      constraintPropagation: Boolean = true): Unit = {
     val rng = new Random(seed)
     val query = safeQuery(shape, rng).getOrElse(fail(s"no safe schemes for ${shape.name} (seed $seed)"))
     val clue = s"seed $seed, $query"
     val multi = plan != "written"
     withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> partitions.toString, PunctuatedConf.JoinPlan -> plan,
         PunctuatedConf.SafetyMode -> (if (multi) "strict" else "off"),
-        SQLConf.CONSTRAINT_PROPAGATION_ENABLED.key -> (constraintPropagation || !shape.name.startsWith("random")).toString) {
+        SQLConf.CONSTRAINT_PROPAGATION_ENABLED.key -> constraintPropagation.toString) {
       val model = new MultiJoinModel(query)
       val n = shape.inputs
       val sources = IndexedSeq.fill(n)(MemoryStream[MJRow])
