@@ -52,6 +52,10 @@ class PunctuatedExtensions extends (SparkSessionExtensions => Unit) {
     // batch answers are the streaming ones (spark.punctuated.batch.includePunctuations=true keeps them).
     extensions.injectPostHocResolutionRule(DropPunctuationsFromBatchReads)
 
+    // Per micro-batch, first: drop the copies of a join's punctuation mark that Spark's
+    // constraint propagation adds (their columns are not the declared ones).
+    extensions.injectOptimizerRule(_ => DropCopiedPunctuationMarks)
+
     // Per micro-batch: undo the event-time flags that let punctuated outer joins and
     // append-mode aggregations pass Spark's start-time checks (no watermark is involved).
     extensions.injectOptimizerRule(DropOuterJoinCheckFlag)
