@@ -16,8 +16,15 @@ import punctuated.state.PunctuatedJoinMetrics
 
 /**
  * One cell (partition) of one micro-batch of [[PunctuatedMultiJoinExec]]: each input in
- * turn (input 0, 1, ... n-1), each row probing the other inputs' stored rows, then this
- * batch's punctuations, the chained purge ([[ChainedPurge]]), releases, commit.
+ * turn (input 0, 1, ... n-1), each row probing the other inputs' stored rows and stored
+ * unless its chained-purge closure is already complete (see [[atStartOf]]); each input's
+ * punctuations of the batch applied once it has sent all its rows; then the chained purge
+ * ([[ChainedPurge]]), releases, commit.
+ *
+ * {{{
+ *   bids ⋈ auctions ⋈ persons, an auction and its seller stored, both closed (unique keys):
+ *   a bid of that auction joins them and is not stored (no future auction or person joins it)
+ * }}}
  *
  * @param cell the partition, which is the hypercube cell
  */
@@ -87,8 +94,8 @@ private[multi] class MultiJoinTask(
   /** Joins the inputs' rows of this batch (`iters(i)`: input `i`'s), in input order. */
   def run(iters: IndexedSeq[Iterator[InternalRow]]): Iterator[InternalRow] = {
     val start = System.nanoTime
-    val out = iters.indices.map(i => iters(i).flatMap(row => processRow(row, i))).reduce(_ ++ _) ++
-      Iterator.single(()).flatMap { _ => endOfBatch(); Iterator.empty }
+    val out = iters.indices.map(i => atStartOf(i) ++ iters(i).flatMap(row => processRow(row, i))).reduce(_ ++ _) ++
+      Iterator.single(()).flatMap { _ => applyPunctuations(n - 1); endOfBatch(); Iterator.empty }
     val numOutputRows = metric("numOutputRows")
     val counted = out.map { row => numOutputRows += 1; row }
     new CompletingIterator[InternalRow](counted, () => complete(start))
@@ -135,14 +142,42 @@ private[multi] class MultiJoinTask(
       } else {
         val value = toUnsafe(i)(row).copy()
         val results = probe(i, value, key)
-        state.append(value, key)
-        storedNow += (i -> key)
-        stored += 1
+        if (closedOnArrival.getOrElseUpdate(key, purgeableNow(i, key))) {
+          unstored += (i -> key) // no future row can join it: not stored
+        } else {
+          state.append(value, key)
+          storedNow += (i -> key)
+          stored += 1
+        }
         spec.unique.foreach(u => newPunctuations(i) += state.punctuationFor(u, key))
         results.iterator
       }
     }
   }
+
+  /**
+   * Input `i`'s turn starts: the inputs before it have sent every row of the batch, so their
+   * punctuations of this batch (and those their unique keys imply) are in force for the rows
+   * of input `i` and after (they would be at the end of the batch anyway: nothing they cover
+   * can arrive any more). A row whose chained-purge closure is complete when it arrives
+   * ([[ChainedPurge.check]] over the stored rows and these punctuations) is joined and not
+   * stored — as the binary join does not store a row whose partner input closed its key.
+   * While input `i`'s rows arrive, only its own rows are stored, and its own rows never enter
+   * its closure, so the verdict per key is cached for the input's turn.
+   */
+  private def atStartOf(i: Int): Iterator[InternalRow] = Iterator.single(()).flatMap { _ =>
+    if (i > 0) applyPunctuations(i - 1)
+    closedOnArrival.clear()
+    Iterator.empty
+  }
+
+  /** Per key of the current input: is a row with this key purgeable on arrival? */
+  private val closedOnArrival = mutable.HashMap.empty[UnsafeRow, Boolean]
+  /** Rows joined and not stored (closure complete on arrival), by input and key. */
+  private val unstored = mutable.LinkedHashSet.empty[(Int, UnsafeRow)]
+
+  private def purgeableNow(i: Int, key: UnsafeRow): Boolean =
+    ChainedPurge.check(View, i, states(i).bindingOf(key), MultiJoinState.MaxPartials) == ChainedPurge.Purgeable
 
   /** The order input `i`'s rows probe the others: each next one shares a class with those before. */
   private val probeOrders: IndexedSeq[IndexedSeq[Int]] = (0 until n).map(exec.probeOrder)
@@ -244,20 +279,34 @@ private[multi] class MultiJoinTask(
   private def endOfBatch(): Unit = {
     val candidates = mutable.LinkedHashSet.empty[(Int, Binding)]
     storedNow.foreach { case (i, key) => candidates += (i -> states(i).bindingOf(key)) }
-    var touched = false
-    for (j <- 0 until n; p <- strongest(newPunctuations(j).toSeq)) {
-      val st = states(j)
-      if (st.held(p).isEmpty && !st.remembers(p)) {
-        touched = true
-        st.remember(p)
-        st.hold(p, -1L)
-        candidates ++= reachable(j, bindingOf(j, p))
+    // a row not stored is as if purged on arrival: the rows joinable with it are checked again
+    unstored.foreach { case (i, key) =>
+      val b = states(i).bindingOf(key)
+      for (l <- 0 until n if l != i && states(l).classes.exists(b.contains)) {
+        View.storedKeys(l, b).foreach(u => candidates += (l -> u))
       }
     }
+    val found = mutable.LinkedHashMap.empty[(Int, Binding), Int]
+    for ((j, p) <- applied) reachable(j, bindingOf(j, p), found)
+    candidates ++= found.keys
+    val touched = applied.nonEmpty
     val result = ChainedPurge.purge(View, candidates, MultiJoinState.MaxPartials)
     abandoned += result.abandoned
     if (touched || result.purged.nonEmpty) releaseHeld()
     if (settings.punctuationRetention > 0) states.foreach(_.releaseExpired(batch, settings.punctuationRetention))
+  }
+
+  /** This batch's new punctuations, by input, once applied (remembered and held). */
+  private val applied = mutable.ArrayBuffer.empty[(Int, KeyPunctuation)]
+
+  /** Remembers and holds input `j`'s new punctuations of this batch (once it sent all its rows). */
+  private def applyPunctuations(j: Int): Unit = for (p <- strongest(newPunctuations(j).toSeq)) {
+    val st = states(j)
+    if (st.held(p).isEmpty && !st.remembers(p)) {
+      st.remember(p)
+      st.hold(p, -1L)
+      applied += (j -> p)
+    }
   }
 
   /** One punctuation per scheme and constants (the batch's take effect together). */
@@ -273,10 +322,12 @@ private[multi] class MultiJoinTask(
   /**
    * Stored keys a new punctuation of input `j` binding `x` can make purgeable: those of other
    * inputs with a bound class equal to its value, then, breadth first, the keys joinable with
-   * keys found (look-ups by class value), as far as a closure reaches (n - 1 steps).
+   * keys found (look-ups by class value), as far as a closure reaches (n - 1 steps). Added to
+   * `found` (key -> the step it was found at), shared by the batch's punctuations: a key
+   * already found at the same or an earlier step is not expanded again (many punctuations
+   * of a batch reach the same rows), so the union is the same as with one search each.
    */
-  private def reachable(j: Int, x: Binding): Seq[(Int, Binding)] = {
-    val found = mutable.LinkedHashSet.empty[(Int, Binding)]
+  private def reachable(j: Int, x: Binding, found: mutable.Map[(Int, Binding), Int]): Unit = {
     // keys of other inputs with a bound class equal to its value in x
     var frontier: Seq[(Int, Binding)] = for {
       l <- (0 until n) if l != j
@@ -286,7 +337,8 @@ private[multi] class MultiJoinTask(
     var depth = 0
     while (frontier.nonEmpty && depth < n) {
       val next = mutable.ArrayBuffer.empty[(Int, Binding)]
-      frontier.foreach { f => if (found.add(f)) {
+      frontier.foreach { f => if (found.get(f).forall(_ > depth)) {
+        found(f) = depth
         val (l, key) = f
         (0 until n).filter(m => m != l && states(m).classes.exists(key.contains))
           .foreach(m => View.storedKeys(m, key).foreach(u => next += (m -> u)))
@@ -294,7 +346,6 @@ private[multi] class MultiJoinTask(
       frontier = next.toSeq
       depth += 1
     }
-    found.toSeq
   }
 
   /**

@@ -34,7 +34,9 @@ import punctuated.state.{PunctuatedJoinMetrics, PunctuatedStatefulOperator}
  *   |   probe the other inputs' stored rows, one input at a     |
  *   |   time, each sharing a class with those before (look-ups  |
  *   |   by class value), residual condition -> output rows      |
- *   |   store the row (under each of its class values)          |
+ *   |   store the row (under each of its class values), unless  |
+ *   |   its chained purge is already complete (earlier inputs'  |
+ *   |   punctuations of this batch count: they sent every row)  |
  *   | end of batch: this batch's punctuations -> remember, hold;|
  *   |   chained purge of the rows they and the new rows touch,  |
  *   |   to a fixpoint; release held punctuations no longer      |
