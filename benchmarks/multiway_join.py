@@ -12,10 +12,7 @@ over the same deterministic events of the ``nexmark`` source (``docs/nexmark.md`
   stream closes each seller by a constant once no auction can name it,
   ``sellerPunctuations=point``). The upper join's left input (bid ⋈ auction) passes on no
   punctuation on ``seller``, so its people are never purged: strict mode refuses it (Li et
-  al. 2006, Theorem 1 per join), it runs with ``spark.punctuated.safety.mode=warn`` (and
-  ``spark.punctuated.invalidPunctuations=drop``: the lower join's output punctuations on the
-  auction id leave the non-nullable ``bid.auction`` column unset, which the upper join
-  rejects; it needs none of them);
+  al. 2006, Theorem 1 per join), it runs with ``spark.punctuated.safety.mode=warn``;
 * ``auto``: the same streams with the default plan, one multi-way join over both keys (safe
   by Li et al. 2006, Theorem 2: every input reaches every other in the punctuation graph).
 
@@ -75,10 +72,7 @@ FROM bid AS B
 ENGINES = ("native", "written", "auto")
 ENGINE_CONF = {
     "native": {},
-    # (the lower join's output punctuations on the auction id leave the bid's non-nullable
-    # `auction` column unset, so the upper join finds them invalid: dropped, see the results)
-    "written": {"spark.punctuated.join.plan": "written", "spark.punctuated.safety.mode": "warn",
-                "spark.punctuated.invalidPunctuations": "drop"},
+    "written": {"spark.punctuated.join.plan": "written", "spark.punctuated.safety.mode": "warn"},
     "auto": {"spark.punctuated.join.plan": "auto"},
 }
 TABLES = ("bid", "auction", "person")           # the inputs, in the order the SQL writes them

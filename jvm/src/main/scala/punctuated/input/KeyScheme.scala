@@ -81,7 +81,7 @@ final case class InputSpec(
   def hasMarker: Boolean = punctuationOrdinals.nonEmpty
 
   /** This input's rows decoded: data, a punctuation of one of [[schemes]], or invalid. */
-  val decoder: RowDecoder = RowDecoder(punctuationOrdinals, dataOrdinals, schemes.map(_._1))
+  val decoder: RowDecoder = RowDecoder(punctuationOrdinals, dataOrdinals, schemes.map(_._1), owners)
 
   /** Is this row a punctuation (a marker column true)? */
   def isPunctuation(row: org.apache.spark.sql.catalyst.InternalRow): Boolean =
@@ -93,7 +93,7 @@ final case class InputSpec(
    * instantiates the scheme whose visible attributes are exactly its non-NULL columns.
    */
   def schemeOf(row: org.apache.spark.sql.catalyst.InternalRow): Option[Option[KeyScheme]] =
-    decoder.scheme(row.isNullAt) match {
+    decoder.scheme(row.isNullAt, m => !row.isNullAt(m) && row.getBoolean(m)) match {
       case RowDecoder.Invalid => None
       case i => Some(schemes(i)._2)
     }
@@ -132,7 +132,6 @@ object InputSpec {
           unique = d.declaration.unique.flatMap(d.keyScheme(_, positions)),
           columnNames = output.map(_.name),
           punctuationOrdinals = decoder.markers,
-          owners = d.declaration.derived.toSeq.flatMap(_.owners).flatMap { case (c, m) =>
-            for (co <- ordinalOf(c); mo <- ordinalOf(m)) yield co -> mo }.toMap)
+          owners = decoder.owners)
     }
 }

@@ -25,11 +25,24 @@ import punctuated.declaration.Declaration
  *   d.decode(row(42, 7, 3, 1.5, false))         = RowDecoder.Data
  * }}}
  *
+ * A join's output read by the operator above it has one marker per stream
+ * ([[punctuated.declaration.Derived]]); a punctuation row sets one of them, and the columns of
+ * the other streams say nothing about it: they are not read (`owners`). They are NULL as the
+ * join emits the row, but a NOT NULL column cannot carry a NULL through Spark's projections
+ * (its null bit is not written): it reads as 0 or "" there.
+ * {{{
+ *   // (a ⋈ b) over (a_k NOT NULL, a_p, b_k NOT NULL, b_p); schemes "a_k" (marker a_p), "b_k" (b_p)
+ *   d.decode(row(1, true, 0, false))   = 0     b_k belongs to b, whose marker is false: not read
+ * }}}
+ *
  * @param markers positions of the columns whose true value marks a punctuation row
  * @param columns positions of the other columns
  * @param schemes each scheme as the set of positions it sets, in declaration order
+ * @param owners  for a join's output: a column's position -> the position of the marker of the
+ *                stream it comes from (a column of a stream whose marker is false is not read)
  */
-final case class RowDecoder(markers: Array[Int], columns: Array[Int], schemes: Seq[Set[Int]]) {
+final case class RowDecoder(markers: Array[Int], columns: Array[Int], schemes: Seq[Set[Int]],
+    owners: Map[Int, Int] = Map.empty) {
 
   private val schemeBySet: Map[Set[Int], Int] = schemes.zipWithIndex.reverse.toMap
 
@@ -44,8 +57,15 @@ final case class RowDecoder(markers: Array[Int], columns: Array[Int], schemes: S
   }
 
   /** The index of the scheme a punctuation row instantiates, or [[RowDecoder.Invalid]]. */
-  def scheme(isNull: Int => Boolean): Int = {
-    val set = columns.iterator.filterNot(isNull).toSet
+  def scheme(isNull: Int => Boolean): Int = scheme(isNull, _ => true)
+
+  /**
+   * The same, reading only the columns of streams whose marker is true (`isTrue`: whether
+   * the value at a marker position is TRUE); without `owners`, every column.
+   */
+  def scheme(isNull: Int => Boolean, isTrue: Int => Boolean): Int = {
+    val set = if (owners.isEmpty) columns.iterator.filterNot(isNull).toSet
+      else columns.iterator.filter(c => owners.get(c).forall(isTrue) && !isNull(c)).toSet
     schemeBySet.getOrElse(set, RowDecoder.Invalid)
   }
 
@@ -56,7 +76,7 @@ final case class RowDecoder(markers: Array[Int], columns: Array[Int], schemes: S
    * @param isTrue whether the value at a (marker) position is TRUE
    */
   def decode(isNull: Int => Boolean, isTrue: Int => Boolean): Int =
-    if (isPunctuation(isTrue)) scheme(isNull) else RowDecoder.Data
+    if (isPunctuation(isTrue)) scheme(isNull, isTrue) else RowDecoder.Data
 }
 
 object RowDecoder {
@@ -73,8 +93,10 @@ object RowDecoder {
    */
   def of(declaration: Declaration, position: String => Option[Int], positions: Seq[Int]): RowDecoder = {
     val markers = declaration.markers.flatMap(position).toArray
+    val owners = declaration.derived.toSeq.flatMap(_.owners).flatMap { case (c, m) =>
+      for (co <- position(c); mo <- position(m)) yield co -> mo }.toMap
     RowDecoder(markers, positions.filterNot(markers.contains).toArray,
-      declaration.instantiableSchemes.map(_.names.flatMap(position).toSet))
+      declaration.instantiableSchemes.map(_.names.flatMap(position).toSet), owners)
   }
 
   /** The same for rows with these columns, in order. */

@@ -44,18 +44,26 @@ object DerivedDeclarations {
         else usable(sides(0)._1, sides(0)._2).filter(usable(sides(1)._1, sides(1)._2).contains).distinct
       val columns = scala.collection.mutable.LinkedHashMap.empty[String, ExprId]
       val owners = scala.collection.mutable.LinkedHashMap.empty[String, String]
+      /** The name in the derived declaration of `d`'s column `n`, and its stream's marker. */
+      def owned(d: PunctuatedInput, n: String): Option[(String, String)] = d.declaration.derived match {
+        case None => for (m <- d.declaration.marker if d.markerId.exists(visible.contains))
+          yield (s"${shortName(d)}.$n", s"${shortName(d)}.$m")
+        case Some(x) => x.owners.collectFirst { case (`n`, m) => (n, m) }
+      }
       /** A column's name in the derived declaration, and the marker of the stream it comes from. */
       def column(d: PunctuatedInput, e: Expression): Option[(String, String)] = e match {
         case a: Attribute if visible.contains(a.exprId) =>
-          val own = d.columns.collectFirst { case (n, id) if id == a.exprId => n }
-          val named = d.declaration.derived match {
-            case None => for (n <- own; m <- d.declaration.marker if d.markerId.exists(visible.contains))
-              yield (s"${shortName(d)}.$n", s"${shortName(d)}.$m")
-            case Some(x) => for (n <- own; m <- x.owners.collectFirst { case (`n`, m) => m }) yield (n, m)
-          }
+          val named = d.columns.collectFirst { case (n, id) if id == a.exprId => n }.flatMap(owned(d, _))
           named.foreach { case (n, m) => columns(n) = a.exprId; owners(n) = m }
           named
         case _ => None
+      }
+      // every other visible column belongs to its stream too: a punctuation row of one stream
+      // leaves the other streams' columns unread (NOT NULL ones cannot carry its NULLs)
+      for ((d, _) <- sides; (n, id) <- d.columns if visible.contains(id) && !d.markerIds.contains(id);
+           (full, m) <- owned(d, n)) {
+        columns.getOrElseUpdate(full, id)
+        owners.getOrElseUpdate(full, m)
       }
       val schemes = for {
         (d, keys) <- sides
