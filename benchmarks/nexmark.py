@@ -261,6 +261,7 @@ def run_query(spark, build, engine: str, mode: str, checkpoint: Path, events: in
                 done = max(done, reached)
         query.awaitTermination()
     except Exception as e:
+        print(f"{engine} failed: {e}", file=sys.stderr)   # the whole message; the report keeps its first line
         return [], None, time.time() - started, (str(e).strip().splitlines() or [type(e).__name__])[0], []
     elapsed = time.time() - started
     bar.update(max(0, events - done))

@@ -39,7 +39,8 @@ import punctuated.declaration.Declaration
  * @param columns positions of the other columns
  * @param schemes each scheme as the set of positions it sets, in declaration order
  * @param owners  for a join's output: a column's position -> the position of the marker of the
- *                stream it comes from (a column of a stream whose marker is false is not read)
+ *                stream it comes from (a column of a stream whose marker is false, or not in the
+ *                row (-1), is not read)
  */
 final case class RowDecoder(markers: Array[Int], columns: Array[Int], schemes: Seq[Set[Int]],
     owners: Map[Int, Int] = Map.empty) {
@@ -65,7 +66,7 @@ final case class RowDecoder(markers: Array[Int], columns: Array[Int], schemes: S
    */
   def scheme(isNull: Int => Boolean, isTrue: Int => Boolean): Int = {
     val set = if (owners.isEmpty) columns.iterator.filterNot(isNull).toSet
-      else columns.iterator.filter(c => owners.get(c).forall(isTrue) && !isNull(c)).toSet
+      else columns.iterator.filter(c => owners.get(c).forall(m => m >= 0 && isTrue(m)) && !isNull(c)).toSet
     schemeBySet.getOrElse(set, RowDecoder.Invalid)
   }
 
@@ -94,7 +95,7 @@ object RowDecoder {
   def of(declaration: Declaration, position: String => Option[Int], positions: Seq[Int]): RowDecoder = {
     val markers = declaration.markers.flatMap(position).toArray
     val owners = declaration.derived.toSeq.flatMap(_.owners).flatMap { case (c, m) =>
-      for (co <- position(c); mo <- position(m)) yield co -> mo }.toMap
+      position(c).map(_ -> position(m).getOrElse(-1)) }.toMap
     RowDecoder(markers, positions.filterNot(markers.contains).toArray,
       declaration.instantiableSchemes.map(_.names.flatMap(position).toSet), owners)
   }

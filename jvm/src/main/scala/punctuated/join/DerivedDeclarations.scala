@@ -44,12 +44,22 @@ object DerivedDeclarations {
         else usable(sides(0)._1, sides(0)._2).filter(usable(sides(1)._1, sides(1)._2).contains).distinct
       val columns = scala.collection.mutable.LinkedHashMap.empty[String, ExprId]
       val owners = scala.collection.mutable.LinkedHashMap.empty[String, String]
-      /** The name in the derived declaration of `d`'s column `n`, and its stream's marker. */
-      def owned(d: PunctuatedInput, n: String): Option[(String, String)] = d.declaration.derived match {
-        case None => for (m <- d.declaration.marker if d.markerId.exists(visible.contains))
-          yield (s"${shortName(d)}.$n", s"${shortName(d)}.$m")
-        case Some(x) => x.owners.collectFirst { case (`n`, m) => (n, m) }
-      }
+      // the two inputs' names (`bid`, or `nexmark[1]`/`nexmark[2]` when both read one table)
+      val names = sides.map(s => shortName(s._1))
+      val prefix: Map[PunctuatedInput, String] = sides.map(_._1).zip(
+        if (names.distinct.size < names.size) names.zipWithIndex.map { case (n, i) => s"$n[${i + 1}]" } else names).toMap
+      /**
+       * The name in the derived declaration of `d`'s column `n`, and its stream's marker
+       * (`visibleOnly`: only if the marker is visible; else a marker no row has for a stream
+       * whose marker is not visible, so that its columns are never read).
+       */
+      def owned(d: PunctuatedInput, n: String, visibleOnly: Boolean = true): Option[(String, String)] =
+        d.declaration.derived match {
+          case None if !visibleOnly || d.markerId.exists(visible.contains) =>
+            Some((s"${prefix(d)}.$n", s"${prefix(d)}.${d.declaration.marker.getOrElse("(no marker)")}"))
+          case None => None
+          case Some(x) => x.owners.collectFirst { case (`n`, m) => (n, m) }
+        }
       /** A column's name in the derived declaration, and the marker of the stream it comes from. */
       def column(d: PunctuatedInput, e: Expression): Option[(String, String)] = e match {
         case a: Attribute if visible.contains(a.exprId) =>
@@ -61,7 +71,7 @@ object DerivedDeclarations {
       // every other visible column belongs to its stream too: a punctuation row of one stream
       // leaves the other streams' columns unread (NOT NULL ones cannot carry its NULLs)
       for ((d, _) <- sides; (n, id) <- d.columns if visible.contains(id) && !d.markerIds.contains(id);
-           (full, m) <- owned(d, n)) {
+           (full, m) <- owned(d, n, visibleOnly = false)) {
         columns.getOrElseUpdate(full, id)
         owners.getOrElseUpdate(full, m)
       }
@@ -76,9 +86,9 @@ object DerivedDeclarations {
       else {
         val markers = sides.flatMap { case (d, _) => d.markerIds.filter(visible.contains).map { id =>
           val n = d.columns.collectFirst { case (c, `id`) => c }.get
-          val full = if (d.declaration.derived.isDefined) n else s"${shortName(d)}.$n"
+          val full = if (d.declaration.derived.isDefined) n else s"${prefix(d)}.$n"
           columns(full) = id; full } }
-        val table = s"(${sides.map(s => shortName(s._1)).mkString(" ⋈ ")})"
+        val table = s"(${sides.map(s => prefix(s._1)).mkString(" ⋈ ")})"
         Some(PunctuatedInput(Declaration(table, schemes.distinct, None, None,
           Some(Derived(markers, owners.toSeq))), columns.toMap))
       }
