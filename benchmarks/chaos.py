@@ -429,11 +429,25 @@ def _report(provider: str, master: str, seed: int, runs: list, out: Path) -> dic
     return report
 
 
+def merge(paths: list[Path]) -> dict:
+    """One report from the ``chaos_<provider>.json`` of harness runs made in parallel (same
+    provider, other seeds): their runs in order, the commands listed."""
+    parts = [json.loads(p.read_text()) for p in paths]
+    runs = [dict(r, run=f"{part['seed']}/{r['run']}") for part in parts for r in part["runs"]]
+    kills = sum(part["kills"] for part in parts)
+    return {"provider": parts[0]["provider"], "master": parts[0]["master"],
+            "seed": ",".join(str(part["seed"]) for part in parts), "kills": kills, "runs": runs,
+            "ok": all(part["ok"] for part in parts)}
+
+
 def markdown(report: dict) -> str:
+    seeds = str(report["seed"]).split(",")
+    commands = [f"`.venv/bin/python -m benchmarks.chaos --kills N --provider {report['provider']} "
+                f"--master '{report['master']}' --seed {seed} --out DIR`" for seed in seeds]
     lines = [f"# Chaos: {report['kills']} driver kills, {report['provider']} state store",
-             "", f"Command: `.venv/bin/python -m benchmarks.chaos --kills {report['kills']} --provider "
-             f"{report['provider']} --master '{report['master']}' --seed {report['seed']} --out DIR`", "",
-             "| run | query | sink | kill (planned → observed, batch) | restart s | expected | rows | lost | duplicated |",
+             "", "Command" + ("s (run in parallel; a run is `seed/run`)" if len(seeds) > 1 else "") + ": "
+             + ", ".join(commands), "",
+             "| run | query | sink | kills (planned → observed, batch) | last run s | expected | rows | lost | duplicated |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in report["runs"]:
         kills = "; ".join(f"{k['planned']} b{k['batch']} → {k['observed']}"
@@ -467,9 +481,16 @@ def main(argv=None) -> int:
     p.add_argument("--out", default="chaos-output")
     p.add_argument("--master", default="local[2]")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--merge", nargs="*", help="chaos_<provider>.json files to merge into --out")
     args = p.parse_args(argv)
     if args.cmd == "run":
         return child(args)
+    if args.merge:
+        report = merge([Path(m) for m in args.merge])
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        (Path(args.out) / f"chaos_{report['provider']}.md").write_text(markdown(report))
+        print(markdown(report))
+        return 0 if report["ok"] else 1
     report = chaos(args.kills, args.provider, Path(args.out), args.master, args.seed)
     print(markdown(report))
     return 0 if report["ok"] else 1
