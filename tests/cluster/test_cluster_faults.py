@@ -119,12 +119,6 @@ DRIVER_KILLS = [
     ("join", "foreach", "rocksdb", [("state-committed", 2), ("in-batch", 4)]),
     ("multiway", "file", "hdfs", [("in-batch", 1), ("between-batches", 3)]),
 ]
-MORE_DRIVER_KILLS = [
-    ("agg", "file", "hdfs", [("in-batch", 1), ("between-batches", 3)]),
-    ("dedup", "file", "rocksdb", [("between-batches", 2), ("in-batch", 5)]),
-    ("multiway", "foreach", "rocksdb", [("in-batch", 2), ("state-committed", 4)]),
-    ("agg", "foreach", "rocksdb", [("state-committed", 1), ("between-batches", 4)]),
-]
 
 
 def _driver_kills(work: Path, query, sink, provider, points) -> tuple[list, dict]:
@@ -154,8 +148,3 @@ def _check_driver_kills(tmp_path: Path, cases: list) -> set:
 def test_driver_kills_at_each_point_then_restart_from_the_checkpoint(tmp_path):
     seen = _check_driver_kills(tmp_path, DRIVER_KILLS)
     assert seen == {"in-batch", "state-committed", "between-batches"}
-
-
-@long_cluster_test
-def test_more_driver_kills_over_the_auction_query_and_deduplication(tmp_path):
-    _check_driver_kills(tmp_path, MORE_DRIVER_KILLS)
