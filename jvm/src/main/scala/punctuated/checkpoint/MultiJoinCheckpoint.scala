@@ -5,15 +5,15 @@ import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOperatorStateInfo
 
 import punctuated.input.PunctuatedInput
-import punctuated.join.multi.{MultiJoinInputSpec, PunctuatedMultiJoinExec}
+import punctuated.join.multi.{MultiJoinInputSpec, MultiJoinPlan, PunctuatedMultiJoinExec}
 
 /**
  * A multi-way join's checkpoint, as its physical rule writes it on the driver before every
  * micro-batch, in two steps around building the operator:
  *
  * {{{
- *   val plan = MultiJoinCheckpoint.planInForce(info, names, inputs, sharesChosenNow, session)
- *   val exec = PunctuatedMultiJoinExec(..., shares = plan.shares, ...)
+ *   val plan = MultiJoinCheckpoint.planInForce(info, names, inputs, sharesChosenNow, tree, session)
+ *   val exec = PunctuatedMultiJoinExec(..., shares = plan.shares, ..., plan = plan.tree)
  *   MultiJoinCheckpoint.record(exec, declarations, plan, "symmetricHashJoin", members, session)
  * }}}
  *
@@ -37,10 +37,12 @@ object MultiJoinCheckpoint {
    * @param names  the inputs' names ([[inputName]]), in input order
    * @param inputs the inputs as planned
    * @param shares the hypercube shares the planner chooses now
+   * @param plan   the plan tree the planner chooses now (a recorded plan of another tree is
+   *               refused, naming the setting that continues it)
    */
   def planInForce(info: StatefulOperatorStateInfo, names: Seq[String], inputs: Seq[MultiJoinInputSpec],
-      shares: Seq[Int], session: SparkSession): PlanRecord =
-    PlanLog.inForce(info, PlanRecord.mjoin(names, inputs, shares), session.sessionState.newHadoopConf())
+      shares: Seq[Int], plan: MultiJoinPlan.Join, session: SparkSession): PlanRecord =
+    PlanLog.inForce(info, PlanRecord.of(names, inputs, shares, plan), session.sessionState.newHadoopConf())
 
   /**
    * Verifies and writes the operator's checkpoint records (see the object's doc).

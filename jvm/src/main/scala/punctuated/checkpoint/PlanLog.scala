@@ -14,7 +14,7 @@ import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOpera
 
 import punctuated.conf.PunctuatedConf
 import punctuated.errors.PunctuatedErrors
-import punctuated.join.multi.MultiJoinInputSpec
+import punctuated.join.multi.{MultiJoinInputSpec, MultiJoinPlan}
 
 /**
  * The plan a multi-way join runs a micro-batch with, as the checkpoint records it.
@@ -23,9 +23,12 @@ import punctuated.join.multi.MultiJoinInputSpec
  *   a(k) JOIN b(k, v) ON a.k = b.k JOIN c(v) ON b.v = c.v, 4 partitions
  *   PlanRecord("mjoin", inputs = [a, b, c], classes = [[0, 1], [1, 2]],
  *              classColumns = [[a.k, b.k], [b.v, c.v]], shares = [2, 2])
+ *   the same with spark.punctuated.join.plan = ((a ⋈ b) ⋈ c):
+ *   PlanRecord("tree", ..., plan = Some([[0, 1], 2]))     JSON "plan": [[0, 1], 2]
  * }}}
  *
- * @param kind         the plan kind (`mjoin`: one operator, no intermediate state)
+ * @param kind         the plan kind (`mjoin`: one operator, no intermediate state; `tree`:
+ *                     intermediate state in the nodes below the root)
  * @param inputs       the inputs' names, in input order (0 .. n-1)
  * @param classes      for each attribute class, the inputs with a column in it (increasing)
  * @param classColumns for each attribute class, its columns (`input.column`, for people)
@@ -33,6 +36,8 @@ import punctuated.join.multi.MultiJoinInputSpec
  * @param probeOrders  for each input, the order its rows probe the other inputs (for people
  *                     and tools: the operator derives them from its inputs' classes; they do
  *                     not affect the state)
+ * @param plan         the plan tree ([[MultiJoinPlan]], canonical; None in records written
+ *                     before plans were recorded: the MJoin)
  */
 final case class PlanRecord(
     kind: String,
@@ -40,13 +45,25 @@ final case class PlanRecord(
     classes: Seq[Seq[Int]],
     classColumns: Seq[Seq[String]],
     shares: Seq[Int],
-    probeOrders: Seq[Seq[Int]] = Nil) {
+    probeOrders: Seq[Seq[Int]] = Nil,
+    plan: Option[MultiJoinPlan.Join] = None) {
+
+  /** The plan tree (canonical): the recorded one, else the MJoin of the inputs. */
+  def tree: MultiJoinPlan.Join =
+    plan.getOrElse(MultiJoinPlan.mjoin(inputs.size)).canonical.asInstanceOf[MultiJoinPlan.Join]
+
+  /** The value of `spark.punctuated.join.plan` that runs this plan: `mjoin`, or the tree's text. */
+  def setting: String = if (tree.isMJoin) "mjoin" else tree.text(inputs)
 
   /** What the state's layout depends on: two records of one shape read the same state. */
-  def shape: (String, Int, Seq[Seq[Int]]) = (kind, inputs.size, classes)
+  def shape: (String, Int, Seq[Seq[Int]], String) =
+    (kind, inputs.size, classes, JsonMethods.compact(JsonMethods.render(tree.toJValue)))
 
-  /** For messages: `mjoin of a, b, c, classes {a.k, b.k} {b.v, c.v}, shares 2 x 2`. */
-  def text: String = s"$kind of ${inputs.mkString(", ")}, classes " +
+  /**
+   * For messages: `mjoin of a, b, c, classes {a.k, b.k} {b.v, c.v}, shares 2 x 2`, a tree
+   * as `tree ((a ⋈ b) ⋈ c) of a, b, c, ...`.
+   */
+  def text: String = s"$kind${if (tree.isMJoin) "" else " " + tree.text(inputs)} of ${inputs.mkString(", ")}, classes " +
     classColumns.map(_.mkString("{", ", ", "}")).mkString(" ") + s", shares ${shares.mkString(" x ")}"
 
   def toJson: String = JsonMethods.compact(JsonMethods.render(PlanRecord.toJValue(this)))
@@ -74,16 +91,23 @@ object PlanRecord {
     PlanRecord("mjoin", names, classes, columns, shares, probeOrders)
   }
 
+  /** The record of `plan` over inputs as planned ([[mjoin]] with the plan and its kind). */
+  def of(names: Seq[String], inputs: Seq[MultiJoinInputSpec], shares: Seq[Int], plan: MultiJoinPlan.Join): PlanRecord = {
+    val canonical = plan.canonical.asInstanceOf[MultiJoinPlan.Join]
+    mjoin(names, inputs, shares).copy(kind = MultiJoinPlan.kind(canonical), plan = Some(canonical))
+  }
+
   private def ints(s: Seq[Int]): JValue = JArray(s.map(i => JInt(i)).toList)
 
-  private[checkpoint] def toJValue(p: PlanRecord): JValue = JObject(
+  private[checkpoint] def toJValue(p: PlanRecord): JValue = JObject(List[JField](
     "formatVersion" -> JInt(FormatVersion),
     "kind" -> JString(p.kind),
     "inputs" -> JArray(p.inputs.map(JString(_)).toList),
     "classes" -> JArray(p.classes.map(ints).toList),
     "classColumns" -> JArray(p.classColumns.map(c => JArray(c.map(JString(_)).toList)).toList),
     "shares" -> ints(p.shares),
-    "probeOrders" -> JArray(p.probeOrders.map(ints).toList))
+    "probeOrders" -> JArray(p.probeOrders.map(ints).toList)) ++
+    p.plan.map(t => "plan" -> t.toJValue).toList)
 
   def fromJson(json: String): PlanRecord = fromJValue(JsonMethods.parse(json))
 
@@ -111,6 +135,10 @@ object PlanRecord {
       probeOrders = (v \ "probeOrders") match {
         case JArray(xs) => xs.map(arr(_).map(int))
         case _ => Nil
+      },
+      plan = (v \ "plan") match {
+        case j: JArray => Some(MultiJoinPlan.fromJValue(j).asInstanceOf[MultiJoinPlan.Join])
+        case _ => None
       })
   }
 }
@@ -134,8 +162,9 @@ object PlanRecord {
  * The recorded shares win over the ones the planner would choose now: every stored row is
  * placed in the hypercube cell its shares name, so other shares would look rows up in the
  * wrong cells. A recorded plan of another shape (kind, number of inputs, attribute classes)
- * cannot read the state at all: `PUNCTUATED_INCOMPATIBLE_CHECKPOINT`, naming
- * `spark.punctuated.join.plan` (the start-time check, [[StateOwners]], refuses most such
+ * cannot read the state at all — another tree keeps other intermediate stores:
+ * `PUNCTUATED_INCOMPATIBLE_CHECKPOINT`, naming `spark.punctuated.join.plan` and the value
+ * that continues the state (the recorded plan's text, e.g. `((a ⋈ b) ⋈ c)`; the start-time check, [[StateOwners]], refuses most such
  * restarts before this).
  *
  * Records older than `spark.sql.streaming.minBatchesToRetain` batches are deleted (keeping
@@ -167,7 +196,7 @@ object PlanLog {
       case Some(r) => throw PunctuatedErrors.incompatibleCheckpoint(info.operatorId, "punctuatedMultiJoin",
         CheckpointDeclarations.operatorDir(info).toString,
         Seq(s"its state was written under the plan ${r.text}; the query now plans ${proposed.text}: " +
-          s"run it with ${PunctuatedConf.JoinPlan}=${r.kind} and the inputs and join predicates it was written with"),
+          s"run it with ${PunctuatedConf.JoinPlan}=${r.setting} and the inputs and join predicates it was written with"),
         Some(r.text), proposed.text, None)
     }
   }

@@ -58,7 +58,9 @@ object StoreSchemas {
 
   /**
    * A multi-way join: each input's rows store (`input<i>-mjoin-rows`, key [[MultiJoinLayout.RowKeySchema]],
-   * value: the input's row as it comes; point look-ups only) and the store of its held
+   * value: the input's row as it comes; point look-ups only), under a tree plan each
+   * intermediate node's (`inputs-0-1-mjoin-rows`: the same key, its inputs' rows
+   * concatenated in input order) and the store of its held
    * punctuations and closed values ([[StoreNamespace]]).
    *
    * @param stores  the stores it opens (`stateStoreNames`)
@@ -68,6 +70,10 @@ object StoreSchemas {
     case n if columns.indices.exists(MultiJoinLayout.of(_).rowsStore == n) =>
       val i = columns.indices.find(MultiJoinLayout.of(_).rowsStore == n).get
       StoreSchema(n, MultiJoinLayout.RowKeySchema, DataTypeUtils.fromAttributes(columns(i)), 0)
+    case n if MultiJoinLayout.nodeInputs(n).exists(_.forall(columns.indices.contains)) =>
+      // an intermediate node of a tree plan: its inputs' rows concatenated in input order
+      StoreSchema(n, MultiJoinLayout.RowKeySchema,
+        DataTypeUtils.fromAttributes(MultiJoinLayout.nodeInputs(n).get.flatMap(columns)), 0)
     case n if n == StoreNamespace.StoreName => StoreSchema(n, StoreNamespace.KeySchema, StoreNamespace.ValueSchema, 1)
     case n => throw new IllegalArgumentException(s"a multi-way join opens no store '$n'")
   }

@@ -114,12 +114,14 @@ object StateOwners {
         Some(s"$key=written"))
     } else if (op.plan == Binary && written.contains(MultiJoinName)) {
       val was = recordedPlan.map(p => s" (${p.text})").getOrElse("")
+      // the recorded plan's setting: mjoin (or auto, which runs it), or the recorded tree
+      val continues = recordedPlan.map(_.setting).filter(_ != "mjoin").getOrElse("mjoin (or auto)")
       val why = if (op.joinPlan == "written") s"$key=written" else "its output punctuations are needed above it, " +
         "or its joins changed"
       refuse(s"its state was written by one multi-way join$was ($MultiJoinName); the query now runs the join of " +
         s"${op.tables.mkString(", ")} as a tree of binary punctuated joins ($why), which cannot read it " +
-        s"(moving state between join plans is not supported yet); $key=mjoin (or auto) continues it",
-        Some(s"$key=mjoin"))
+        s"(moving state between join plans is not supported yet); $key=$continues continues it",
+        Some(s"$key=${recordedPlan.map(_.setting).getOrElse("mjoin")}"))
     } else if (op.plan == MultiWay && written.contains(MultiJoinName)) {
       recordedPlan.filter(p => p.inputs.size != op.inputs.size).flatMap { p =>
         refuse(s"its state was written by a multi-way join of ${p.inputs.size} inputs (${p.text}); the query " +

@@ -20,6 +20,9 @@ final case class PunctuatedConf(
     joinPlan: String = "auto") {
   def failOnLateRows: Boolean = lateRows == "fail"
   def failOnInvalidPunctuations: Boolean = invalidPunctuations == "fail"
+
+  /** The join tree `spark.punctuated.join.plan` spells, if it is one (not `auto`, `mjoin`, `written`). */
+  def joinTree: Option[String] = if (PunctuatedConf.PlanKeywords.contains(joinPlan)) None else Some(joinPlan)
 }
 
 object PunctuatedConf {
@@ -39,9 +42,14 @@ object PunctuatedConf {
   /**
    * The plan of a join of three or more streams (user contract, "Joins of three or more
    * streams"): `auto` (default), `mjoin` (one multi-way join, no intermediate state),
-   * `written` (the tree of binary joins the query spells).
+   * `written` (the tree of binary joins the query spells), or a join tree over the inputs'
+   * names run inside the multi-way join, with intermediate state in its inner nodes below the
+   * root: `((bids ⋈ auctions) ⋈ persons)` ([[punctuated.join.multi.MultiJoinPlan.parse]];
+   * checked against each group when it is planned).
    */
   val JoinPlan = "spark.punctuated.join.plan"
+  /** The keywords of [[JoinPlan]]; anything else is read as a join tree. */
+  val PlanKeywords: Seq[String] = Seq("auto", "mjoin", "written")
 
   def apply(conf: SQLConf): PunctuatedConf = PunctuatedConf(
     lateRows = choice(conf, LateRows, "drop", Seq("drop", "fail")),
@@ -59,7 +67,14 @@ object PunctuatedConf {
       text.toIntOption.filter(_ >= 0).getOrElse(throw new IllegalArgumentException(
         s"$MaxRemembered must be a number of entries >= 0 (0: remember none), not '$text'"))
     },
-    joinPlan = choice(conf, JoinPlan, "auto", Seq("auto", "mjoin", "written")))
+    joinPlan = {
+      val text = conf.getConfString(JoinPlan, "auto").trim
+      val keyword = text.toLowerCase(Locale.ROOT)
+      if (PlanKeywords.contains(keyword)) keyword
+      else if (text.contains("(") || text.contains("⋈")) text
+      else throw new IllegalArgumentException(s"$JoinPlan must be one of ${PlanKeywords.mkString(", ")} " +
+        s"or a join tree of the inputs' names such as ((a ⋈ b) ⋈ c), not '$text'")
+    })
 
   private def choice(conf: SQLConf, key: String, default: String, allowed: Seq[String]): String = {
     val value = conf.getConfString(key, default).trim.toLowerCase(Locale.ROOT)

@@ -164,6 +164,41 @@ class MultiJoinCheckpointSuite extends PunctuatedStreamTest {
     }
   }
 
+  test("a tree plan: the plan log records the tree, the operator record and state-metadata list the node's store") {
+    val checkpoint = newCheckpoint()
+    val (a, b, c, joined) = chain()
+    withSQLConf(PunctuatedConf.SafetyMode -> "warn", PunctuatedConf.JoinPlan -> "((a ⋈ b) ⋈ c)") {
+      testStream(joined)(
+        StartStream(checkpointLocation = checkpoint),
+        AddData(a, row(1, 100), row(2, 200)), AddData(b, row(1, 10), row(2, 20)), AddData(c, row(10, 1000)),
+        CheckNewAnswer((1L, 100L, 10L, 1000L)),
+        AssertOnQuery("the operator runs the tree") { q =>
+          val m = multiJoin(q)
+          assert(m.joinPlan == punctuated.join.multi.MultiJoinPlan.leftDeep(Seq(0, 1, 2)), m.joinPlan)
+          m.stateStoreNames == Seq("input0-mjoin-rows", "input1-mjoin-rows", "input2-mjoin-rows",
+            "inputs-0-1-mjoin-rows", "punctuated-meta")
+        },
+        StopStream)
+    }
+    val log = planLog(checkpoint)
+    assert(log.nonEmpty && log.forall { case (_, p) =>
+      p.kind == "tree" && p.plan.map(_.inputs).contains(Seq(0, 1, 2)) && p.setting == "((a ⋈ b) ⋈ c)" &&
+        p.text.startsWith("tree ((a ⋈ b) ⋈ c) of a, b, c")
+    }, log)
+    val record = OperatorRecord.fromJson(new String(Files.readAllBytes(
+      new File(checkpoint, "state/0/_punctuated/declarations.json").toPath), "UTF-8"))
+    assert(record.stores.contains("inputs-0-1-mjoin-rows") && record.plan.exists(_.kind == "tree"), record)
+    assert(storesInMetadata(checkpoint).map(_._3).contains("inputs-0-1-mjoin-rows"), storesInMetadata(checkpoint))
+    // statestore reads the node's combinations: a's columns, then b's, under each of k and v
+    val ab = readStore(checkpoint, "inputs-0-1-mjoin-rows")
+      .selectExpr("key.class", "value.a_x", "value.b_v").as[(Int, Long, Long)].collect().toSeq.sorted
+    assert(ab == Seq((0, 100L, 10L), (0, 200L, 20L), (1, 100L, 10L), (1, 200L, 20L)), ab.toString)
+    // a restart under a binary tree is refused at start(), naming the recorded tree
+    withSQLConf(PunctuatedConf.SafetyMode -> "warn", PunctuatedConf.JoinPlan -> "written") {
+      refusal(intercept[Exception](start(joined, checkpoint)), "spark.punctuated.join.plan=((a ⋈ b) ⋈ c)")
+    }
+  }
+
   test("the shares recorded for the state win over the ones the planner chooses now") {
     val checkpoint = newCheckpoint()
     val (a, b, c, joined) = chain()

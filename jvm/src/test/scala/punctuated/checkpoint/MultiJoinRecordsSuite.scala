@@ -71,6 +71,36 @@ class MultiJoinRecordsSuite extends AnyFunSuite {
       "b (input 1): scheme 'v' no longer purges")
   }
 
+  test("plan records: the tree and its kind survive JSON; a record without a plan is the MJoin; trees differ in shape") {
+    import punctuated.join.multi.MultiJoinPlan
+    val leftDeep = chain.copy(kind = "tree", plan = Some(MultiJoinPlan.parse("((a ⋈ b) ⋈ c)", chain.inputs)))
+    assert(PlanRecord.fromJson(leftDeep.toJson) == leftDeep)
+    assert(leftDeep.toJson.contains("\"plan\":[[0,1],2]"), leftDeep.toJson)
+    assert(leftDeep.setting == "((a ⋈ b) ⋈ c)" && leftDeep.text.startsWith("tree ((a ⋈ b) ⋈ c) of a, b, c"))
+    // old records (no plan) read as the MJoin, and have its shape
+    assert(chain.plan.isEmpty && chain.tree == MultiJoinPlan.mjoin(3) && chain.setting == "mjoin")
+    assert(chain.shape == chain.copy(plan = Some(MultiJoinPlan.mjoin(3))).shape)
+    // the same tree spelled otherwise: the same shape; another tree: another
+    val spelled = leftDeep.copy(plan = Some(MultiJoinPlan.parse("(c ⋈ (b ⋈ a))", chain.inputs)))
+    assert(spelled.shape == leftDeep.shape)
+    val other = leftDeep.copy(plan = Some(MultiJoinPlan.parse("(a ⋈ (b ⋈ c))", chain.inputs)))
+    assert(other.shape != leftDeep.shape && leftDeep.shape != chain.shape)
+  }
+
+  test("plan log: a restart under another tree is refused naming the recorded tree as the setting") {
+    import punctuated.join.multi.MultiJoinPlan
+    val dir = Files.createTempDirectory("punctuated-plan").toFile.getCanonicalPath
+    val conf = new Configuration()
+    val leftDeep = chain.copy(kind = "tree", plan = Some(MultiJoinPlan.parse("((a ⋈ b) ⋈ c)", chain.inputs)))
+    PlanLog.write(info(dir, 0), leftDeep, conf)
+    for (now <- Seq(chain, leftDeep.copy(plan = Some(MultiJoinPlan.parse("(a ⋈ (b ⋈ c))", chain.inputs))))) {
+      val e = intercept[AnalysisException](PlanLog.inForce(info(dir, 1), now, conf))
+      assert(e.getCondition == PunctuatedErrors.IncompatibleCheckpoint, e.getMessage)
+      assert(e.getMessage.contains("spark.punctuated.join.plan=((a ⋈ b) ⋈ c)"), e.getMessage)
+    }
+    assert(PlanLog.inForce(info(dir, 1), leftDeep, conf).plan == leftDeep.plan)
+  }
+
   private def info(dir: String, batch: Long) =
     StatefulOperatorStateInfo(dir, UUID.randomUUID(), operatorId = 0, storeVersion = batch, numPartitions = 4)
 

@@ -68,8 +68,22 @@ object ChainedPurge {
    * @param cap at most this many partial results are built; above it the check is
    *            abandoned (the row stays, and is checked again when touched)
    */
-  def check[V](inputs: Inputs[V], i: Int, key: Binding[V], cap: Int): Verdict = {
-    val visited = mutable.Set(i)
+  def check[V](inputs: Inputs[V], i: Int, key: Binding[V], cap: Int): Verdict =
+    check(inputs, Set(i), key, cap)
+
+  /**
+   * Is every stored combination covering the inputs `covered` with key `key` (its class
+   * values) purgeable? The closure starts with `covered` visited and `key` as the only
+   * partial: the rule for an intermediate node of a tree plan, whose rows join one row of
+   * each input it covers. `check(inputs, i, key, cap)` is `covered = {i}`.
+   *
+   * {{{
+   *   a(k) ⋈ b(k, v) ⋈ c(v), node {a, b} with key {k:1, v:7}; c punctuated v = 7:
+   *   c closed -> every input visited: purgeable (whatever a and b punctuated)
+   * }}}
+   */
+  def check[V](inputs: Inputs[V], covered: Set[Int], key: Binding[V], cap: Int): Verdict = {
+    val visited = mutable.Set(covered.toSeq: _*)
     var partials: Seq[Binding[V]] = Seq(key)
     var changed = true
     var abandoned = false

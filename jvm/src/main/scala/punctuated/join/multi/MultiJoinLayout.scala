@@ -17,6 +17,14 @@ import punctuated.state.StoreNamespace
  *   i      input<i>-mjoin-rows   3 i             3 i + 1           3 i + 2
  * }}}
  *
+ * An inner node of a tree plan that is not its root ([[MultiJoinPlan.intermediates]]) keeps
+ * its combinations in one rows store named by the inputs it covers ([[node]]), laid out as
+ * an input's (a *virtual input*: [[MultiJoinState]]); it holds no punctuations, so it has no
+ * namespace of `punctuated-meta`:
+ * {{{
+ *   node covering inputs 0 and 1     inputs-0-1-mjoin-rows
+ * }}}
+ *
  * The multi-way join numbers its namespaces on its own (it never shares an operator id with
  * a binary join: a checkpoint of one cannot be continued by the other).
  *
@@ -38,6 +46,34 @@ object MultiJoinLayout {
 
   /** The stores of a multi-way join of `inputs` inputs: each input's rows, then `punctuated-meta`. */
   def storeNames(inputs: Int): Seq[String] = (0 until inputs).map(of(_).rowsStore) :+ StoreNamespace.StoreName
+
+  /**
+   * The stores of a multi-way join running `plan`: each input's rows, each intermediate
+   * node's rows (bottom-up), then `punctuated-meta`. For the MJoin, [[storeNames]].
+   */
+  def storeNames(plan: MultiJoinPlan.Join): Seq[String] = {
+    val n = plan.inputs.size
+    ((0 until n).map(of(_).rowsStore) ++ MultiJoinPlan.intermediates(plan).map(j => node(j.inputs))) :+
+      StoreNamespace.StoreName
+  }
+
+  private val NodePrefix = "inputs-"
+  private val RowsSuffix = "-mjoin-rows"
+
+  /** The rows store of an intermediate node covering `inputs`: `node(Seq(0, 1)) == "inputs-0-1-mjoin-rows"`. */
+  def node(inputs: Seq[Int]): String = {
+    require(inputs.size >= 2, s"a node covers two or more inputs: $inputs")
+    inputs.sorted.mkString(NodePrefix, "-", RowsSuffix)
+  }
+
+  /** The inputs a node's rows store covers (None: not a node's store): the inverse of [[node]]. */
+  def nodeInputs(store: String): Option[Seq[Int]] =
+    if (!store.startsWith(NodePrefix) || !store.endsWith(RowsSuffix)) None
+    else {
+      val parts = store.stripPrefix(NodePrefix).stripSuffix(RowsSuffix).split('-').toSeq
+      val numbers = parts.flatMap(_.toIntOption)
+      if (numbers.size == parts.size && numbers.size >= 2 && store == node(numbers)) Some(numbers) else None
+    }
 
   /**
    * The key of every rows store: one entry per stored row and class of the input, the class

@@ -41,6 +41,11 @@ import punctuated.state.{ClosedSummaries, HeldPunctuationTable, StoreNamespace}
  * @param output        the input's columns (its rows as the child produces them)
  * @param meta          the `punctuated-meta` store of the cell
  * @param maxRemembered closed values remembered per scheme (`spark.punctuated.lateRows.maxRemembered`)
+ * @param storeName     its rows store: an input's (None: [[MultiJoinLayout.of]]), or an
+ *                      intermediate node's ([[MultiJoinLayout.node]]). A node is a *virtual
+ *                      input*: its classes are its inputs' classes, its key one column per
+ *                      class, its rows its inputs' rows concatenated in input order, and its
+ *                      spec declares no scheme (nodes hold no punctuations)
  */
 class MultiJoinState(
     input: MultiJoinInputSpec,
@@ -50,13 +55,17 @@ class MultiJoinState(
     partitionId: Int,
     maxRemembered: Int,
     storeConf: StateStoreConf,
-    hadoopConf: org.apache.hadoop.conf.Configuration) {
+    hadoopConf: org.apache.hadoop.conf.Configuration,
+    storeName: Option[String] = None) {
 
   import MultiJoinState._
 
   val number: Int = input.number
   val classes: Seq[Int] = input.classes
-  private val layout = MultiJoinLayout.of(number)
+  private val layout = {
+    val own = MultiJoinLayout.of(number)
+    storeName.fold(own)(name => own.copy(rowsStore = name))
+  }
   val keySchema: StructType = JoinInputState.keySchema(input.keys)
   private val keyLength = keySchema.length
   val inputSchema: StructType = DataTypeUtils.fromAttributes(output)

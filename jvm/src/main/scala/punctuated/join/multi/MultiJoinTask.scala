@@ -19,7 +19,9 @@ import punctuated.state.PunctuatedJoinMetrics
  * turn (input 0, 1, ... n-1), each row probing the other inputs' stored rows and stored
  * unless its chained-purge closure is already complete (see [[atStartOf]]); each input's
  * punctuations of the batch applied once it has sent all its rows; then the chained purge
- * ([[ChainedPurge]]), releases, commit.
+ * ([[ChainedPurge]]), releases, commit. Under a tree plan, each row's delta climbs the tree
+ * ([[MultiJoinTreeProbe]]) and the intermediate nodes' combinations are purged after the
+ * inputs' rows ([[purgeNodes]]).
  *
  * {{{
  *   bids ⋈ auctions ⋈ persons, an auction and its seller stored, both closed (unique keys):
@@ -45,15 +47,25 @@ private[multi] class MultiJoinTask(
     new MultiJoinState(in, exec.children(in.number).output, meta, info, cell, settings.maxRemembered,
       storeConf, hadoopConf)
   }
+  private val tree = exec.tree
+  /** The intermediate nodes' states (unit n + k), as virtual inputs holding no punctuations. */
+  private val nodeStates: IndexedSeq[MultiJoinState] = tree.nodes.indices.map { k =>
+    new MultiJoinState(tree.nodeSpec(k), tree.outputOf(n + k), meta, info, cell, settings.maxRemembered,
+      storeConf, hadoopConf, Some(MultiJoinLayout.node(tree.nodes(k).inputs)))
+  }
+  private def unitState(u: Int): MultiJoinState = if (u < n) states(u) else nodeStates(u - n)
+  private val allStates = states ++ nodeStates
+  private val climber = if (tree.isMJoin) None else Some(new MultiJoinTreeProbe(tree, unitState, exec.classTypes.size))
   Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit] { _ =>
-    states.foreach(_.abortIfNeeded())
+    allStates.foreach(_.abortIfNeeded())
     if (!meta.hasCommitted) meta.abort()
   })
 
   private val specs = exec.inputs.map(_.spec)
   private val outputs = exec.children.map(_.output)
   private val toUnsafe = outputs.map(o => UnsafeProjection.create(o, o))
-  private val allAttrs = outputs.flatten
+  /** The root's combined row: its children's columns in child order (the MJoin: input order). */
+  private val allAttrs = tree.inner.last.childOutput
   private val condition: InternalRow => Boolean = exec.condition match {
     case Some(c) => Predicate.create(c, allAttrs).eval
     case None => _ => true
@@ -87,6 +99,8 @@ private[multi] class MultiJoinTask(
 
   private val newPunctuations = IndexedSeq.fill(n)(mutable.ArrayBuffer.empty[KeyPunctuation])
   private val storedNow = mutable.ArrayBuffer.empty[(Int, UnsafeRow)]
+  /** Combinations stored in intermediate nodes this batch, by unit and key. */
+  private val nodesStoredNow = mutable.LinkedHashSet.empty[(Int, UnsafeRow)]
   private var stored = 0L
   private var purged = 0L
   private var abandoned = 0L
@@ -105,21 +119,21 @@ private[multi] class MultiJoinTask(
     metric("allUpdatesTimeMs") += NANOSECONDS.toMillis(System.nanoTime - start)
     val held = states.map(_.numPunctuations).sum // read before the commit
     val t = System.nanoTime
-    states.foreach(_.prepareCommit())
-    (states.map(_.rowsStore) :+ meta).foreach(_.commit())
+    allStates.foreach(_.prepareCommit())
+    (allStates.map(_.rowsStore) :+ meta).foreach(_.commit())
     metric("commitTimeMs") += NANOSECONDS.toMillis(System.nanoTime - t)
-    metric("numTotalStateRows") += states.map(_.numRows).sum
+    metric("numTotalStateRows") += allStates.map(_.numRows).sum
     metric(PunctuationsHeld) += held
     metric(ClosedValuesRemembered) += states.map(_.numClosedValues).sum
     metric(ClosedValuesForgotten) += states.map(_.numClosedValuesForgotten).sum
-    val stores = states.map(_.rowsStore) :+ meta
+    val stores = allStates.map(_.rowsStore) :+ meta
     metric("stateMemory") += stores.map(_.metrics.memoryUsedBytes).sum
     stores.foreach(s => exec.reportCustomStoreMetrics(s.metrics.customMetrics))
     metric("numUpdatedStateRows") += stored
     metric("numRemovedStateRows") += purged
     metric(RowsPurged) += purged
     metric(PunctuatedMultiJoinExec.PurgeChecksAbandoned) += abandoned
-    metric(StateRowsScanned) += states.map(_.rowsScanned).sum
+    metric(StateRowsScanned) += allStates.map(_.rowsScanned).sum
     exec.reportStoreMetrics()
   }
 
@@ -141,8 +155,17 @@ private[multi] class MultiJoinTask(
         Iterator.empty
       } else {
         val value = toUnsafe(i)(row).copy()
-        val results = probe(i, value, key)
-        if (closedOnArrival.getOrElseUpdate(key, purgeableNow(i, key))) {
+        val complete = closedOnArrival.getOrElseUpdate(key, purgeableNow(i, key))
+        val results = climber match {
+          case None => probe(i, value, key)
+          case Some(c) =>
+            // neither is a combination of a row not stored (no future row joins it)
+            val out = mutable.ArrayBuffer.empty[InternalRow]
+            c.climb(i, value, key, store = !complete, r => if (condition(r)) out += outputProj(r).copy(),
+              (u, k) => { nodesStoredNow += (u -> k); stored += 1 })
+            out.toSeq
+        }
+        if (complete) {
           unstored += (i -> key) // no future row can join it: not stored
         } else {
           state.append(value, key)
@@ -292,9 +315,40 @@ private[multi] class MultiJoinTask(
     val touched = applied.nonEmpty
     val result = ChainedPurge.purge(View, candidates, MultiJoinState.MaxPartials)
     abandoned += result.abandoned
+    if (!tree.isMJoin) purgeNodes(candidates ++ result.purged ++ unstored.map { case (i, k) =>
+      i -> states(i).bindingOf(k) }, applied.map { case (j, p) => bindingOf(j, p) })
     if (touched || result.purged.nonEmpty) releaseHeld()
     if (settings.punctuationRetention > 0) states.foreach(_.releaseExpired(batch, settings.punctuationRetention))
   }
+
+  /**
+   * Purges the intermediate nodes' combinations: one with key κ of a node covering inputs X
+   * goes iff the closure started from κ with X visited reaches every input
+   * ([[ChainedPurge.check]]; input state only, so node purges never change an input's
+   * verdict and need no fixpoint). Candidates: the batch's new combinations, and those
+   * sharing a class value with an input key this batch's purge checked or removed (`keys`) or
+   * with a new punctuation's binding (`bindings`) — look-ups by class value, never a scan.
+   */
+  private def purgeNodes(keys: Iterable[(Int, Binding)], bindings: Iterable[Binding]): Unit =
+    for (k <- nodeStates.indices) {
+      val u = n + k
+      val st = nodeStates(k)
+      val covered = tree.inputsOf(u).toSet
+      val candidates = mutable.LinkedHashSet.empty[UnsafeRow]
+      nodesStoredNow.foreach { case (v, key) => if (v == u) candidates += key }
+      (keys.map(_._2) ++ bindings).foreach { b =>
+        b.foreach { case (c, v) => if (st.classes.contains(c)) candidates ++= st.keysWith(c, v) }
+      }
+      candidates.foreach { key =>
+        if (st.isStored(key)) {
+          ChainedPurge.check(View, covered, st.bindingOf(key), MultiJoinState.MaxPartials) match {
+            case ChainedPurge.Purgeable => purged += st.removeKey(key)
+            case ChainedPurge.Abandoned => abandoned += 1
+            case ChainedPurge.Kept =>
+          }
+        }
+      }
+    }
 
   /** This batch's new punctuations, by input, once applied (remembered and held). */
   private val applied = mutable.ArrayBuffer.empty[(Int, KeyPunctuation)]

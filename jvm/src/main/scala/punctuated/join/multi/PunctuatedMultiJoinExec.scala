@@ -14,7 +14,7 @@ import punctuated.state.{PunctuatedJoinMetrics, PunctuatedStatefulOperator}
 
 /**
  * A punctuated multi-way join: a group of three or more inner stream-stream equi-joins run as
- * one operator with no intermediate state — Viglas et al.'s MJoin as Li et al. 2006 (§3.2)
+ * one operator — by default with no intermediate state, Viglas et al.'s MJoin as Li et al. 2006 (§3.2)
  * purge it by punctuations, chained through the inputs' stored rows (Lemma 1) and
  * generalized to attribute classes and multi-attribute schemes (§4.2).
  *
@@ -62,6 +62,19 @@ import punctuated.state.{PunctuatedJoinMetrics, PunctuatedStatefulOperator}
  *   upper join sees no punctuation on v from the lower one.
  * }}}
  *
+ * Tree plans (`plan`, [[MultiJoinPlan]]): every inner node but the root keeps its
+ * combinations as intermediate state, a virtual input named by the inputs it covers
+ * ([[MultiJoinTree]], [[MultiJoinLayout.node]]); a new row's delta climbs the tree, probing
+ * at each ancestor the other children's states ([[MultiJoinTreeProbe]]). The inputs' stores
+ * and punctuations are the same under every plan: the chained purge of input rows reads input
+ * state only. A node's combination with key κ goes once the closure started from κ with the
+ * node's inputs visited reaches every input ([[ChainedPurge.check]] with a covered set), which
+ * holds for every combination containing a purged input row.
+ * {{{
+ *   ((a ⋈ b) ⋈ c):  stores input0-mjoin-rows, input1-mjoin-rows, input2-mjoin-rows,
+ *                   inputs-0-1-mjoin-rows (a ⋈ b), punctuated-meta
+ * }}}
+ *
  * Partitioning (Afrati and Ullman 2010, shares): each attribute class c has a share s_c, the
  * cells are the points of the grid of shares, a class value's coordinate is Spark's hash
  * partition of it among s_c. A data row is joined and stored only in its *home* cells (all
@@ -84,6 +97,7 @@ import punctuated.state.{PunctuatedJoinMetrics, PunctuatedStatefulOperator}
  * @param settings   the `spark.punctuated.*` settings
  * @param shares     the hypercube shares per class (product <= the state's partitions)
  * @param children   input i's rows, already routed to cells, as children(i)
+ * @param plan       the plan over the inputs (canonical; default the MJoin)
  */
 case class PunctuatedMultiJoinExec(
     inputs: IndexedSeq[MultiJoinInputSpec],
@@ -93,8 +107,13 @@ case class PunctuatedMultiJoinExec(
     stateInfo: Option[StatefulOperatorStateInfo],
     settings: PunctuatedConf,
     shares: Seq[Int],
-    children: Seq[SparkPlan])
+    children: Seq[SparkPlan],
+    plan: MultiJoinPlan.Join = null)
   extends SparkPlan with PunctuatedStatefulOperator {
+
+  /** The plan in force: `plan`, or the MJoin of the inputs. */
+  val joinPlan: MultiJoinPlan.Join = Option(plan).getOrElse(MultiJoinPlan.mjoin(inputs.size))
+  require(joinPlan.inputs == inputs.indices, s"the plan covers the inputs ${inputs.indices}: $joinPlan")
 
   require(inputs.size == children.size && inputs.indices.forall(i => inputs(i).number == i),
     "one child per input, inputs numbered 0 .. n-1")
@@ -102,7 +121,10 @@ case class PunctuatedMultiJoinExec(
 
   override def shortName: String = "punctuatedMultiJoin"
   override def output: Seq[Attribute] = projection
-  override val stateStoreNames: Seq[String] = MultiJoinLayout.storeNames(inputs.size)
+  override val stateStoreNames: Seq[String] = MultiJoinLayout.storeNames(joinPlan)
+
+  /** The plan as the task runs it (units, children, probe orders). */
+  private[multi] def tree: MultiJoinTree = new MultiJoinTree(joinPlan, inputs, children.map(_.output))
 
   /**
    * Each input in the operator's cells, one partition per cell, as the

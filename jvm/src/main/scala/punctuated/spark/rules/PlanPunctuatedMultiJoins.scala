@@ -13,7 +13,7 @@ import org.apache.spark.sql.execution.streaming.operators.stateful.join.Streamin
 import punctuated.checkpoint.MultiJoinCheckpoint
 import punctuated.conf.PunctuatedConf
 import punctuated.input.{InputSpec, PunctuatedInput, PunctuationColumns}
-import punctuated.join.multi.{Hypercube, MultiJoinExchangeExec, MultiJoinGroups, MultiJoinInputSpec, PunctuatedMultiJoinExec}
+import punctuated.join.multi.{Hypercube, MultiJoinExchangeExec, MultiJoinGroups, MultiJoinInputSpec, MultiJoinPlan, MultiJoinTree, PunctuatedMultiJoinExec}
 
 /**
  * Physical rule (before columnar transitions; registered before [[PlanPunctuatedJoins]]): the
@@ -32,6 +32,11 @@ import punctuated.join.multi.{Hypercube, MultiJoinExchangeExec, MultiJoinGroups,
  *         Exchange(hash b.k)  scan b
  *     Exchange(hash c.v)  scan c
  * }}}
+ *
+ * The plan tree inside the operator ([[MultiJoinPlan]]) is chosen in one place (`val plan`
+ * in `build`): a tree `spark.punctuated.join.plan` spells, checked against the group
+ * ([[writtenTree]]); else the MJoin (`auto`, `mjoin`). The plan log's recorded plan must
+ * have the same shape ([[MultiJoinCheckpoint.planInForce]]).
  *
  * Between the group's joins only exchanges, filters (their conditions are applied to each
  * result) and column-selecting projections occur ([[MultiJoinGroups]]). A group whose physical
@@ -107,10 +112,11 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
       }.toIndexedSeq
       val classTypes = classes.map(_.head.dataType)
       val cube = Hypercube.choose(info.numPartitions, planned.map(_.classes), classes.size)
+      val names = inputs.map(in => MultiJoinCheckpoint.inputName(in.declaration, in.plan.output)).toSeq
+      // the plan tree: `auto` runs the MJoin (the one place the plan is chosen)
+      val plan = conf.joinTree.fold(MultiJoinPlan.mjoin(planned.size))(text => writtenTree(text, names, planned))
       // the plan in force for this batch: the shares the state was placed by win (plan log)
-      val inForce = MultiJoinCheckpoint.planInForce(info,
-        inputs.map(in => MultiJoinCheckpoint.inputName(in.declaration, in.plan.output)).toSeq, planned,
-        cube.shares, session)
+      val inForce = MultiJoinCheckpoint.planInForce(info, names, planned, cube.shares, plan, session)
       val exchanges = planned.zip(inputs).map { case (spec, in) =>
         MultiJoinExchangeExec(spec, classTypes, inForce.shares, in.plan)
       }
@@ -122,7 +128,8 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
         stateInfo = top.stateInfo,
         settings = conf.copy(emitPunctuations = false),
         shares = inForce.shares,
-        children = exchanges)
+        children = exchanges,
+        plan = inForce.tree)
       exec.copyTagsFrom(top)
       // before any of its state stores is opened: record, plan log, state metadata
       MultiJoinCheckpoint.record(exec, inputs.map(_.declaration).toSeq, inForce, top.shortName,
@@ -130,6 +137,21 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
           .flatMap(_.stateInfo), session)
       Some(exec)
     }
+  }
+
+  /**
+   * The tree `spark.punctuated.join.plan` spells, over this group's inputs: fails at planning,
+   * naming the setting, the text, the group's inputs and an example, when it does not fit
+   * (other inputs, or a node whose children share no join column).
+   */
+  private def writtenTree(text: String, names: Seq[String], planned: Seq[MultiJoinInputSpec]): MultiJoinPlan.Join = {
+    def fail(why: String) = throw new IllegalArgumentException(s"${PunctuatedConf.JoinPlan}='$text' does not fit " +
+      s"the multi-way join of ${names.mkString(", ")}: $why. Write a tree of these inputs' names whose every " +
+      s"node joins inputs sharing a join column, e.g. ${MultiJoinPlan.leftDeep(names.indices).text(names)}, " +
+      s"or use auto, mjoin or written")
+    val tree = try MultiJoinPlan.parse(text, names) catch { case e: IllegalArgumentException => fail(e.getMessage) }
+    MultiJoinTree.problem(tree, planned.map(_.classes).toIndexedSeq, names).foreach(fail)
+    tree.canonical.asInstanceOf[MultiJoinPlan.Join]
   }
 
   /** The input without the exchange Spark placed for the one join that read it. */

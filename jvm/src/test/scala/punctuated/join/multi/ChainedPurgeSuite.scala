@@ -166,4 +166,37 @@ class ChainedPurgeSuite extends AnyFunSuite {
     assert(check(m, 0, a, 100) == Kept)
     assert(m.lookups == 0)               // nothing closed: no input's rows are read
   }
+
+  test("covered set: a node's combination needs only the inputs it does not cover; covered {i} is check(i)") {
+    // a(k) ⋈ b(k, v) ⋈ c(v), node {a, b}: its combination {k: 1, v: 7}
+    val m = chain()
+    val a = m.store(0, 0 -> 1)
+    val b = m.store(1, 0 -> 1, 1 -> 7)
+    val ab = a ++ b
+    assert(check(m, Set(0, 1), ab, 100) == Kept)
+    m.punctuate(1, 0 -> 1)                            // b's punctuation: inside the node, says nothing
+    assert(check(m, Set(0, 1), ab, 100) == Kept)
+    assert(check(m, 0, a, 100) == Kept)               // a(1) still joins a future c(7) through b(1, 7)
+    m.punctuate(2, 1 -> 7)                            // c closes v = 7: the combination goes
+    assert(check(m, Set(0, 1), ab, 100) == Purgeable)
+    assert(check(m, Set(0), a, 100) == check(m, 0, a, 100))
+    // node {b, c} with key {k: 1, v: 7}: only a future a(1) could join it
+
+    val bc = b ++ Map(1 -> 7)
+    m.store(2, 1 -> 7)
+    assert(check(m, Set(1, 2), bc, 100) == Kept)
+    m.punctuate(0, 0 -> 1)
+    assert(check(m, Set(1, 2), bc, 100) == Purgeable)
+  }
+
+  test("covered set: a combination containing a purgeable row is purgeable (its closure is at least as strong)") {
+    val m = chain()
+    val a = m.store(0, 0 -> 1)
+    val b1 = m.store(1, 0 -> 1, 1 -> 7)
+    val b2 = m.store(1, 0 -> 1, 1 -> 8)
+    m.store(2, 1 -> 7)
+    m.punctuate(1, 0 -> 1); m.punctuate(2, 1 -> 7); m.punctuate(2, 1 -> 8)
+    assert(check(m, 0, a, 100) == Purgeable)
+    for (b <- Seq(b1, b2)) assert(check(m, Set(0, 1), a ++ b, 100) == Purgeable, b)
+  }
 }

@@ -239,10 +239,17 @@ class MultiJoinModel(query: MultiJoinModel.Query) {
   }
 
   /** design.md's closure: does it reach every input from stored row `t` of input `i`? */
-  def purgeable(i: Int, t: Data): Boolean = {
-    var visited = Set(i)
-    val c = t.values(0)
-    var partials = Seq(t.values)
+  def purgeable(i: Int, t: Data): Boolean = closure(Set(i), t.values)
+
+  /**
+   * The closure started with the inputs `covered` visited and `key` (class values, the case
+   * at class 0) as the only partial: does it reach every input? With one input, the rule for
+   * its stored rows; with a tree plan's node, for the node's combinations.
+   */
+  def closure(covered: Set[Int], key: Map[Int, Int]): Boolean = {
+    var visited = covered
+    val c = key(0)
+    var partials = Seq(key)
     var changed = true
     while (changed) {
       changed = false
@@ -273,6 +280,30 @@ class MultiJoinModel(query: MultiJoinModel.Query) {
       }
     }
     if (free) { held(j) -= p; released += 1 }
+  }
+
+  /**
+   * The combinations an intermediate node covering `inputs` keeps: every combination of the
+   * stored rows of its inputs (agreeing on every class) that the closure started with the
+   * node's inputs visited cannot purge. Also asserts that every combination of non-late rows
+   * containing a row that is no longer stored is purgeable by that closure (so no node keeps
+   * a row its input forgot).
+   */
+  def nodeRows(inputs: Seq[Int]): Long = {
+    val byCase = inputs.map(i => data(i).groupBy(_.values(0)))
+    byCase.head.keys.toSeq.map { c =>
+      inputs.indices.foldLeft(Seq((Map.empty[Int, Int], true))) { case (acc, x) =>
+        val i = inputs(x)
+        for ((b, allStored) <- acc; d <- byCase(x).getOrElse(c, Nil)
+          if d.values.forall { case (k, v) => b.get(k).forall(_ == v) })
+          yield (b ++ d.values, allStored && storedOf(i, c).contains(d))
+      }.count { case (key, allStored) =>
+        val purgeable = closure(inputs.toSet, key)
+        assert(allStored || purgeable, s"a combination of node ${inputs.mkString("{", ", ", "}")} holds a row " +
+          s"its input purged, yet its closure keeps it: $key")
+        allStored && !purgeable
+      }.toLong
+    }.sum
   }
 
   /** The batch inner join of all non-late rows so far: (c, v of input 0, ..., v of input n-1). */

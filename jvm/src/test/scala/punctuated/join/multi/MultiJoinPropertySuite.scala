@@ -34,6 +34,12 @@ import punctuated.spark.PunctuatedStreamTest
  * is the one class every input has, the hypercube gives it every share: each case lives in one
  * cell, and the counts need no replication factor. With `spark.punctuated.join.plan=written`
  * (a tree of binary joins) only (a) is asserted: its state differs by design.
+ *
+ * Every run also runs under a tree plan picked at random (a random left-deep or bushy tree;
+ * every tree is connected, as every input has the case column): (b) then counts the
+ * intermediate nodes' combinations too, as [[MultiJoinModel.nodeRows]] predicts them — the
+ * combinations of the model's stored rows that the closure started from the node's inputs
+ * cannot purge — and the model asserts that no combination keeps a row its input purged.
  */
 class MultiJoinPropertySuite extends PunctuatedStreamTest {
   import testImplicits._
@@ -74,6 +80,35 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
     }
   }
 
+  /** Runs also made under a random tree plan (left-deep or bushy, by the seed). */
+  protected def treeRuns: Seq[(Shape, Long, Int)] = runs
+
+  for ((shape, seed, parts) <- treeRuns) {
+    val plan = randomTree(shape.inputs, new Random(seed * 31 + parts))
+    val text = plan.text(i => s"in$i")
+    test(s"random interleavings, ${MultiJoinPlan.kind(plan)} plan $text, $parts partition(s): ${shape.name} (seed $seed)") {
+      run(shape, seed, parts, text, nodes = MultiJoinPlan.intermediates(plan).map(_.inputs))
+    }
+  }
+
+  /**
+   * A random tree over inputs 0 .. n-1 with at least one intermediate node: left-deep over a
+   * random order, or bushy (a random split of a random order into two or three parts, each
+   * planned so again).
+   */
+  private def randomTree(n: Int, rng: Random): MultiJoinPlan.Join = {
+    val order = rng.shuffle((0 until n).toList)
+    def bushy(inputs: Seq[Int]): MultiJoinPlan =
+      if (inputs.size == 1) MultiJoinPlan.Input(inputs.head)
+      else {
+        val parts = if (inputs.size == 2) 2 else 2 + rng.nextInt(2)
+        val cuts = (rng.shuffle((1 until inputs.size).toList).take(parts - 1) :+ 0 :+ inputs.size).distinct.sorted
+        MultiJoinPlan.Join(cuts.zip(cuts.tail).map { case (f, t) => bushy(inputs.slice(f, t)) })
+      }
+    val tree = if (rng.nextBoolean()) MultiJoinPlan.leftDeep(order) else bushy(order).asInstanceOf[MultiJoinPlan.Join]
+    if (MultiJoinPlan.intermediates(tree).isEmpty) MultiJoinPlan.leftDeep(order) else tree
+  }
+
   for ((shape, seed, parts) <- writtenRuns) {
     test(s"random interleavings, written plan (results only), $parts partition(s): ${shape.name} (seed $seed)") {
       run(shape, seed, parts, "written")
@@ -88,7 +123,7 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
 
   /** One query of `shape` under `plan`: random batches, then every scheme punctuated, then every case closed. */
   private def run(shape: Shape, seed: Long, partitions: Int, plan: String,
-      constraintPropagation: Boolean = true): Unit = {
+      constraintPropagation: Boolean = true, nodes: Seq[Seq[Int]] = Nil): Unit = {
     val rng = new Random(seed)
     val query = safeQuery(shape, rng).getOrElse(fail(s"no safe schemes for ${shape.name} (seed $seed)"))
     val clue = s"seed $seed, $query"
@@ -113,9 +148,10 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
         val elems = gen()
         model.endBatch(elems)
         val expected = model.output.map(Row.fromSeq)
-        val (rows, puncts, late) = (model.storedRows, model.heldPunctuations, model.lateInBatch)
+        val nodeRows = nodes.map(model.nodeRows).sum
+        val (rows, puncts, late) = (model.storedRows + nodeRows, model.heldPunctuations, model.lateInBatch)
         exercised += s"$b: ${model.purgedInBatch} purged, ${model.releasedInBatch} released, $late late, " +
-          s"$rows rows and $puncts punctuations left"
+          s"$rows rows ($nodeRows in nodes) and $puncts punctuations left"
         // the model itself: safe schemes drain every row, closed cases every punctuation
         if (b >= batches) assert(rows == 0, s"model keeps $rows rows after punctuating everything ($clue)")
         if (b == batches + 2) assert(puncts == 0, s"model holds $puncts punctuations at the end ($clue)")
@@ -176,4 +212,5 @@ class MultiJoinPropertyRocksDBSuite extends MultiJoinPropertySuite {
   override protected def cases: Int = 20
   override protected def runs: Seq[(MultiJoinModel.Shape, Long, Int)] = super.runs.filter(_._3 == 4).take(3)
   override protected def writtenRuns: Seq[(MultiJoinModel.Shape, Long, Int)] = Nil
+  override protected def treeRuns: Seq[(MultiJoinModel.Shape, Long, Int)] = super.runs.filter(_._3 == 4).take(2)
 }
