@@ -2,7 +2,7 @@
 # Spark's own streaming suites (from its published test jars, the version build.sbt pins),
 # run without or with the extension loaded through spark.sql.extensions.
 #
-#   scripts/spark-suites.sh [--with-plugin|--without] [Suite ...]
+#   scripts/spark-suites.sh [--with-plugin|--without] [--rebuild] [Suite ...]
 #
 # Suites are simple names under org.apache.spark.sql.streaming or fully qualified names;
 # default: the stream-stream joins, aggregation, deduplication, multiple stateful
@@ -24,7 +24,7 @@ for a in "$@"; do
     --with-plugin) mode=with-plugin ;;
     --without) mode=without ;;
     --rebuild) rm -f "$root/target/spark-suites/classpath" ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) suites+=("$a") ;;
   esac
 done
@@ -37,7 +37,7 @@ fi
 out="$root/target/spark-suites/$mode"
 mkdir -p "$out"
 # The test classpath (extension classes, Spark and its test jars), cached until build.sbt
-# or a source changes (--rebuild forces it).
+# or an extension source (jvm/src/main) changes (--rebuild forces it).
 cp_file="$root/target/spark-suites/classpath"
 if [ ! -s "$cp_file" ] || [ build.sbt -nt "$cp_file" ] || \
    [ -n "$(find jvm/src/main -newer "$cp_file" -name '*.scala' -print -quit)" ]; then
