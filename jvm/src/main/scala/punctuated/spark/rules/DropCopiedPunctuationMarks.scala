@@ -27,7 +27,9 @@ import punctuated.input.PunctuationColumns
  */
 object DropCopiedPunctuationMarks extends Rule[LogicalPlan] {
 
-  override def apply(plan: LogicalPlan): LogicalPlan = plan.transform {
+  override def apply(plan: LogicalPlan): LogicalPlan =
+    if (!PunctuatedPlans.ours(plan)) plan
+    else plan.transform {
     case j @ Join(left, right, _, Some(condition), _) if marks(condition).size > 1 =>
       val all = marks(condition)
       def sides(m: PunctuationColumns) = {

@@ -19,7 +19,7 @@ import punctuated.input.PunctuationColumns
 case class DropOuterJoinCheckFlag(session: SparkSession) extends Rule[LogicalPlan] {
   private val flag = PunctuatedAggregates.CheckFlag
 
-  override def apply(plan: LogicalPlan): LogicalPlan = {
+  override def apply(plan: LogicalPlan): LogicalPlan = if (!PunctuatedPlans.ours(plan)) plan else {
     val joins = plan.transformUp {
       case j @ Join(_, _, _, Some(condition), _) if PunctuationColumns.find(j.condition).isDefined =>
         val unflagged = PunctuateStreamingJoins.unflagKeys(condition)

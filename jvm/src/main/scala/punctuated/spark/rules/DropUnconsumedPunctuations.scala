@@ -27,7 +27,7 @@ import punctuated.input.{DeclaredStreams, PunctuationColumns, PunctuationKind}
 case class DropUnconsumedPunctuations(session: SparkSession) extends Rule[LogicalPlan] {
 
   override def apply(plan: LogicalPlan): LogicalPlan = plan match {
-    case w: WriteToStream if w.inputQuery.isStreaming =>
+    case w: WriteToStream if w.inputQuery.isStreaming && PunctuatedPlans.involved(w.inputQuery) =>
       val query = w.inputQuery
       val consumed: Set[ExprId] = query.collect {
         case j: Join => PunctuationColumns.find(j.condition).toSeq

@@ -22,7 +22,7 @@ import punctuated.join.multi.MultiJoinGroups
 case class MarkMultiWayJoins(session: SparkSession) extends Rule[LogicalPlan] {
 
   override def apply(plan: LogicalPlan): LogicalPlan =
-    if (!plan.isStreaming || !plan.exists(_.isInstanceOf[Join])) plan
+    if (!plan.isStreaming || !plan.exists(_.isInstanceOf[Join]) || !PunctuatedPlans.ours(plan)) plan
     else {
       val conf = PunctuatedConf(session.sessionState.conf)
       val groups = MultiJoinGroups.of(plan, conf.joinPlan, conf.emitPunctuations)

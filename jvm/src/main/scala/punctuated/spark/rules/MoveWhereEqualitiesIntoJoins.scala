@@ -19,9 +19,13 @@ case class MoveWhereEqualitiesIntoJoins(session: SparkSession) extends Rule[Logi
    * without condition (the optimizer pushes it into the join later, too late for the mark).
    * Equalities between two streams of inner stream-stream joins move into the join whose
    * inputs they compare; the rest of the WHERE clause stays where it is. Same result.
+   * Only joins with a declared input below them (see [[PunctuatedPlans]]): the WHERE clause of
+   * a join that reads no declared stream stays where the analyzer put it.
    */
-  override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsDown {
-    case f @ Filter(condition, j: Join) if innerStreamJoin(j) =>
+  override def apply(plan: LogicalPlan): LogicalPlan =
+    if (!PunctuatedPlans.involved(plan)) plan
+    else plan.resolveOperatorsDown {
+    case f @ Filter(condition, j: Join) if innerStreamJoin(j) && PunctuatedPlans.involved(j) =>
       val all = conjuncts(condition)
       val (joined, rest) = pushEqualities(j, all)
       if (rest.size == all.size) f else rest.reduceOption(And).map(Filter(_, joined)).getOrElse(joined)

@@ -41,7 +41,9 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
       case _ => plan
     }
 
-  override def apply(plan: LogicalPlan): LogicalPlan = plan.transformUp {
+  override def apply(plan: LogicalPlan): LogicalPlan =
+    if (!PunctuatedPlans.ours(plan)) plan
+    else plan.transformUp {
     case j @ Join(left, right, _, cond, _) if PunctuationColumns.find(cond).isDefined =>
       val mark = PunctuationColumns.find(cond).get
       val markerIds = (mark.left.toSeq ++ mark.right).flatMap(_.markerIds).toSet

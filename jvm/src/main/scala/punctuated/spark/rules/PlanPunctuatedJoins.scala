@@ -25,7 +25,10 @@ import punctuated.join.{PunctuatedSymmetricHashJoinExec, PunctuationReplicatingE
 case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
 
   override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
-    override def apply(plan: SparkPlan): SparkPlan = {
+    override def apply(plan: SparkPlan): SparkPlan =
+      if (!plan.exists { case j: StreamingSymmetricHashJoinExec => PunctuationColumns.find(j.condition.full).isDefined
+                         case _ => false }) plan   // no punctuated join: nothing to plan, nothing to walk
+      else {
       // Output punctuations only reach a query's results that carry a marker column; without
       // one they would look like data rows, so they are not produced at all.
       val resultIds = queryOutput(plan).map(_.exprId).toSet

@@ -16,7 +16,9 @@ import punctuated.conf.PunctuatedConf
  * Aggregations over undeclared input are left exactly as they are.
  */
 case class PunctuateStreamingAggregates(session: SparkSession) extends Rule[LogicalPlan] {
-  override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
+  override def apply(plan: LogicalPlan): LogicalPlan =
+    if (!PunctuatedPlans.involved(plan)) plan
+    else plan.resolveOperatorsUp {
     case a: Aggregate if a.isStreaming =>
       PunctuatedAggregates.rewrite(a, PunctuatedConf(session.sessionState.conf),
         session.sessionState.conf.caseSensitiveAnalysis).getOrElse(a)

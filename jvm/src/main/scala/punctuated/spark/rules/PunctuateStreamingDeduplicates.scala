@@ -14,7 +14,9 @@ import punctuated.dedup.PunctuatedDeduplicates
  * exactly as they are.
  */
 case class PunctuateStreamingDeduplicates(session: SparkSession) extends Rule[LogicalPlan] {
-  override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
+  override def apply(plan: LogicalPlan): LogicalPlan =
+    if (!PunctuatedPlans.involved(plan)) plan
+    else plan.resolveOperatorsUp {
     case d @ (_: Deduplicate | _: Distinct) if d.isStreaming =>
       PunctuatedDeduplicates.rewrite(d, PunctuatedConf(session.sessionState.conf),
         session.sessionState.conf.caseSensitiveAnalysis).getOrElse(d)

@@ -26,7 +26,9 @@ import punctuated.join.DerivedDeclarations
  */
 case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPlan] {
 
-  override def apply(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
+  override def apply(plan: LogicalPlan): LogicalPlan =
+    if (!PunctuatedPlans.involved(plan)) plan
+    else plan.resolveOperatorsUp {
     case j @ Join(left, right, joinType, Some(condition), hint)
         if left.isStreaming && right.isStreaming && PunctuationColumns.find(j.condition).isEmpty &&
           ExtractEquiJoinKeys.unapply(j).isDefined =>
