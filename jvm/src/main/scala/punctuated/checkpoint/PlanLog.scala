@@ -14,7 +14,7 @@ import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOpera
 
 import punctuated.conf.PunctuatedConf
 import punctuated.errors.PunctuatedErrors
-import punctuated.join.multi.MultiJoinInputSpec
+import punctuated.join.multi.{MultiJoinInputSpec, MultiJoinStatistics}
 
 /**
  * The plan a multi-way join runs a micro-batch with, as the checkpoint records it.
@@ -33,6 +33,8 @@ import punctuated.join.multi.MultiJoinInputSpec
  * @param probeOrders  for each input, the order its rows probe the other inputs (for people
  *                     and tools: the operator derives them from its inputs' classes; they do
  *                     not affect the state)
+ * @param statistics   the statistics the plan was chosen with ([[punctuated.join.multi.PlanChoice]]; absent in records
+ *                     written before plans were chosen): a restart's choice starts from them
  */
 final case class PlanRecord(
     kind: String,
@@ -40,7 +42,8 @@ final case class PlanRecord(
     classes: Seq[Seq[Int]],
     classColumns: Seq[Seq[String]],
     shares: Seq[Int],
-    probeOrders: Seq[Seq[Int]] = Nil) {
+    probeOrders: Seq[Seq[Int]] = Nil,
+    statistics: Option[MultiJoinStatistics] = None) {
 
   /** What the state's layout depends on: two records of one shape read the same state. */
   def shape: (String, Int, Seq[Seq[Int]]) = (kind, inputs.size, classes)
@@ -83,7 +86,10 @@ object PlanRecord {
     "classes" -> JArray(p.classes.map(ints).toList),
     "classColumns" -> JArray(p.classColumns.map(c => JArray(c.map(JString(_)).toList)).toList),
     "shares" -> ints(p.shares),
-    "probeOrders" -> JArray(p.probeOrders.map(ints).toList))
+    "probeOrders" -> JArray(p.probeOrders.map(ints).toList)) match {
+    case JObject(fields) => JObject(fields ++ p.statistics.map(s => "statistics" -> s.toJValue))
+    case other => other
+  }
 
   def fromJson(json: String): PlanRecord = fromJValue(JsonMethods.parse(json))
 
@@ -111,6 +117,10 @@ object PlanRecord {
       probeOrders = (v \ "probeOrders") match {
         case JArray(xs) => xs.map(arr(_).map(int))
         case _ => Nil
+      },
+      statistics = (v \ "statistics") match {
+        case o: JObject => Some(MultiJoinStatistics.fromJValue(o))
+        case _ => None
       })
   }
 }
