@@ -196,3 +196,82 @@ def _dedupe(entries):
             seen.add(k)
             out.append(e)
     return out
+
+
+@dataclass(frozen=True)
+class StateVerdict:
+    """One state of a plan: a stream's rows or an intermediate node's combinations, kept by
+    ``operator``; purgeable iff it reaches every other input of that operator (Li et al. 2006,
+    Theorem 1, or Theorem 3 when a scheme has several attributes)."""
+
+    state: Plan
+    operator: Plan
+    purgeable: bool
+    theorem: str
+
+    @property
+    def intermediate(self) -> bool:
+        return not isinstance(self.state, str)
+
+    def to_dict(self) -> dict:
+        return {"state": plan_to_str(self.state), "intermediate": self.intermediate,
+                "operator": plan_to_str(self.operator), "purgeable": self.purgeable, "theorem": self.theorem}
+
+
+@dataclass(frozen=True)
+class ChosenPlan:
+    """The plan ``spark.punctuated.join.plan=auto`` runs for a group of streams (the cheapest
+    safe plan, :func:`safe_plans`; the single MJoin when none is safe), its cost under
+    ``statistics`` and a verdict per state."""
+
+    plan: Plan
+    cost: float
+    safe: bool
+    states: tuple[StateVerdict, ...]
+
+    @property
+    def kind(self) -> str:
+        """``mjoin`` (one operator, no intermediate state) or ``tree``."""
+        return "mjoin" if all(isinstance(c, str) for c in self.plan) else "tree"
+
+    def to_dict(self) -> dict:
+        return {"plan": plan_to_str(self.plan), "kind": self.kind, "cost": self.cost, "safe": self.safe,
+                "states": [s.to_dict() for s in self.states]}
+
+    def explain(self, limit: int | None = 20) -> list[str]:
+        """Lines: the plan, then one per state (at most ``limit``)."""
+        lines = [f"spark.punctuated.join.plan=auto runs {plan_to_str(self.plan)} ({self.kind}, cost "
+                 f"{self.cost:.10g} per batch under the default statistics; Li et al. (VLDB 2006), §5.2"
+                 + ("" if self.safe else "; no plan is safe, the single MJoin runs") + "):"]
+        shown = self.states if limit is None else self.states[:limit]
+        for s in shown:
+            what = "intermediate state" if s.intermediate else "state"
+            lines.append(f"  {what} {plan_to_str(s.state)} in {plan_to_str(s.operator)}: "
+                         + ("purgeable" if s.purgeable else "never purged")
+                         + f" (Li et al. (VLDB 2006), {s.theorem})")
+        if len(shown) < len(self.states):
+            lines.append(f"  ... and {len(self.states) - len(shown)} more states")
+        return lines
+
+
+def choose_plan(q: Query, statistics: Statistics | Mapping | None = None) -> ChosenPlan:
+    """The plan ``auto`` runs for the streams of ``q`` as one group, with a verdict per state.
+
+    >>> from punctuated.safety.model import build_query
+    >>> q = build_query({"a": ["k"], "b": ["k", "v"], "c": ["v"]}, ["a.k = b.k", "b.v = c.v"],
+    ...                 {"a": [["k"]], "b": [["k"], ["v"]], "c": [["v"]]})
+    >>> c = choose_plan(q, {"rate": {"a": 1, "b": 1, "c": 10000}, "fanout": {"b": {"v": 50}}})
+    >>> c.to_dict()["plan"], [(plan_to_str(s.state), s.purgeable, s.theorem) for s in c.states]
+    ('((a ⋈ b) ⋈ c)', [('a', True, 'Theorem 1'), ('b', True, 'Theorem 1'), ('(a ⋈ b)', True, 'Theorem 1'), ('c', True, 'Theorem 1')])
+    """
+    from .verdict import plan_verdicts
+
+    names = list(q.streams)
+    stats = statistics if isinstance(statistics, Statistics) else statistics_of(q, statistics)
+    found = safe_plans(q, limit=1, statistics=stats)
+    plan = found.plans[0].plan if found.plans else tuple(names)
+    cost = found.plans[0].cost if found.plans else plan_cost(tuple(range(len(names))), stats)
+    report = plan_verdicts(q, plan)
+    states = tuple(StateVerdict(i, o.operator, ok, o.theorem)
+                   for o in report.operators for i, ok in zip(o.inputs, o.purgeable))
+    return ChosenPlan(plan, cost, bool(found.plans), states)

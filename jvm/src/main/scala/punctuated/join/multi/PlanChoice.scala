@@ -42,9 +42,13 @@ object PlanChoice {
   /** [[choose]] for a planned group. */
   def choose(group: MultiJoinGroup, stats: MultiJoinStatistics): Join = choose(MultiJoinSafety.inputs(group), stats)
 
-  /** The statistics a choice starts from: the recorded plan's, if it has some of this many inputs, else the defaults. */
+  /**
+   * The statistics a choice starts from: the recorded plan's, if it has some for inputs of these
+   * classes, else the defaults.
+   */
   def statistics(recorded: Option[PlanRecord], inputs: Seq[MultiJoinSafety.Input]): MultiJoinStatistics =
-    recorded.flatMap(_.statistics).filter(_.size == inputs.size)
+    recorded.flatMap(_.statistics)
+      .filter(s => s.size == inputs.size && inputs.indices.forall(i => s.classes(i) == inputs(i).classes))
       .getOrElse(MultiJoinStatistics.default(inputs.map(_.classes)))
 
   /** The `limit` cheapest safe plans, best first (empty when the search cannot run or nothing is safe). */

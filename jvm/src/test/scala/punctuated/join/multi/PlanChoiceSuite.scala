@@ -86,5 +86,7 @@ class PlanChoiceSuite extends AnyFunSuite {
     assert(PlanChoice.statistics(Some(record.copy(statistics = None)), chain) == stats(chain))
     assert(PlanChoice.statistics(None, chain) == stats(chain))
     assert(PlanChoice.statistics(Some(record), star(4)) == stats(star(4)))
+    val otherClasses = chain.updated(2, chain(2).copy(classes = Set(0, 1)))
+    assert(PlanChoice.statistics(Some(record), otherClasses) == stats(otherClasses))
   }
 }
