@@ -2,16 +2,14 @@ package punctuated.join.multi
 
 import scala.collection.mutable
 
-import punctuated.checkpoint.PlanRecord
 import punctuated.join.multi.MultiJoinPlan.{Input, Join}
-import punctuated.spark.rules.MultiJoinSafety
 
 /**
  * The plan `spark.punctuated.join.plan=auto` runs: the cheapest ([[PlanCost]]) plan of a
  * group whose every state is purgeable (Li et al. 2006, §5.2). Only safe plans are built: by
  * Lemmas 1/2 every sub-plan of a safe plan is a safe plan of the sub-query on its inputs, so a
  * dynamic program over the subsets of inputs that are safe on their own (Theorems 2/4, as
- * [[MultiJoinSafety]] judges a group) builds them bottom-up, System-R style; an operator over
+ * `MultiJoinSafety` judges a group, [[PunctuationReach]]) builds them bottom-up, System-R style; an operator over
  * such subsets is kept only if each of its children reaches every other one in its punctuation
  * graph (Theorems 1/3; a child carries the schemes of every input under it, which propagate
  * since its sub-plan is safe). A safe subset is connected, so no plan has a cross product.
@@ -35,24 +33,24 @@ object PlanChoice {
   /** A safe plan (children ordered by first input) with its cost and number of intermediate states. */
   final case class Ranked(plan: Join, cost: Double, intermediates: Int)
 
-  /** The plan `auto` runs for a group whose inputs the punctuation graph sees as `inputs`. */
-  def choose(inputs: Seq[MultiJoinSafety.Input], stats: MultiJoinStatistics): Join =
+  /**
+   * The plan `auto` runs for a group whose inputs the punctuation graph sees as `inputs`
+   * (`MultiJoinSafety.inputs(group)`).
+   */
+  def choose(inputs: Seq[PunctuationReach.Input], stats: MultiJoinStatistics): Join =
     ranked(inputs, stats).headOption.map(_.plan).getOrElse(MultiJoinPlan.mjoin(inputs.size))
 
-  /** [[choose]] for a planned group. */
-  def choose(group: MultiJoinGroup, stats: MultiJoinStatistics): Join = choose(MultiJoinSafety.inputs(group), stats)
-
   /**
-   * The statistics a choice starts from: the recorded plan's, if it has some for inputs of these
-   * classes, else the defaults.
+   * The statistics a choice starts from: the recorded ones (the latest plan record's
+   * `statistics`), if they are of inputs of these classes, else the defaults.
    */
-  def statistics(recorded: Option[PlanRecord], inputs: Seq[MultiJoinSafety.Input]): MultiJoinStatistics =
-    recorded.flatMap(_.statistics)
+  def statistics(recorded: Option[MultiJoinStatistics], inputs: Seq[PunctuationReach.Input]): MultiJoinStatistics =
+    recorded
       .filter(s => s.size == inputs.size && inputs.indices.forall(i => s.classes(i) == inputs(i).classes))
       .getOrElse(MultiJoinStatistics.default(inputs.map(_.classes)))
 
   /** The `limit` cheapest safe plans, best first (empty when the search cannot run or nothing is safe). */
-  def ranked(inputs: Seq[MultiJoinSafety.Input], stats: MultiJoinStatistics, limit: Int = 5): Seq[Ranked] = {
+  def ranked(inputs: Seq[PunctuationReach.Input], stats: MultiJoinStatistics, limit: Int = 5): Seq[Ranked] = {
     val n = inputs.size
     require(stats.size == n, s"statistics of ${stats.size} inputs for $n inputs")
     if (n < 2 || n > MaxInputs) return Nil
@@ -60,7 +58,7 @@ object PlanChoice {
     val full = (1 << n) - 1
     val bits: Int => Seq[Int] = m => (0 until n).filter(i => (m >> i & 1) == 1)
     val safe = Array.tabulate(full + 1) { m =>
-      m != 0 && MultiJoinSafety.unpurgeable(bits(m).map(inputs)).isEmpty
+      m != 0 && PunctuationReach.unpurgeable(bits(m).map(inputs)).isEmpty
     }
     val best = mutable.HashMap.empty[Int, Seq[(Double, Int, MultiJoinPlan)]]
     (0 until n).foreach(i => best(1 << i) = Seq((0.0, 0, Input(i))))
@@ -101,9 +99,9 @@ object PlanChoice {
             else {
               val virtual = blocks.map { b =>
                 val xs = bits(b).map(inputs)
-                MultiJoinSafety.Input(xs.map(_.name).mkString(","), xs.flatMap(_.classes).toSet, xs.flatMap(_.schemes))
+                PunctuationReach.Input(xs.map(_.name).mkString(","), xs.flatMap(_.classes).toSet, xs.flatMap(_.schemes))
               }
-              if (MultiJoinSafety.unpurgeable(virtual).isEmpty) {
+              if (PunctuationReach.unpurgeable(virtual).isEmpty) {
                 val local = model.nodeCost(blocks.map(b => bits(b).toSet), m == full)
                 val inner = blocks.count(b => (b & (b - 1)) != 0)
                 combos(blocks.map(best)).foreach { combo =>

@@ -37,9 +37,9 @@ class PlanChoiceGroupSuite extends PunctuatedStreamTest {
     val inputs = MultiJoinSafety.inputs(g)
     assert(inputs.map(_.classes) == Seq(Set(0), Set(0, 1), Set(1)))
     val defaults = PlanChoice.statistics(None, inputs)
-    assert(PlanChoice.choose(g, defaults) == mjoin(3))
+    assert(PlanChoice.choose(inputs, defaults) == mjoin(3))
     val skew = defaults.copy(rate = Seq(1.0, 1.0, 10000.0), fanout = Seq(Map(0 -> 1.0), Map(0 -> 1.0, 1 -> 50.0), Map(1 -> 1.0)))
-    val tree = PlanChoice.choose(g, skew)
+    val tree = PlanChoice.choose(inputs, skew)
     assert(tree == Join(Seq(Join(Seq(Input(0), Input(1))), Input(2))))
     assert(tree.text(inputs.map(_.name)) == "((a ⋈ b) ⋈ c)")
     assert(PlanCost.probeOrders(tree, skew) == Seq(Seq(1), Seq(0), Seq(0, 1)))
@@ -49,6 +49,6 @@ class PlanChoiceGroupSuite extends PunctuatedStreamTest {
     val g = group(Some("a_k"), Some("b_k"), Some("c_v"))
     val inputs = MultiJoinSafety.inputs(g)
     assert(PlanChoice.ranked(inputs, PlanChoice.statistics(None, inputs)).isEmpty)
-    assert(PlanChoice.choose(g, PlanChoice.statistics(None, inputs)) == mjoin(3))
+    assert(PlanChoice.choose(inputs, PlanChoice.statistics(None, inputs)) == mjoin(3))
   }
 }

@@ -82,11 +82,11 @@ class PlanChoiceSuite extends AnyFunSuite {
     val recorded = stats(chain).copy(rate = Seq(1.0, 2.0, 3.0))
     val record = PlanRecord("mjoin", Seq("a", "b", "c"), Seq(Seq(0, 1), Seq(1, 2)), Seq(Seq("a.k", "b.k"), Seq("b.v", "c.v")),
       Seq(1, 1), statistics = Some(recorded))
-    assert(PlanChoice.statistics(Some(record), chain) == recorded)
-    assert(PlanChoice.statistics(Some(record.copy(statistics = None)), chain) == stats(chain))
+    assert(PlanChoice.statistics(record.statistics, chain) == recorded)
+    assert(PlanChoice.statistics(record.copy(statistics = None).statistics, chain) == stats(chain))
     assert(PlanChoice.statistics(None, chain) == stats(chain))
-    assert(PlanChoice.statistics(Some(record), star(4)) == stats(star(4)))
+    assert(PlanChoice.statistics(record.statistics, star(4)) == stats(star(4)))
     val otherClasses = chain.updated(2, chain(2).copy(classes = Set(0, 1)))
-    assert(PlanChoice.statistics(Some(record), otherClasses) == stats(otherClasses))
+    assert(PlanChoice.statistics(record.statistics, otherClasses) == stats(otherClasses))
   }
 }
