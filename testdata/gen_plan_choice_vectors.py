@@ -200,7 +200,10 @@ def main() -> None:
         "cases": cases,
     }
     out = ROOT / "testdata" / "plan_choice_vectors.json"
-    out.write_text(json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+    def one(c):  # a case: one line per field
+        return "  {" + ",\n   ".join(f"{json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k, v in c.items()) + "}"
+    out.write_text("{\n \"description\": " + json.dumps(doc["description"], ensure_ascii=False)
+                   + ",\n \"cases\": [\n" + ",\n".join(one(c) for c in cases) + "\n ]\n}\n", encoding="utf-8")
     kinds = [c["expect"]["kind"] for c in cases]
     print(f"{len(cases)} cases ({kinds.count('tree')} trees, "
           f"{sum(not c['expect']['safe'] for c in cases)} unsafe) -> {out}")
