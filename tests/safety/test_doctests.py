@@ -4,7 +4,7 @@ import importlib
 
 import pytest
 
-MODULES = ["model", "graph", "tree", "verdict", "suggest", "plans", "bruteforce", "report", "draw"]
+MODULES = ["model", "graph", "tree", "verdict", "suggest", "plans", "plan_cost", "bruteforce", "report", "draw"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -1,6 +1,7 @@
 """SafetyReport: graph, explain, drawing, notebook reprs."""
 import networkx as nx
 
+from punctuated.safety.plan_cost import Statistics, plan_cost
 from punctuated.safety import analyze_safety, normalize_plan, plan_to_str, safe_plans
 import pytest
 
@@ -61,7 +62,12 @@ def test_safe_plans_bound_and_truncation():
     preds = [f"S{i}.x = S{i + 1}.x" for i in range(5)]
     sch = {s: [["x"]] for s in streams}
     full = safe_plans(streams, preds, sch, limit=3)
-    assert full.complete and full.plans[0].plan == tuple(streams) and full.bound == 1 * 202 + 6 * 51 + 15 * 14 + 20 * 4 + 15
+    # six inputs on one key: two 3-way MJoins below one binary join build 4 partial results
+    # per arriving row where the single MJoin builds 5 (plan_cost: 24020 against 30000)
+    best = (("S0", "S1", "S2"), ("S3", "S4", "S5"))
+    assert full.complete and full.plans[0].plan == best and full.bound == 1 * 202 + 6 * 51 + 15 * 14 + 20 * 4 + 15
+    assert full.plans[0].cost == 24020.0
+    assert plan_cost(tuple(range(6)), Statistics.default([{0}] * 6)) == 30000.0
     cut = safe_plans(streams, preds, sch, max_checks=5)
     assert not cut.complete and "stopped" in cut.note
     assert tuple(streams) in [p.plan for p in cut.plans]

@@ -72,5 +72,6 @@ def analyze_plan(streams: Mapping[str, Sequence[str]], predicates: Iterable[str]
 def safe_plans(streams: Mapping[str, Sequence[str]], predicates: Iterable[str],
                schemes: Mapping[str, Iterable] | None = None, **options) -> PlanSearch:
     """Cheapest safe plans (§5.2); options of :func:`punctuated.safety.plans.safe_plans`
-    (``limit``, ``keep``, ``max_streams``, ``max_checks``, ``binary_only``)."""
+    (``limit``, ``keep``, ``max_streams``, ``max_checks``, ``binary_only``, ``statistics``:
+    by stream names, see :func:`punctuated.safety.plan_cost.statistics_of`)."""
     return _safe_plans(build_query(streams, predicates, schemes), **options)

@@ -49,6 +49,7 @@ The join graph alone, without Spark:
 from __future__ import annotations
 
 import json
+from functools import cached_property
 
 from .report import SafetyReport
 from .tree import plan_to_str
@@ -71,7 +72,9 @@ class QuerySafetyReport(SafetyReport):
     ``stream_joins`` (number of stream-stream joins; ``0`` means no join state,
     hence safe), ``source`` (the SQL text, if any), ``plan`` (the join tree, or
     ``None`` if the joins form no single tree), ``enforced`` (the JVM check's own
-    per-join verdicts, children first, for comparison).
+    per-join verdicts, children first, for comparison), ``chosen_plans`` (for each group run
+    as one multi-way join, the plan ``spark.punctuated.join.plan=auto`` chooses and a verdict
+    per state; ``to_dict()["chosen_plans"]``).
     """
 
     def __init__(self, base: SafetyReport, join_graph: dict, undeclared: list[str],
@@ -107,6 +110,28 @@ class QuerySafetyReport(SafetyReport):
     @property
     def has_join_state(self) -> bool:
         return self.stream_joins != 0
+
+    @cached_property
+    def chosen_plans(self) -> list:
+        """For each group of the plan Spark runs as one multi-way join (an operator over three or
+        more streams): the plan ``spark.punctuated.join.plan=auto`` runs under the default
+        statistics and a verdict per state, a :class:`~punctuated.safety.plans.ChosenPlan`."""
+        from .model import build_query
+        from .plans import choose_plan
+        from .tree import operators
+
+        if self.plan is None or isinstance(self.plan, str):
+            return []
+        d = self.query.to_dict()
+        out = []
+        for op in operators(self.plan):
+            if len(op) >= 3 and all(isinstance(c, str) for c in op):
+                group = set(op)
+                sub = build_query({x: d["streams"][x] for x in op},
+                                  [str(p) for p in self.query.predicates if p.left[0] in group and p.right[0] in group],
+                                  {x: v for x, v in d["schemes"].items() if x in group})
+                out.append(choose_plan(sub))
+        return out
 
     def __repr__(self) -> str:
         return (f"QuerySafetyReport(safe={self.safe}, unpurgeable={self.unpurgeable}, "
@@ -180,6 +205,8 @@ class QuerySafetyReport(SafetyReport):
                          "three or more streams run as one multi-way join, judged by Theorems "
                          "2/4, unless spark.punctuated.join.plan=written or a join among them "
                          "is not an inner equi-join on columns.)")
+        for chosen in self.chosen_plans:
+            text += "\n" + "\n".join(chosen.explain(limit))
         text += self._stateful_text()
         if self.undeclared:
             text += ("\nStreams without a punctuation declaration (no scheme, no unique key): "
@@ -197,7 +224,8 @@ class QuerySafetyReport(SafetyReport):
                  schemes=self.join_graph["schemes"], query_safe=self.query_safe,
                  stateful=list(self.stateful),
                  fixes=[self.fixes(s) for s in self.suggestions],
-                 plan=self.plan_report.to_dict() if self.plan_report is not None else None)
+                 plan=self.plan_report.to_dict() if self.plan_report is not None else None,
+                 chosen_plans=[c.to_dict() for c in self.chosen_plans])
         return d
 
 

@@ -14,7 +14,7 @@ import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOpera
 
 import punctuated.conf.PunctuatedConf
 import punctuated.errors.PunctuatedErrors
-import punctuated.join.multi.{MultiJoinInputSpec, MultiJoinPlan}
+import punctuated.join.multi.{MultiJoinInputSpec, MultiJoinPlan, MultiJoinStatistics}
 
 /**
  * The plan a multi-way join runs a micro-batch with, as the checkpoint records it.
@@ -38,6 +38,8 @@ import punctuated.join.multi.{MultiJoinInputSpec, MultiJoinPlan}
  *                     not affect the state)
  * @param plan         the plan tree ([[MultiJoinPlan]], canonical; None in records written
  *                     before plans were recorded: the MJoin)
+ * @param statistics   the statistics the plan was chosen with ([[punctuated.join.multi.PlanChoice]]; absent in records
+ *                     written before plans were chosen): a restart's choice starts from them
  */
 final case class PlanRecord(
     kind: String,
@@ -46,7 +48,8 @@ final case class PlanRecord(
     classColumns: Seq[Seq[String]],
     shares: Seq[Int],
     probeOrders: Seq[Seq[Int]] = Nil,
-    plan: Option[MultiJoinPlan.Join] = None) {
+    plan: Option[MultiJoinPlan.Join] = None,
+    statistics: Option[MultiJoinStatistics] = None) {
 
   /** The plan tree (canonical): the recorded one, else the MJoin of the inputs. */
   def tree: MultiJoinPlan.Join =
@@ -107,7 +110,8 @@ object PlanRecord {
     "classColumns" -> JArray(p.classColumns.map(c => JArray(c.map(JString(_)).toList)).toList),
     "shares" -> ints(p.shares),
     "probeOrders" -> JArray(p.probeOrders.map(ints).toList)) ++
-    p.plan.map(t => "plan" -> t.toJValue).toList)
+    p.plan.map(t => "plan" -> t.toJValue).toList ++
+    p.statistics.map(s => "statistics" -> s.toJValue).toList)
 
   def fromJson(json: String): PlanRecord = fromJValue(JsonMethods.parse(json))
 
@@ -138,6 +142,10 @@ object PlanRecord {
       },
       plan = (v \ "plan") match {
         case j: JArray => Some(MultiJoinPlan.fromJValue(j).asInstanceOf[MultiJoinPlan.Join])
+        case _ => None
+      },
+      statistics = (v \ "statistics") match {
+        case o: JObject => Some(MultiJoinStatistics.fromJValue(o))
         case _ => None
       })
   }

@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 
 import punctuated.conf.PunctuatedConf
 import punctuated.join.KeySchemes
-import punctuated.join.multi.{MultiJoinGroup, MultiJoinGroups}
+import punctuated.join.multi.{MultiJoinGroup, MultiJoinGroups, PunctuationReach}
 import punctuated.spark.JoinGraph
 
 /**
@@ -33,14 +33,9 @@ import punctuated.spark.JoinGraph
  */
 object MultiJoinSafety {
 
-  /**
-   * One input as the punctuation graph sees it.
-   *
-   * @param name    its name, for messages
-   * @param classes the attribute classes it has a column in
-   * @param schemes its purging schemes (they have punctuations), each as the set of classes it binds
-   */
-  final case class Input(name: String, classes: Set[Int], schemes: Seq[Set[Int]])
+  /** One input as the punctuation graph sees it ([[PunctuationReach.Input]]). */
+  type Input = PunctuationReach.Input
+  val Input: PunctuationReach.Input.type = PunctuationReach.Input
 
   /**
    * The verdict on one group.
@@ -53,34 +48,11 @@ object MultiJoinSafety {
   final case class Verdict(group: MultiJoinGroup, inputs: Seq[String], purgeable: Seq[Boolean],
       problems: Seq[JoinSafety.Problem])
 
-  /**
-   * The inputs `from` reaches in the generalized punctuation graph (Li et al. 2006, Def. 9),
-   * `from` included: forward chaining over the classes bound so far.
-   *
-   * {{{
-   *   reach(Seq(Input("a", Set(0), Nil), Input("b", Set(0, 1), Seq(Set(0))), Input("c", Set(1), Seq(Set(1)))), 0)
-   *   // Set(0, 1, 2)
-   * }}}
-   */
-  def reach(inputs: Seq[Input], from: Int): Set[Int] = {
-    var reached = Set(from)
-    var bound = inputs(from).classes
-    var changed = true
-    while (changed) {
-      changed = false
-      inputs.indices.filterNot(reached).foreach { j =>
-        if (inputs(j).schemes.exists(s => s.nonEmpty && s.subsetOf(bound))) {
-          reached += j
-          bound ++= inputs(j).classes
-          changed = true
-        }
-      }
-    }
-    reached
-  }
+  /** The inputs `from` reaches in the generalized punctuation graph ([[PunctuationReach.reach]]). */
+  def reach(inputs: Seq[Input], from: Int): Set[Int] = PunctuationReach.reach(inputs, from)
 
-  /** The inputs that do not reach every other input (Theorems 2/4: their state is never purged). */
-  def unpurgeable(inputs: Seq[Input]): Seq[Int] = inputs.indices.filter(i => reach(inputs, i).size < inputs.size)
+  /** The inputs that do not reach every other input ([[PunctuationReach.unpurgeable]]). */
+  def unpurgeable(inputs: Seq[Input]): Seq[Int] = PunctuationReach.unpurgeable(inputs)
 
   /**
    * The smallest extra schemes making input `i` reach every input: (input, class) pairs, each a
