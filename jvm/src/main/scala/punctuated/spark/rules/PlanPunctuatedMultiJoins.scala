@@ -8,12 +8,13 @@ import org.apache.spark.sql.catalyst.expressions.{And, Attribute, Expression, Li
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, FilterExec, ProjectExec, SparkPlan}
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
+import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOperatorStateInfo
 import org.apache.spark.sql.execution.streaming.operators.stateful.join.StreamingSymmetricHashJoinExec
 
-import punctuated.checkpoint.MultiJoinCheckpoint
+import punctuated.checkpoint.{CheckpointDeclarations, MultiJoinCheckpoint, PlanLog, PlanRecord}
 import punctuated.conf.PunctuatedConf
 import punctuated.input.{InputSpec, PunctuatedInput, PunctuationColumns}
-import punctuated.join.multi.{Hypercube, MultiJoinExchangeExec, MultiJoinGroups, MultiJoinInputSpec, MultiJoinPlan, MultiJoinTree, PunctuatedMultiJoinExec}
+import punctuated.join.multi.{Hypercube, MultiJoinExchangeExec, MultiJoinGroups, MultiJoinInputSpec, MultiJoinPlan, MultiJoinTree, PlanChoice, PunctuatedMultiJoinExec, PunctuationReach}
 
 /**
  * Physical rule (before columnar transitions; registered before [[PlanPunctuatedJoins]]): the
@@ -35,7 +36,8 @@ import punctuated.join.multi.{Hypercube, MultiJoinExchangeExec, MultiJoinGroups,
  *
  * The plan tree inside the operator ([[MultiJoinPlan]]) is chosen in one place (`val plan`
  * in `build`): a tree `spark.punctuated.join.plan` spells, checked against the group
- * ([[writtenTree]]); else the MJoin (`auto`, `mjoin`). The plan log's recorded plan must
+ * ([[writtenTree]]); the MJoin (`mjoin`); for `auto` the plan log's plan, else the cheapest
+ * safe plan under the recorded statistics or the defaults ([[autoPlan]]). The plan log's recorded plan must
  * have the same shape ([[MultiJoinCheckpoint.planInForce]]).
  *
  * Between the group's joins only exchanges, filters (their conditions are applied to each
@@ -113,8 +115,12 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
       val classTypes = classes.map(_.head.dataType)
       val cube = Hypercube.choose(info.numPartitions, planned.map(_.classes), classes.size)
       val names = inputs.map(in => MultiJoinCheckpoint.inputName(in.declaration, in.plan.output)).toSeq
-      // the plan tree: `auto` runs the MJoin (the one place the plan is chosen)
-      val plan = conf.joinTree.fold(MultiJoinPlan.mjoin(planned.size))(text => writtenTree(text, names, planned))
+      // the plan tree (the one place the plan is chosen)
+      val plan = conf.joinTree match {
+        case Some(text) => writtenTree(text, names, planned)
+        case None if conf.joinPlan == "mjoin" => MultiJoinPlan.mjoin(planned.size)
+        case None => autoPlan(info, names, planned)
+      }
       // the plan in force for this batch: the shares the state was placed by win (plan log)
       val inForce = MultiJoinCheckpoint.planInForce(info, names, planned, cube.shares, plan, session)
       val exchanges = planned.zip(inputs).map { case (spec, in) =>
@@ -152,6 +158,22 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
     val tree = try MultiJoinPlan.parse(text, names) catch { case e: IllegalArgumentException => fail(e.getMessage) }
     MultiJoinTree.problem(tree, planned.map(_.classes).toIndexedSeq, names).foreach(fail)
     tree.canonical.asInstanceOf[MultiJoinPlan.Join]
+  }
+
+  /**
+   * The plan `auto` runs: the plan the checkpoint's plan log records for these inputs (a
+   * restart continues the plan its state was written under, until plans migrate), else the
+   * cheapest safe plan ([[PlanChoice]]) under the recorded statistics or the defaults.
+   */
+  private def autoPlan(info: StatefulOperatorStateInfo, names: Seq[String],
+      planned: Seq[MultiJoinInputSpec]): MultiJoinPlan.Join = {
+    val recorded = PlanLog.latest(CheckpointDeclarations.operatorDir(info), session.sessionState.newHadoopConf())
+    val classes = PlanRecord.mjoin(names, planned, Seq.fill(planned.flatMap(_.classes).max + 1)(1)).classes
+    recorded.filter(r => r.inputs.size == planned.size && r.classes == classes).map(_.tree).getOrElse {
+      val seen = planned.map(in => PunctuationReach.Input(names(in.number), in.classes.toSet,
+        in.spec.keySchemes.map(s => in.boundClasses(s).toSet)))
+      PlanChoice.choose(seen, PlanChoice.statistics(recorded.flatMap(_.statistics), seen))
+    }
   }
 
   /** The input without the exchange Spark placed for the one join that read it. */

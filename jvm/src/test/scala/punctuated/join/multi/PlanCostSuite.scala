@@ -54,7 +54,7 @@ class PlanCostSuite extends AnyFunSuite {
 
   test("a plan record carries the statistics its plan was chosen with; older records read without") {
     val r = PlanRecord("mjoin", Seq("a", "b", "c"), Seq(Seq(0, 1), Seq(1, 2)), Seq(Seq("a.k", "b.k"), Seq("b.v", "c.v")),
-      Seq(2, 2), Seq(Seq(1, 2), Seq(0, 2), Seq(1, 0)), Some(defaults))
+      Seq(2, 2), Seq(Seq(1, 2), Seq(0, 2), Seq(1, 0)), statistics = Some(defaults))
     assert(PlanRecord.fromJson(r.toJson) == r)
     assert(r.toJson.contains(""""statistics":{"rate":[1000.0,1000.0,1000.0]"""))
     val old = r.copy(statistics = None)
