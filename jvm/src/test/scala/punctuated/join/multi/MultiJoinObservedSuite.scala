@@ -93,8 +93,9 @@ class MultiJoinObservedSuite extends PunctuatedStreamTest {
             // such skew (c fast, ten b rows per v): the cost model picks ((a ⋈ b) ⋈ c)
             assert(PlanChoice.choose(inputs, seen) == Join(Seq(Join(Seq(Input(0), Input(1))), Input(2))),
               PlanChoice.ranked(inputs, seen))
-            assert(PlanCost.cost(Join(Seq(Join(Seq(Input(0), Input(1))), Input(2))), seen) <
-              PlanCost.cost(mjoin(3), seen))
+            // c's 300 rows x (10 b rows + 10 a rows) against 300 x 10 at the root + 20 at (a ⋈ b)
+            assert(PlanCost.cost(mjoin(3), seen) == 6000.0)
+            assert(PlanCost.cost(Join(Seq(Join(Seq(Input(0), Input(1))), Input(2))), seen) == 3020.0)
             true
           },
           StopStream,
