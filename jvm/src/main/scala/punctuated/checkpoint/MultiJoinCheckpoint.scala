@@ -60,8 +60,9 @@ object MultiJoinCheckpoint {
     val hadoopConf = session.sessionState.newHadoopConf()
     val columns = exec.children.map(_.output)
     val probed = plan.copy(probeOrders = exec.inputs.indices.map(exec.probeOrder))
+    // the operator record leaves out the statistics (they change every batch; the plan log has them)
     CheckpointDeclarations.verify(info, OperatorRecords.multiJoin(exec.shortName, exec.stateStoreNames, exec.inputs,
-      declarations.map(_.map(_.declaration)), columns, probed), hadoopConf)
+      declarations.map(_.map(_.declaration)), columns, probed.copy(statistics = None)), hadoopConf)
     PlanLog.write(info, probed, hadoopConf)
     StateMetadata.write(info, recordedName, StoreSchemas.multiJoin(exec.stateStoreNames, columns), session, hadoopConf)
     members.foreach(m => StateMetadata.write(m, recordedName, Nil, session, hadoopConf))

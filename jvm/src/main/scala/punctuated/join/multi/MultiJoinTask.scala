@@ -55,7 +55,14 @@ private[multi] class MultiJoinTask(
   }
   private def unitState(u: Int): MultiJoinState = if (u < n) states(u) else nodeStates(u - n)
   private val allStates = states ++ nodeStates
-  private val climber = if (tree.isMJoin) None else Some(new MultiJoinTreeProbe(tree, unitState, exec.classTypes.size))
+  /** Per input, data rows arrived in their home cell ([[MultiJoinObserved]]). */
+  private val arrived = new Array[Long](n)
+  /** Per input j and class c, look-ups of j's state by a value of c, and the rows they found. */
+  private val probes = Array.fill(n)(new Array[Long](exec.classTypes.size))
+  private val matches = Array.fill(n)(new Array[Long](exec.classTypes.size))
+  private val climber = if (tree.isMJoin) None
+    else Some(new MultiJoinTreeProbe(tree, unitState, exec.classTypes.size, probes, matches,
+      exec.cellCoordinates(cell)))
   Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit] { _ =>
     allStates.foreach(_.abortIfNeeded())
     if (!meta.hasCommitted) meta.abort()
@@ -94,6 +101,9 @@ private[multi] class MultiJoinTask(
   /** Does the copy of a punctuation binding `bound` that comes to this cell count it? */
   private def counts(bound: Set[Int]): Boolean =
     coordinates.indices.forall(c => bound(c) || coordinates(c) == 0)
+
+  /** Does this cell count input i's rows (the one copy: coordinate 0 on the classes i lacks)? */
+  private val countsRows: IndexedSeq[Boolean] = (0 until n).map(i => counts(states(i).classes.toSet))
 
   // ---- rows -------------------------------------------------------------------------------
 
@@ -134,6 +144,14 @@ private[multi] class MultiJoinTask(
     metric(RowsPurged) += purged
     metric(PunctuatedMultiJoinExec.PurgeChecksAbandoned) += abandoned
     metric(StateRowsScanned) += allStates.map(_.rowsScanned).sum
+    for (i <- 0 until n) {
+      metric(MultiJoinObserved.arrived(i)) += arrived(i)
+      if (countsRows(i)) metric(MultiJoinObserved.stored(i)) += states(i).numRows
+      states(i).classes.foreach { c =>
+        metric(MultiJoinObserved.probes(i, c)) += probes(i)(c)
+        metric(MultiJoinObserved.matches(i, c)) += matches(i)(c)
+      }
+    }
     exec.reportStoreMetrics()
   }
 
@@ -150,7 +168,7 @@ private[multi] class MultiJoinTask(
         // only here for the punctuation its unique key implies
         spec.unique.foreach(u => newPunctuations(i) += state.punctuationFor(u, key))
         Iterator.empty
-      } else if (state.covers(key)) {
+      } else if ({ if (countsRows(i)) arrived(i) += 1; state.covers(key) }) {
         late(row, i, counts(state.classes.toSet))
         Iterator.empty
       } else {
@@ -224,6 +242,8 @@ private[multi] class MultiJoinTask(
         val by = st.classes.find(c => binding(c) != null).get
         val fresh = st.classes.indices.filter(q => binding(st.classes(q)) == null)
         val candidates = st.rowsWith(by, binding(by))
+        if (MultiJoinObserved.once(coordinates, binding, Nil)) probes(j)(by) += 1
+        if (MultiJoinObserved.once(coordinates, binding, st.classes)) matches(j)(by) += candidates.size
         var u = 0
         while (u < candidates.size) {
           val partner = candidates(u)

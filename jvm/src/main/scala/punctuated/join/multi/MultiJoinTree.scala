@@ -147,10 +147,14 @@ object MultiJoinTree {
  * they are results. A delta never probes its own subtree's state, so each combination is made
  * once: when the last of its rows arrives (the symmetric hash join's argument).
  *
- * @param tree   the plan
- * @param states each unit's state (inputs, then intermediate nodes)
+ * @param tree    the plan
+ * @param states  each unit's state (inputs, then intermediate nodes)
+ * @param probes  per input j and class c, look-ups of j's state by c (counted here)
+ * @param matches per input j and class c, the rows those look-ups found (counted here)
+ * @param coordinates the cell's coordinates (each look-up counted once: [[MultiJoinObserved.once]])
  */
-private[multi] final class MultiJoinTreeProbe(tree: MultiJoinTree, states: Int => MultiJoinState, numClasses: Int) {
+private[multi] final class MultiJoinTreeProbe(tree: MultiJoinTree, states: Int => MultiJoinState, numClasses: Int,
+    probes: Array[Array[Long]], matches: Array[Array[Long]], coordinates: IndexedSeq[Int]) {
   private val joins = tree.inner.map(x => Array.fill(math.max(x.children.size - 1, 1))(new JoinedRow))
   /** Per intermediate node: its combined row (child order) -> its row (input order). */
   private val toNodeRow = tree.nodes.indices.map(k =>
@@ -212,6 +216,10 @@ private[multi] final class MultiJoinTreeProbe(tree: MultiJoinTree, states: Int =
         val by = st.classes.find(c => binding(c) != null).get
         val fresh = st.classes.indices.filter(q => binding(st.classes(q)) == null)
         val candidates = st.rowsWith(by, binding(by))
+        if (node.children(pos) < tree.n) {
+          if (MultiJoinObserved.once(coordinates, binding, Nil)) probes(node.children(pos))(by) += 1
+          if (MultiJoinObserved.once(coordinates, binding, st.classes)) matches(node.children(pos))(by) += candidates.size
+        }
         var u = 0
         while (u < candidates.size) {
           val partner = candidates(u)

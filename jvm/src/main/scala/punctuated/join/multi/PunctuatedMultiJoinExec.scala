@@ -98,6 +98,10 @@ import punctuated.state.{PunctuatedJoinMetrics, PunctuatedStatefulOperator}
  * @param shares     the hypercube shares per class (product <= the state's partitions)
  * @param children   input i's rows, already routed to cells, as children(i)
  * @param plan       the plan over the inputs (canonical; default the MJoin)
+ * @param probeOrders under the MJoin, per input the order its rows probe the others, each
+ *                   next sharing a class with it or one before ([[PlanCost.probeOrders]]
+ *                   under the observed statistics; they do not affect the state); empty: by
+ *                   input number ([[probeOrder]])
  */
 case class PunctuatedMultiJoinExec(
     inputs: IndexedSeq[MultiJoinInputSpec],
@@ -108,7 +112,8 @@ case class PunctuatedMultiJoinExec(
     settings: PunctuatedConf,
     shares: Seq[Int],
     children: Seq[SparkPlan],
-    plan: MultiJoinPlan.Join = null)
+    plan: MultiJoinPlan.Join = null,
+    probeOrders: Seq[Seq[Int]] = Nil)
   extends SparkPlan with PunctuatedStatefulOperator {
 
   /** The plan in force: `plan`, or the MJoin of the inputs. */
@@ -139,14 +144,27 @@ case class PunctuatedMultiJoinExec(
   override def outputPartitioning: Partitioning = UnknownPartitioning(getStateInfo.numPartitions)
 
   override protected def customStatefulOperatorMetrics: Seq[StatefulOperatorCustomMetric] =
-    PunctuatedJoinMetrics.all :+ StatefulOperatorCustomSumMetric(PunctuatedMultiJoinExec.PurgeChecksAbandoned,
-      "number of purge checks abandoned (too many partial results)")
+    (PunctuatedJoinMetrics.all :+ StatefulOperatorCustomSumMetric(PunctuatedMultiJoinExec.PurgeChecksAbandoned,
+      "number of purge checks abandoned (too many partial results)")) ++ MultiJoinObserved.metrics(inputs.map(_.classes))
+
+  require(probeOrders.isEmpty || joinPlan.isMJoin && probeOrders.size == inputs.size &&
+    probeOrders.indices.forall(i => connected(i, probeOrders(i))), s"probe orders $probeOrders do not fit the plan $joinPlan")
+
+  /** Is `order` the inputs other than `i`, each sharing a class with `i` or one before it? */
+  private def connected(i: Int, order: Seq[Int]): Boolean =
+    order.sorted == inputs.indices.filter(_ != i) && order.indices.forall { d =>
+      (i +: order.take(d)).exists(j => inputs(j).classes.exists(inputs(order(d)).classes.contains))
+    }
 
   /**
-   * The order in which a row of input `i` probes the other inputs: each next input shares a
-   * class with `i` or an input before it (the smallest such number first).
+   * The order in which a row of input `i` probes the other inputs under the MJoin: as
+   * `probeOrders` gives it, else each next input shares a class with `i` or an input before
+   * it (the smallest such number first).
    */
-  def probeOrder(i: Int): IndexedSeq[Int] = {
+  def probeOrder(i: Int): IndexedSeq[Int] =
+    if (probeOrders.nonEmpty) probeOrders(i).toIndexedSeq else probeOrderByNumber(i)
+
+  private def probeOrderByNumber(i: Int): IndexedSeq[Int] = {
     val bound = scala.collection.mutable.Set(inputs(i).classes: _*)
     val order = scala.collection.mutable.ArrayBuffer.empty[Int]
     while (order.size < inputs.size - 1) {

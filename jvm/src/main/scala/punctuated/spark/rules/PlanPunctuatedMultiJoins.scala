@@ -14,7 +14,7 @@ import org.apache.spark.sql.execution.streaming.operators.stateful.join.Streamin
 import punctuated.checkpoint.{CheckpointDeclarations, MultiJoinCheckpoint, PlanLog, PlanRecord}
 import punctuated.conf.PunctuatedConf
 import punctuated.input.{InputSpec, PunctuatedInput, PunctuationColumns}
-import punctuated.join.multi.{Hypercube, MultiJoinExchangeExec, MultiJoinGroups, MultiJoinInputSpec, MultiJoinPlan, MultiJoinTree, PlanChoice, PunctuatedMultiJoinExec, PunctuationReach}
+import punctuated.join.multi.{Hypercube, MultiJoinExchangeExec, MultiJoinGroups, MultiJoinInputSpec, MultiJoinObserved, MultiJoinPlan, MultiJoinStatistics, MultiJoinTree, PlanChoice, PlanCost, PunctuatedMultiJoinExec, PunctuationReach}
 
 /**
  * Physical rule (before columnar transitions; registered before [[PlanPunctuatedJoins]]): the
@@ -115,14 +115,20 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
       val classTypes = classes.map(_.head.dataType)
       val cube = Hypercube.choose(info.numPartitions, planned.map(_.classes), classes.size)
       val names = inputs.map(in => MultiJoinCheckpoint.inputName(in.declaration, in.plan.output)).toSeq
+      val recorded = PlanLog.latest(CheckpointDeclarations.operatorDir(info), session.sessionState.newHadoopConf())
+      val seen = planned.map(in => PunctuationReach.Input(names(in.number), in.classes.toSet,
+        in.spec.keySchemes.map(s => in.boundClasses(s).toSet)))
+      // what the previous batch showed, else what the plan log carries, else the defaults
+      val stats = observed(info, planned).getOrElse(PlanChoice.statistics(recorded.flatMap(_.statistics), seen))
       // the plan tree (the one place the plan is chosen)
       val plan = conf.joinTree match {
         case Some(text) => writtenTree(text, names, planned)
         case None if conf.joinPlan == "mjoin" => MultiJoinPlan.mjoin(planned.size)
-        case None => autoPlan(info, names, planned)
+        case None => autoPlan(recorded, names, planned, seen, stats)
       }
       // the plan in force for this batch: the shares the state was placed by win (plan log)
       val inForce = MultiJoinCheckpoint.planInForce(info, names, planned, cube.shares, plan, session)
+        .copy(statistics = Some(stats))
       val exchanges = planned.zip(inputs).map { case (spec, in) =>
         MultiJoinExchangeExec(spec, classTypes, inForce.shares, in.plan)
       }
@@ -135,7 +141,9 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
         settings = conf.copy(emitPunctuations = false),
         shares = inForce.shares,
         children = exchanges,
-        plan = inForce.tree)
+        plan = inForce.tree,
+        // the MJoin's probe orders follow the statistics (they do not affect the state)
+        probeOrders = if (inForce.tree.isMJoin) PlanCost.probeOrders(inForce.tree, stats) else Nil)
       exec.copyTagsFrom(top)
       // before any of its state stores is opened: record, plan log, state metadata
       MultiJoinCheckpoint.record(exec, inputs.map(_.declaration).toSeq, inForce, top.shortName,
@@ -163,17 +171,29 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
   /**
    * The plan `auto` runs: the plan the checkpoint's plan log records for these inputs (a
    * restart continues the plan its state was written under, until plans migrate), else the
-   * cheapest safe plan ([[PlanChoice]]) under the recorded statistics or the defaults.
+   * cheapest safe plan ([[PlanChoice]]) under `stats` (the recorded statistics or the defaults).
    */
-  private def autoPlan(info: StatefulOperatorStateInfo, names: Seq[String],
-      planned: Seq[MultiJoinInputSpec]): MultiJoinPlan.Join = {
-    val recorded = PlanLog.latest(CheckpointDeclarations.operatorDir(info), session.sessionState.newHadoopConf())
+  private def autoPlan(recorded: Option[PlanRecord], names: Seq[String], planned: Seq[MultiJoinInputSpec],
+      seen: Seq[PunctuationReach.Input], stats: MultiJoinStatistics): MultiJoinPlan.Join = {
     val classes = PlanRecord.mjoin(names, planned, Seq.fill(planned.flatMap(_.classes).max + 1)(1)).classes
-    recorded.filter(r => r.inputs.size == planned.size && r.classes == classes).map(_.tree).getOrElse {
-      val seen = planned.map(in => PunctuationReach.Input(names(in.number), in.classes.toSet,
-        in.spec.keySchemes.map(s => in.boundClasses(s).toSet)))
-      PlanChoice.choose(seen, PlanChoice.statistics(recorded.flatMap(_.statistics), seen))
-    }
+    recorded.filter(r => r.inputs.size == planned.size && r.classes == classes).map(_.tree)
+      .getOrElse(PlanChoice.choose(seen, stats))
+  }
+
+  /**
+   * The statistics the previous micro-batch of this operator observed ([[MultiJoinObserved]]):
+   * from the running query's last progress (the query whose run id is the state's), its one
+   * multi-way join of these inputs' classes. None on a query's first batch after a start, or
+   * when several such joins report (their progress does not say which is which).
+   */
+  private def observed(info: StatefulOperatorStateInfo, planned: Seq[MultiJoinInputSpec]): Option[MultiJoinStatistics] = {
+    val sessions = (Seq(session) ++ SparkSession.getActiveSession ++ SparkSession.getDefaultSession).distinct
+    val query = sessions.iterator.flatMap(s => scala.util.Try(s.streams.active.toSeq).getOrElse(Nil))
+      .find(_.runId == info.queryRunId)
+    val progress = query.flatMap(q => Option(q.lastProgress)).filter(_.batchId < info.storeVersion)
+    val found = progress.toSeq.flatMap(_.stateOperators.toSeq)
+      .flatMap(MultiJoinObserved.fromProgress(_, planned.map(_.classes)))
+    if (found.size == 1) found.headOption else None
   }
 
   /** The input without the exchange Spark placed for the one join that read it. */
