@@ -3,10 +3,10 @@
 A punctuated join (``auctions ⋈ bids``, ``benchmarks/chaos.py``'s stream) runs six
 micro-batches into the file sink; the checkpoint is then damaged and the query restarted with
 two more input files. Every damage must stop the query before the sink records a batch: no
-silent partial result. The messages asserted here are Spark's own (see docs/clusters.md,
-"Damaged checkpoints"): they name the file where Spark knows it (a missing state file, a
-deleted store or state directory), and say nothing useful for a truncated state file or a
-commit file deleted without its checksum file -- cases the docs spell out.
+silent partial result. The messages asserted here are Spark's own where it names the file (a missing state file, a
+deleted store or state directory) and Punctuated's ``PUNCTUATED_DAMAGED_CHECKPOINT`` where
+Spark's say nothing useful (a truncated state file; a commit file deleted without its
+checksum file): see docs/clusters.md, "Damaged checkpoints".
 """
 
 from __future__ import annotations
@@ -27,11 +27,13 @@ from benchmarks.chaos import PROVIDERS, QUERIES, build_query, compare, generate,
 
 STREAM = generate(4)
 INPUTS = QUERIES["join"]
+# temporary files a state store writes and renames (they may vanish while the tree is copied)
+_TEMPORARY = shutil.ignore_patterns("*.tmp", "*.tmp.crc")
 
 
-def _run(spark, work: Path):
-    """Runs the join to the end of its files; the error text, or the comparison."""
-    q = (build_query(spark, "join", work / "data").writeStream.outputMode("append")
+def _run(spark, work: Path, query: str = "join"):
+    """Runs ``query`` to the end of its files; the error text, or the comparison."""
+    q = (build_query(spark, query, work / "data").writeStream.outputMode("append")
          .trigger(availableNow=True).option("checkpointLocation", str(work / "checkpoint"))
          .format("parquet").option("path", str(work / "out")).start())
     try:
@@ -40,7 +42,7 @@ def _run(spark, work: Path):
         return str(e).split("=== Streaming Query")[0]
     finally:
         q.stop()
-    return compare("join", STREAM, [list(r) for r in spark.read.parquet(str(work / "out")).collect()])
+    return compare(query, STREAM, [list(r) for r in spark.read.parquet(str(work / "out")).collect()])
 
 
 @pytest.fixture(scope="module", params=["hdfs", "rocksdb"])
@@ -56,12 +58,12 @@ def damaged(spark, tmp_path_factory, request):
     write_inputs(live / "data", {n: STREAM[n][:6] for n in INPUTS})
     first = _run(spark, live)
     assert isinstance(first, dict) and first["duplicated"] == 0 and first["lost"] > 0, first
-    shutil.copytree(live, backup)
+    shutil.copytree(live, backup, ignore=_TEMPORARY)  # a store may still be renaming its temporary files
 
     def run(damage):
         spark.conf.set(key, PROVIDERS[provider])
         shutil.rmtree(live)
-        shutil.copytree(backup, live)   # the same paths: the file source logs absolute paths
+        shutil.copytree(backup, live, ignore=_TEMPORARY)   # the same paths: the file source logs absolute paths
         write_inputs(live / "data", {n: STREAM[n] for n in INPUTS})
         damage(live / "checkpoint")
         outcome = _run(spark, live)
@@ -89,12 +91,16 @@ def test_an_undamaged_checkpoint_continues_exactly(damaged):
     assert batches == list(range(8))
 
 
-def test_a_truncated_state_file_fails_without_naming_it(damaged):
-    """HDFS ``<v>.delta`` / RocksDB ``<v>.zip`` cut in half: Spark fails with an
-    uncategorized load error that names neither the file nor a fix (docs/clusters.md)."""
+def test_a_truncated_state_file_is_named_with_the_fix(damaged):
+    """HDFS ``<v>.delta`` / RocksDB ``<v>.zip`` cut in half: Spark's uncategorized load error
+    names no file; the operator names the file whose length disagrees with its checksum file,
+    the checkpoint and what to do (docs/clusters.md)."""
     suffix = "delta" if damaged.provider == "hdfs" else "zip"
     outcome, batches = damaged(lambda cp: _truncate(_store_files(cp, f"6.{suffix}")[0]))
-    assert "[CANNOT_LOAD_STATE_STORE.UNCATEGORIZED] An error occurred during loading state." in outcome
+    assert "[PUNCTUATED_DAMAGED_CHECKPOINT] Cannot load state store 'left-punctuated-rows'" in outcome, outcome
+    assert f"damaged: file:" in outcome and f"/state/0/0/left-punctuated-rows/6.{suffix} (" in outcome, outcome
+    assert "restore the damaged file(s) from a backup of the checkpoint" in outcome
+    assert "[CANNOT_LOAD_STATE_STORE.UNCATEGORIZED]" in outcome, "Spark's own error stays the cause"
     assert batches == list(range(6)), "no batch may reach the sink from a damaged state"
 
 
@@ -136,9 +142,32 @@ def test_a_missing_last_commit_reruns_its_batch_exactly(damaged):
     assert batches == list(range(8))
 
 
-def test_a_commit_deleted_without_its_checksum_reads_as_a_concurrent_query(damaged):
-    """``commits/5`` removed but ``commits/.5.crc`` left: Spark re-runs batch 5, cannot write
-    the commit over the stale checksum, and blames a concurrent query (docs/clusters.md)."""
+def test_a_commit_deleted_without_its_checksum_is_named_before_the_batch_runs(damaged):
+    """``commits/5`` removed but ``commits/.5.crc`` left: Spark would re-run batch 5, fail to
+    write the commit over the stale checksum and blame a concurrent query; the operator's
+    planning names the checksum file and the fix before the batch runs (docs/clusters.md)."""
     outcome, batches = damaged(lambda cp: os.unlink(cp / "commits" / "5"))
-    assert "Multiple streaming queries are concurrently using" in outcome and "/commits" in outcome
+    assert "[PUNCTUATED_DAMAGED_CHECKPOINT]" in outcome and "commits/.5.crc" in outcome, outcome
+    assert "delete" in outcome and "Multiple streaming queries" not in outcome
     assert batches == list(range(6))
+
+
+@pytest.mark.parametrize("provider", ["hdfs", "rocksdb"])
+def test_a_truncated_state_file_of_a_deduplication_is_named(spark, tmp_path, provider):
+    """The deduplication's store is opened by Spark's ``mapPartitionsWithStateStore``, before
+    any of the operator's code: a truncated file is still named, with the fix."""
+    key = "spark.sql.streaming.stateStore.providerClass"
+    spark.conf.set(key, PROVIDERS[provider])
+    try:
+        inputs = QUERIES["dedup"]
+        write_inputs(tmp_path / "data", {n: STREAM[n][:6] for n in inputs})
+        first = _run(spark, tmp_path, "dedup")
+        assert isinstance(first, dict) and first["duplicated"] == 0, first
+        write_inputs(tmp_path / "data", {n: STREAM[n] for n in inputs})
+        suffix = "delta" if provider == "hdfs" else "zip"
+        _truncate(str(tmp_path / "checkpoint" / "state" / "0" / "0" / f"6.{suffix}"))
+        outcome = _run(spark, tmp_path, "dedup")
+        assert "[PUNCTUATED_DAMAGED_CHECKPOINT] Cannot load state store 'default'" in outcome, outcome
+        assert f"/state/0/0/6.{suffix} (" in outcome, outcome
+    finally:
+        spark.conf.unset(key)

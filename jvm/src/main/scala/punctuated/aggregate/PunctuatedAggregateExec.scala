@@ -96,7 +96,7 @@ case class PunctuatedAggregateExec(
     val hadoopConf = broadcastHadoopConf()
     // few rows: shipped in the tasks' closure
     val wide = partitionWide.map(_.gather(child, layout, keyExpressions.size)).getOrElse(Array.empty)
-    child.execute().mapPartitionsWithStateStore(
+    val rdd = child.execute().mapPartitionsWithStateStore(
       getStateInfo,
       keyExpressions.toStructType,
       stateManager.getStateValueSchema,
@@ -105,6 +105,8 @@ case class PunctuatedAggregateExec(
       Some(coordinator)) { (store, iter) =>
       new PunctuatedAggregateTask(this, store, storeConf, hadoopConf.value.value, wide).run(iter)
     }
+    // a store Spark cannot load is reported with its damaged files
+    new punctuated.checkpoint.DamagedStateRDD(rdd, getStateInfo, hadoopConf)
   }
 
   override protected def withNewChildInternal(newChild: SparkPlan): SparkPlan = copy(child = newChild)

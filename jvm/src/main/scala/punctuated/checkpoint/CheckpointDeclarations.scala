@@ -62,6 +62,7 @@ object CheckpointDeclarations {
    */
   def verify(info: StatefulOperatorStateInfo, now: OperatorRecord, hadoopConf: Configuration): Unit = {
     requireFormatVersion1(info, now.operator)
+    DamagedCheckpoint.checkCommit(info.checkpointLocation, info.storeVersion, hadoopConf)
     val dir = operatorDir(info)
     val fm = CheckpointFileManager.create(dir, hadoopConf)
     val file = recordPath(info)

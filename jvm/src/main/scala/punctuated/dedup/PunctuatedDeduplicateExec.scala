@@ -77,7 +77,7 @@ case class PunctuatedDeduplicateExec(
     val storeConf = new StateStoreConf(conf)
     val hadoopConf = broadcastHadoopConf()
     val wide = gatherWide() // few rows: shipped in the tasks' closure
-    child.execute().mapPartitionsWithStateStore(
+    val rdd = child.execute().mapPartitionsWithStateStore(
       getStateInfo,
       keyExpressions.toStructType,
       PunctuatedDeduplicateExec.ValueSchema,
@@ -86,6 +86,8 @@ case class PunctuatedDeduplicateExec(
       Some(coordinator)) { (store, iter) =>
       new PunctuatedDeduplicateTask(this, store, storeConf, hadoopConf.value.value, wide).run(iter)
     }
+    // a store Spark cannot load is reported with its damaged files
+    new punctuated.checkpoint.DamagedStateRDD(rdd, getStateInfo, hadoopConf)
   }
 
   /** This batch's partition-wide punctuations (kind, key), read again from the shuffle. */

@@ -120,6 +120,21 @@ object PunctuatedErrors {
       s"[PUNCTUATED_LATE_ROW] $what (the stream is not grammatical). " +
         s"Set ${PunctuatedConf.LateRows}=drop to drop late rows instead.")
 
+  /**
+   * Runtime error `PUNCTUATED_DAMAGED_CHECKPOINT`: a checkpoint whose files were damaged
+   * ([[punctuated.checkpoint.DamagedCheckpoint]]), said with the files and the fix.
+   *
+   * @param what     what cannot be read, naming the checkpoint
+   * @param findings the damaged files found, and the causes' own words
+   * @param fix      what the user can do
+   * @param cause    Spark's error (null: none)
+   */
+  def damagedCheckpoint(what: String, findings: Seq[String], fix: String, cause: Throwable): SparkException =
+    new SparkException(
+      s"[PUNCTUATED_DAMAGED_CHECKPOINT] $what:\n" + findings.map(f => s"  - $f").mkString("\n") +
+        s"\nTo continue: $fix (docs/clusters.md, \"Damaged checkpoints\")." +
+        Option(cause).map(c => s"\nSpark's error: ${c.getMessage}").getOrElse(""), cause)
+
   def invalidDeclaration(e: DeclarationException): AnalysisException = {
     val error: DeclarationError = e.error
     new PunctuatedAnalysisException(

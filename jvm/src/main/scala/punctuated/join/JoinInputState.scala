@@ -402,8 +402,10 @@ object JoinInputState {
     val id = StateStoreProviderId(
       StateStoreId(stateInfo.checkpointLocation, stateInfo.operatorId, partitionId, name),
       stateInfo.queryRunId)
-    StateStore.get(id, key, value, spec, stateInfo.storeVersion, None, None,
-      useColumnFamilies = false, storeConf, hadoopConf)
+    punctuated.checkpoint.DamagedCheckpoint.opening(id, stateInfo.storeVersion, hadoopConf) {
+      StateStore.get(id, key, value, spec, stateInfo.storeVersion, None, None,
+        useColumnFamilies = false, storeConf, hadoopConf)
+    }
   }
 
   /** The store both inputs share ([[StoreNamespace]]). */

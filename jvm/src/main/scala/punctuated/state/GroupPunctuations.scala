@@ -57,8 +57,10 @@ class GroupPunctuations(
     val id = StateStoreProviderId(
       StateStoreId(stateInfo.checkpointLocation, stateInfo.operatorId, partitionId, StoreName),
       stateInfo.queryRunId)
-    StateStore.get(id, KeySchema, ValueSchema, NoPrefixKeyStateEncoderSpec(KeySchema),
-      stateInfo.storeVersion, None, None, useColumnFamilies = false, storeConf, hadoopConf)
+    punctuated.checkpoint.DamagedCheckpoint.opening(id, stateInfo.storeVersion, hadoopConf) {
+      StateStore.get(id, KeySchema, ValueSchema, NoPrefixKeyStateEncoderSpec(KeySchema),
+        stateInfo.storeVersion, None, None, useColumnFamilies = false, storeConf, hadoopConf)
+    }
   }
 
   private val byKind = schemes.toMap
