@@ -109,44 +109,77 @@ def suggest_schemes(q: Query, limit: int = 5, budget: int = 2000, exact_max_stre
     return [], True
 
 
-def _greedy(q: Query, cands: list[tuple[str, str]]) -> list[Suggestion]:
-    """Repair on the transformed punctuation graph: reverse every edge between
-    its nodes, give sinks an edge out and sources an edge in, repeat until
-    safe, then drop the additions that turn out unnecessary (reverse delete)."""
+def _greedy(q: Query, cands: list[tuple[str, str]], checks: int = 2) -> list[Suggestion]:
+    """Repair on the transformed punctuation graph (Li et al. 2006, Def. 11; Theorem 5: safe iff
+    it ends as one node), after Eswaran and Tarjan's augmentation of a DAG to a strongly connected
+    graph: each round, every sink component gets an edge out (to a source component where a join
+    predicate allows it) and every source component not yet fed gets an edge in (from a sink
+    component where possible), each edge being one added one-attribute scheme; repeat until one
+    node remains: about max(sources, sinks) schemes per round, a round per TPG rebuild (a few at
+    1,000 streams). Then at most ``checks`` safety checks (each a verdict) drop additions that turn
+    out unnecessary, a half at a time; the answer is not necessarily minimal either way.
+
+    >>> from punctuated.safety.model import build_query
+    >>> q = build_query({"a": ["k"], "b": ["k", "v"], "c": ["v"]}, ["a.k = b.k", "b.v = c.v"], {})
+    >>> [str(s) for s in _greedy(q, candidates(q))]
+    ['a(k) + b(k) + b(v) + c(v)']
+    """
     added: list[tuple[str, str]] = []
     by_class: dict[int, list[tuple[str, str]]] = {}
     for c in cands:
         by_class.setdefault(q.cls[c], []).append(c)
+    toucher: dict[int, list[str]] = {}
+    for st in q.streams:
+        for k in q.touches[st]:
+            toucher.setdefault(k, []).append(st)
 
-    def pick(into: tuple[str, ...], frm: tuple[str, ...]) -> bool:
-        fc = set().union(*(q.touches[m] for m in frm))
-        opts = [c for m in into for k in sorted(q.touches[m] & fc) for c in by_class.get(k, ())
-                if c[0] == m and c not in added]
-        if opts:
-            added.append(min(opts))
-        return bool(opts)
+    chosen: set[tuple[str, str]] = set()
+
+    def choose(opts: list[tuple[str, str]], preferred) -> bool:
+        opts = [c for c in opts if c not in chosen]
+        best = [c for c in opts if preferred(c)] or opts
+        if best:
+            added.append(min(best))
+            chosen.add(added[-1])
+        return bool(best)
 
     cur = q
-    while not _safe(cur):
+    while True:
         t = transformed_punctuation_graph(cur)
-        mem = {n: t.nodes[n]["members"] for n in t}
+        if len(t) == 1:
+            break
+        cond = nx.condensation(t)
+        comp = {m: k for k in cond for n in cond.nodes[k]["members"] for m in t.nodes[n]["members"]}
+        mem: dict[int, list[str]] = {}
+        for m, k in comp.items():
+            mem.setdefault(k, []).append(m)
+        sinks = {k for k in cond if cond.out_degree(k) == 0}
+        sources = {k for k in cond if cond.in_degree(k) == 0}
         progress = False
-        for x, y in list(t.edges):
-            if not t.has_edge(y, x):
-                progress |= pick(mem[x], mem[y])
-        for z in t:
-            others = tuple(m for n in t if n != z for m in mem[n])
-            if t.out_degree(z) == 0:
-                progress |= pick(others, mem[z])
-            if t.in_degree(z) == 0:
-                progress |= pick(mem[z], others)
+        for z in sorted(sinks):
+            # an edge out of z: a scheme of a stream outside z on a class z's streams have
+            classes = set().union(*(q.touches[m] for m in mem[z]))
+            progress |= choose([c for k in classes for c in by_class.get(k, ()) if comp[c[0]] != z],
+                               lambda c: comp[c[0]] in sources)
+        for w in sorted(sources):
+            # an edge into w: a scheme of a stream of w on a class a stream outside w has
+            opts = [c for m in mem[w] for k in q.touches[m] for c in by_class.get(k, ())
+                    if c[0] == m and any(comp[x] != w for x in toucher[k])]
+            progress |= choose(opts, lambda c: any(comp[x] in sinks and comp[x] != w
+                                                   for x in toucher[q.cls[c]]))
         if not progress:
             return []
         cur = q.with_schemes(Scheme(st, (a,)) for st, a in added)
-    for c in list(reversed(added)):
-        rest = [x for x in added if x != c]
+    # drop what turns out unnecessary, a half at a time, within the budget of checks
+    parts = [added[len(added) // 2:]]
+    while parts and checks > 0:
+        part = parts.pop()
+        rest = [x for x in added if x not in part]
+        checks -= 1
         if _safe(q.with_schemes(Scheme(st, (a,)) for st, a in rest)):
             added = rest
+        elif len(part) > 1:
+            parts += [part[:len(part) // 2], part[len(part) // 2:]]
     return [Suggestion(tuple((st, (a,)) for st, a in sorted(added)))]
 
 
