@@ -127,3 +127,16 @@ def test_shared_vectors_file_is_current_and_holds():
             assert len(step) <= cap
             if c["allocation"] == "fixed":
                 assert sum(1 for x in step if x[0] == "R") <= cap - cap // 2
+
+
+def test_command_line_generate_and_compare(tmp_path, capsys):
+    from punctuated.shedding.__main__ import main
+
+    path = tmp_path / "t.jsonl"
+    assert main(["generate", str(path), "--steps", "120", "--seed", "4"]) == 0
+    assert Trace.load(path) == zipf_streams(120, seed=4)
+    assert main(["compare", str(path), "--window", "20", "--memory", "10", "--warmup", "40"]) == 0
+    got = {line.split()[0]: int(line.split()[1]) for line in capsys.readouterr().out.splitlines()}
+    assert set(got) == {"exact", "opt", "prob", "life", "rand"}
+    assert got["exact"] == exact_output(Trace.load(path), 20, 40)
+    assert max(got["prob"], got["life"], got["rand"]) <= got["opt"] <= got["exact"]
