@@ -71,6 +71,10 @@ def static(size: int, comps: int, k: int, skews, seed: int) -> list[dict]:
     return out
 
 
+def _ratio(a: int, b: int) -> str:
+    return f"{a / b:.3f}" if b else "-"
+
+
 def _table(exp: dict, policies=POLICIES) -> list[str]:
     cols = list(policies) + ["opt", "exact"]
     lines = ["| M | " + " | ".join(c.upper() for c in cols) + " | " + " | ".join(f"{p.upper()}/OPT" for p in policies) + " | OPT s |",
@@ -161,7 +165,7 @@ def report(res: dict, argv) -> list[str]:
     out += [f"## Figure 10: skew sweep, M = w = {sw} (fixed)", "", "| Zipf | PROB/OPT | RAND/OPT | OPT/EXACT |", "|---|---|---|---|"]
     for e in res["skew"]:
         r = e["rows"][0]
-        out.append(f"| {e['skew']:g} | {r['prob'] / r['opt']:.3f} | {r['rand'] / r['opt']:.3f} | {r['opt'] / r['exact']:.3f} |")
+        out.append(f"| {e['skew']:g} | {_ratio(r['prob'], r['opt'])} | {_ratio(r['rand'], r['opt'])} | {_ratio(r['opt'], r['exact'])} |")
     out += ["", f"## Figure 14: R Zipf(1), S uniform; fixed vs variable allocation (w = {sw})", ""]
     for e in res["variable"]:
         out += [f"{e['allocation']}:", ""] + _table(e, ("prob", "rand")) + [""]

@@ -76,9 +76,13 @@ def _partners(trace: Trace, window: int, warmup: int) -> dict[int, list[tuple[in
     return out
 
 
-def build_network(trace: Trace, window: int, memory: int, allocation: str = "fixed", warmup: int = 0) -> nx.DiGraph:
-    """The flow network above (node demands, arc ``capacity`` and integral ``weight``)."""
+def build_network(trace: Trace, window: int, memory: int, allocation: str = "fixed", warmup: int = 0,
+                  pool: str | None = None) -> nx.DiGraph:
+    """The flow network above (node demands, arc ``capacity`` and integral ``weight``);
+    with ``pool`` (``"R"`` or ``"S"``, fixed allocation) only that pool's part."""
     caps = capacities(memory, allocation)
+    if pool is not None:
+        caps = {pool: caps[pool]}
     pool_of = (lambda x: x) if allocation == "fixed" else (lambda x: "RS")
     n = trace.num_steps
     g = nx.DiGraph()
@@ -93,6 +97,8 @@ def build_network(trace: Trace, window: int, memory: int, allocation: str = "fix
     for seq, ev in _partners(trace, window, warmup).items():
         a = trace.arrivals[seq]
         p = pool_of(a.stream)
+        if p not in caps:
+            continue
         prev = ("x", seq, a.time)
         g.add_edge(("P", p, a.time), prev, capacity=1, weight=0)
         for j, c in ev:
@@ -108,16 +114,20 @@ def opt_offline(trace: Trace, window: int, memory: int, allocation: str = "fixed
     same = sum(_same_time_pairs(b) for t, b in enumerate(trace.steps()) if t >= warmup)
     if trace.num_steps <= 1 or memory == 0:
         return OptResult(same, {})
-    g = build_network(trace, window, memory, allocation, warmup)
-    cost, flow = nx.network_simplex(g)
-    last: dict[int, int] = {}
-    for u, targets in flow.items():
-        if u[0] != "x":
-            continue
-        for v, f in targets.items():
-            if f and v[0] == "x":
-                last[u[1]] = max(last.get(u[1], u[2]), v[2])
-    return OptResult(same - cost, last)
+    # With fixed allocation the pools never compete (an R tuple's output depends only on
+    # S's arrivals), so each is solved alone: two smaller networks, the same optimum.
+    pools = list(capacities(memory, allocation)) if allocation == "fixed" else [None]
+    total, last = 0, {}
+    for p in pools:
+        cost, flow = nx.network_simplex(build_network(trace, window, memory, allocation, warmup, p))
+        total += cost
+        for u, targets in flow.items():
+            if u[0] != "x":
+                continue
+            for v, f in targets.items():
+                if f and v[0] == "x":
+                    last[u[1]] = max(last.get(u[1], u[2]), v[2])
+    return OptResult(same - total, last)
 
 
 def schedule_output(trace: Trace, window: int, last_held: dict[int, int], warmup: int = 0) -> int:
