@@ -140,3 +140,13 @@ def test_command_line_generate_and_compare(tmp_path, capsys):
     assert set(got) == {"exact", "opt", "prob", "life", "rand"}
     assert got["exact"] == exact_output(Trace.load(path), 20, 40)
     assert max(got["prob"], got["life"], got["rand"]) <= got["opt"] <= got["exact"]
+
+
+def test_whole_trace_counts_instead_of_the_online_estimate():
+    # One R slot. At step 1 S has sent only a 2, so the online estimate keeps r(0) = 2;
+    # over the whole trace S sends 1 far more often, so the paper's setting keeps r(1) = 1.
+    t = Trace.from_streams([2, 1, 3, 3, 3, 3], [2, 5, 1, 1, 1, 1])
+    online = replay(t, 6, 2, "prob", record=True).held_after_step[1]
+    whole = replay(t, 6, 2, "prob", record=True, whole_trace=True).held_after_step[1]
+    assert ("R", 0, 2) in online and ("R", 1, 1) in whole
+    assert replay(t, 6, 2, "prob", whole_trace=True).output > replay(t, 6, 2, "prob").output
