@@ -118,6 +118,8 @@ def main(argv=None) -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--skews", default="0,0.5,1,1.5,2", help="Figure 10's skew sweep (M = w = 400)")
     ap.add_argument("--static-size", type=int, default=50_000, help="§5.1: tuples per relation (paper: 50K)")
+    ap.add_argument("--windows-only", action="store_true", help="only Figures 7/8 (output vs memory per window)")
+    ap.add_argument("--name", default="shedding_offline", help="file name stem of the outputs")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     started = time.time()
@@ -127,6 +129,8 @@ def main(argv=None) -> None:
         res["sliding"].append(sliding(w, 1.0, args.counted_steps, args.seed))
     sw = args.small_window
     small_counted = 10 * sw
+    if args.windows_only:
+        return _write(res, args, argv, started)
     res["small_window"], res["small_counted_steps"] = sw, small_counted
     print(f"Figure 9: uniform, w={sw}", flush=True)
     res["uniform"] = sliding(sw, 0.0, small_counted, args.seed)
@@ -139,13 +143,17 @@ def main(argv=None) -> None:
     print("§5.1 static join", flush=True)
     k = args.static_size // 10
     res["static"] = static(args.static_size, max(1, args.static_size // 50), k, (0.25, 0.5, 1.0, 1.5, 2.0), args.seed)
+    _write(res, args, argv, started)
+
+
+def _write(res: dict, args, argv, started: float) -> None:
     res["seconds"] = round(time.time() - started, 1)
-    with open(os.path.join(args.out, "shedding_offline.json"), "w") as f:
+    with open(os.path.join(args.out, f"{args.name}.json"), "w") as f:
         json.dump(res, f, indent=1)
-    for exp in res["sliding"] + [res["uniform"]]:
+    for exp in res["sliding"] + ([res["uniform"]] if "uniform" in res else []):
         name = f"shedding_offline_w{exp['window']}" + ("_uniform" if exp["skew"] == 0 else "") + ".png"
         _plot(exp, os.path.join(args.out, name), f"w={exp['window']}, Zipf({exp['skew']:g}), fixed M/2+M/2")
-    with open(os.path.join(args.out, "shedding_offline.md"), "w") as f:
+    with open(os.path.join(args.out, f"{args.name}.md"), "w") as f:
         f.write("\n".join(report(res, argv)) + "\n")
 
 
@@ -161,6 +169,8 @@ def report(res: dict, argv) -> list[str]:
     for exp in res["sliding"]:
         out += [f"## Figure {7 if exp['window'] == 400 else 8}: w = {exp['window']}, Zipf(1), fixed allocation", "",
                 f"![w={exp['window']}](shedding_offline_w{exp['window']}.png)", ""] + _table(exp) + [""]
+    if "uniform" not in res:
+        return out + ["## Targets", ""] + targets(res)
     u = res["uniform"]
     sw = res["small_window"]
     out += [f"Figures 9, 10 and 14 at w = {sw} with {res['small_counted_steps']} counted steps "
