@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 
 from punctuated.shedding.flow import opt_offline
@@ -158,7 +159,7 @@ def _write(res: dict, args, argv, started: float) -> None:
 
 
 def report(res: dict, argv) -> list[str]:
-    cmd = ".venv/bin/python -m benchmarks.shedding_offline " + " ".join(argv or [])
+    cmd = ".venv/bin/python -m benchmarks.shedding_offline " + " ".join(sys.argv[1:] if argv is None else argv)
     out = ["# Load shedding offline: PROB, LIFE, RAND vs OPT and EXACT; ADG/NDG vs OPTDP", "",
            f"`{cmd.strip()}` -- {res['seconds']} s. Das, Gehrke, Riedewald 2005, §5; tools in "
            "`punctuated.shedding` (docs/shedding.md). Domain 50, uncorrelated streams, warm-up 2w, "
