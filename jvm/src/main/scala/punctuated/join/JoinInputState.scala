@@ -213,7 +213,7 @@ class JoinInputState(
 
   def update(storeKey: UnsafeRow, value: UnsafeRow): Unit = rows.put(storeKey, value)
 
-  /** Removes one stored row (`storeKey`) with join key `key` (a semi join's first match). */
+  /** Removes one stored row (`storeKey`) with join key `key` (a semi join's first match, a row shed). */
   def removeRow(storeKey: UnsafeRow, key: UnsafeRow): Unit = {
     rows.remove(storeKey)
     delta -= 1
