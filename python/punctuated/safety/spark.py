@@ -208,6 +208,8 @@ class QuerySafetyReport(SafetyReport):
         for chosen in self.chosen_plans:
             text += "\n" + "\n".join(chosen.explain(limit))
         text += self._stateful_text()
+        from .shedding import explain_text
+        text += explain_text(self)
         if self.undeclared:
             text += ("\nStreams without a punctuation declaration (no scheme, no unique key): "
                      + ", ".join(self.undeclared)
@@ -225,7 +227,9 @@ class QuerySafetyReport(SafetyReport):
                  stateful=list(self.stateful),
                  fixes=[self.fixes(s) for s in self.suggestions],
                  plan=self.plan_report.to_dict() if self.plan_report is not None else None,
-                 chosen_plans=[c.to_dict() for c in self.chosen_plans])
+                 chosen_plans=[c.to_dict() for c in self.chosen_plans],
+                 shedding=getattr(self, "shedding", None),
+                 bounded_by_budget=list(getattr(self, "bounded_by_budget", [])))
         return d
 
 
@@ -403,6 +407,8 @@ def check_safety(spark, query, *, draw: str | None = None) -> QuerySafetyReport:
                          "spark.readStream.table(...) for a DataFrame")
     doc = json.loads(df.sparkSession._jvm.punctuated.spark.PythonApi.describe(df._jdf))
     report = report_from_document(doc, source=source)
+    from .shedding import annotate
+    annotate(report, df.sparkSession.conf)
     if draw:
         report.draw(draw)
     return report

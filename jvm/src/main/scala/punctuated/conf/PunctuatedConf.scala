@@ -17,7 +17,8 @@ final case class PunctuatedConf(
     safetyMode: String,
     batchIncludePunctuations: Boolean = false,
     maxRemembered: Int = PunctuatedConf.DefaultMaxRemembered,
-    joinPlan: String = "auto") {
+    joinPlan: String = "auto",
+    shedding: SheddingConf = SheddingConf.Off) {
   def failOnLateRows: Boolean = lateRows == "fail"
   def failOnInvalidPunctuations: Boolean = invalidPunctuations == "fail"
 
@@ -51,6 +52,16 @@ object PunctuatedConf {
   /** The keywords of [[JoinPlan]]; anything else is read as a join tree. */
   val PlanKeywords: Seq[String] = Seq("auto", "mjoin", "written")
 
+  /** Stored data rows per partition of one join (unset: no shedding), [[SheddingConf]]. */
+  val SheddingMaxStateRows = "spark.punctuated.shedding.maxStateRows"
+  /** Which rows a join over its budget sheds: `prob` (default), `life`, `rand`. */
+  val SheddingPolicy = "spark.punctuated.shedding.policy"
+  /** Arrivals after which the shedding estimator halves its counts (default 100000). */
+  val SheddingHistoryRows = "spark.punctuated.shedding.historyRows"
+  /** Join values the shedding estimator keeps per input (default 10000). */
+  val SheddingHistoryValues = "spark.punctuated.shedding.historyValues"
+  val SheddingPolicies: Seq[String] = Seq("prob", "life", "rand")
+
   def apply(conf: SQLConf): PunctuatedConf = PunctuatedConf(
     lateRows = choice(conf, LateRows, "drop", Seq("drop", "fail")),
     invalidPunctuations = choice(conf, InvalidPunctuations, "fail", Seq("fail", "drop")),
@@ -74,7 +85,28 @@ object PunctuatedConf {
       else if (text.contains("(") || text.contains("⋈")) text
       else throw new IllegalArgumentException(s"$JoinPlan must be one of ${PlanKeywords.mkString(", ")} " +
         s"or a join tree of the inputs' names such as ((a ⋈ b) ⋈ c), not '$text'")
-    })
+    },
+    shedding = shedding(conf))
+
+  /** The shedding settings; a bad value fails naming the setting and what it allows. */
+  private def shedding(conf: SQLConf): SheddingConf = {
+    def positive(key: String, default: Long, what: String): Long = {
+      val text = conf.getConfString(key, default.toString).trim
+      text.toLongOption.filter(_ > 0).getOrElse(throw new IllegalArgumentException(
+        s"$key must be a number of $what > 0, not '$text'"))
+    }
+    val maxRows = Option(conf.getConfString(SheddingMaxStateRows, null)).map(_.trim).filter(_.nonEmpty)
+      .map { text =>
+        text.toLongOption.filter(_ > 0).getOrElse(throw new IllegalArgumentException(
+          s"$SheddingMaxStateRows must be a number of stored rows per partition > 0 " +
+            s"(unset: no shedding), not '$text'"))
+      }
+    val values = positive(SheddingHistoryValues, SheddingConf.DefaultHistoryValues, "join values")
+    if (values > Int.MaxValue) throw new IllegalArgumentException(
+      s"$SheddingHistoryValues must be a number of join values between 1 and ${Int.MaxValue}, not '$values'")
+    SheddingConf(maxRows, choice(conf, SheddingPolicy, "prob", SheddingPolicies),
+      positive(SheddingHistoryRows, SheddingConf.DefaultHistoryRows, "rows"), values.toInt)
+  }
 
   private def choice(conf: SQLConf, key: String, default: String, allowed: Seq[String]): String = {
     val value = conf.getConfString(key, default).trim.toLowerCase(Locale.ROOT)
@@ -84,4 +116,28 @@ object PunctuatedConf {
     }
     value
   }
+}
+
+/**
+ * Semantic load shedding in the binary punctuated join (Das, Gehrke and Riedewald 2005, §4.2):
+ * when a partition of a join would hold more than `maxStateRows` stored data rows, the rows of
+ * lowest priority by `policy` are not kept ([[punctuated.join.shedding.JoinShedder]]).
+ *
+ * Example: `SheddingConf(Some(1000), "prob", 100000, 10000)` keeps at most 1000 rows per
+ * partition, the rows whose join value the other input sends most often.
+ *
+ * @param maxStateRows  stored data rows per partition of one join, both inputs together (None: off)
+ * @param policy        `prob`, `life` or `rand`
+ * @param historyRows   arrivals on an input after which its estimator halves every count
+ * @param historyValues join values an input's estimator keeps (the largest counts)
+ */
+final case class SheddingConf(maxStateRows: Option[Long], policy: String, historyRows: Long,
+    historyValues: Int) {
+  def enabled: Boolean = maxStateRows.isDefined
+}
+
+object SheddingConf {
+  val DefaultHistoryRows = 100000L
+  val DefaultHistoryValues = 10000
+  val Off: SheddingConf = SheddingConf(None, "prob", DefaultHistoryRows, DefaultHistoryValues)
 }

@@ -145,4 +145,26 @@ object PunctuatedErrors {
       InvalidDeclarationState,
       Some(e))
   }
+
+  /**
+   * Load shedding (`spark.punctuated.shedding.maxStateRows`) is set for a query whose results
+   * would then be wrong, not merely partial (SQLSTATE 0A000, feature not supported).
+   *
+   * {{{
+   *   sheddingUnsupported("the LEFT OUTER join ON a.id = b.auction",
+   *     "an outer join would emit null-padded rows for rows whose partner was shed")
+   * }}}
+   *
+   * @param what   the operator, as the query spells it
+   * @param reason why shedding would make its results wrong
+   */
+  def sheddingUnsupported(what: String, reason: String): AnalysisException = {
+    val text = s"[PUNCTUATED_SHEDDING_UNSUPPORTED] Load shedding " +
+      s"(${PunctuatedConf.SheddingMaxStateRows}) is set, but $what cannot shed rows: $reason. " +
+      "Shedding keeps results a subset of the exact result only for inner stream-stream joins whose " +
+      s"output no aggregation or deduplication reads. Fix: unset ${PunctuatedConf.SheddingMaxStateRows} " +
+      "for this query, or rewrite it as an inner join whose partial output is acceptable."
+    new PunctuatedAnalysisException(text, "PUNCTUATED_SHEDDING_UNSUPPORTED",
+      Map("operator" -> what, "reason" -> reason), "0A000")
+  }
 }

@@ -183,20 +183,40 @@ class JoinInputState(
 
   /**
    * Stores `value` as the next row of `key` (`seq`, the row's arrival number, is not stored:
-   * a row's slot is its place among its key's rows).
+   * a row's slot is its place among its key's rows); returns the slot.
    */
-  def append(key: UnsafeRow, seq: Long, value: UnsafeRow): Unit = {
+  def append(key: UnsafeRow, seq: Long, value: UnsafeRow): Long = {
     val n = slotsOf(key)
     rows.put(storeKeyOf(key, n), value)
     slots(key) = n + 1
     index.foreach(_.add(key))
+    delta += 1
+    n
+  }
+
+  private var delta = 0L
+
+  /** Stored rows added minus rows removed in this task (for load shedding's row count). */
+  def rowDelta: Long = delta
+
+  private lazy val joinKeyOfStoreKey = UnsafeProjection.create(
+    (0 until keyLength).map(i => BoundReference(i, keySchema(i).dataType, nullable = true)))
+
+  /**
+   * Every stored row, as (join key, slot, store key, value): rows reused by the next element
+   * (copy to keep). A scan of the whole rows store: only for load shedding, in a batch where
+   * the join holds more rows than its budget ([[punctuated.join.shedding.JoinShedder]]).
+   */
+  def storedRows(): Iterator[(UnsafeRow, Long, UnsafeRow, UnsafeRow)] = rows.iterator().map { p =>
+    (joinKeyOfStoreKey(p.key), p.key.getLong(keyLength), p.key, p.value)
   }
 
   def update(storeKey: UnsafeRow, value: UnsafeRow): Unit = rows.put(storeKey, value)
 
-  /** Removes one stored row (`storeKey`) with join key `key` (a semi join's first match). */
+  /** Removes one stored row (`storeKey`) with join key `key` (a semi join's first match, a row shed). */
   def removeRow(storeKey: UnsafeRow, key: UnsafeRow): Unit = {
     rows.remove(storeKey)
+    delta -= 1
     slotsOf(key)
     holes.getOrElseUpdate(key.copy(), mutable.TreeSet.empty[Long]) += storeKey.getLong(keyLength)
   }
@@ -215,6 +235,7 @@ class JoinInputState(
     val removed = rowsWithKey(key).map(e => (e.key.copy(), e.value.copy())).toArray
     scanned += removed.length
     removed.foreach { case (k, _) => rows.remove(k) }
+    delta -= removed.length
     slots(key.copy()) = 0L
     val holed = holes.remove(key).isDefined
     // the index lists exactly the keys with rows (or with holes, until commit)

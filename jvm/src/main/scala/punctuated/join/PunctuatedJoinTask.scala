@@ -13,6 +13,7 @@ import org.apache.spark.sql.execution.streaming.state._
 import punctuated.conf.PunctuatedConf
 import punctuated.errors.PunctuatedErrors
 import punctuated.input.KeyScheme
+import punctuated.join.shedding.{JoinShedder, SheddingMetrics}
 import punctuated.state.PunctuatedJoinMetrics
 
 /**
@@ -48,6 +49,10 @@ private[join] class PunctuatedJoinTask(
     new JoinInput(in, state, partitionWide(in.number))
   }
   private val states = inputs.map(_.state)
+  /** Load shedding under `spark.punctuated.shedding.maxStateRows` (inner joins; see [[JoinShedder]]). */
+  private val shedder =
+    if (!settings.shedding.enabled || joinType != Inner) None
+    else shared.map(new JoinShedder(settings.shedding, _, batch, partitionId))
   Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit] { _ =>
     states.foreach(_.abortIfNeeded())
     shared.foreach(s => if (!s.hasCommitted) s.abort())
@@ -100,7 +105,11 @@ private[join] class PunctuatedJoinTask(
       metric("stateMemory") += stores.map(_.metrics.memoryUsedBytes).sum
       stores.foreach(s => reportCustomStoreMetrics(s.metrics.customMetrics))
       metric("numUpdatedStateRows") += stored
-      metric("numRemovedStateRows") += purged
+      val shed = shedder.map(_.shed).getOrElse(Array(0L, 0L))
+      metric("numRemovedStateRows") += purged + shed.sum
+      metric(SheddingMetrics.RowsShed) += shed.sum
+      metric(SheddingMetrics.RowsShedLeft) += shed(0)
+      metric(SheddingMetrics.RowsShedRight) += shed(1)
       metric(RowsPurged) += purged
       metric(StateRowsScanned) += states.map(_.rowsScanned).sum
       reportStoreMetrics()
@@ -132,6 +141,7 @@ private[join] class PunctuatedJoinTask(
           late(row, own)
           Iterator.empty
         } else {
+          shedder.foreach(_.arrived(i, key))
           joinRow(row, key.copy(), i)
         }
       }
@@ -177,7 +187,8 @@ private[join] class PunctuatedJoinTask(
       // The other input closed this key: no future partner, so the row is not stored.
       if (preserved(i) && !matched && joinType != LeftSemi) results += padded(value, i)
     } else {
-      own.state.append(key, (batch << 32) | seq, own.state.valueOf(row, matched))
+      val slot = own.state.append(key, (batch << 32) | seq, own.state.valueOf(row, matched))
+      shedder.foreach(_.stored(i, key, slot))
       seq += 1; stored += 1
     }
     own.spec.unique.foreach { u =>
@@ -232,7 +243,11 @@ private[join] class PunctuatedJoinTask(
         // the keys p closes: its own (whole key), or those the range index lists
         val keys =
           if (p.scheme.isWholeKey(own.keyLength)) Array(p.constants) else theirs.state.keysCoveredBy(p)
-        keys.foreach(k => theirs.state.purgeKey(k).foreach(purge(_, theirs.number, results)))
+        keys.foreach { k =>
+          val removed = theirs.state.purgeKey(k)
+          if (removed.nonEmpty) shedder.foreach(_.closed(theirs.number, k))
+          removed.foreach(purge(_, theirs.number, results))
+        }
         if (p.scheme.range.isDefined) ranges += (p -> own.number)
         val otherHeld = theirs.state.held(p.scheme, p.constants)
         val closed = otherHeld.exists { case (b, _) => theirs.state.boundCovers(p.scheme, b, p.bound) } ||
@@ -261,6 +276,8 @@ private[join] class PunctuatedJoinTask(
     if (settings.punctuationRetention > 0) {
       states.foreach(_.releaseExpired(batch, settings.punctuationRetention))
     }
+    // after the purges: shed what still exceeds the budget, then update the estimators
+    shedder.foreach { s => s.shedOver(states); s.finish() }
     results.iterator
   }
 

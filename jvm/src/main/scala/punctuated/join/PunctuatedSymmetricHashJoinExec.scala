@@ -110,6 +110,15 @@ case class PunctuatedSymmetricHashJoinExec(
 
   override def shortName: String = "punctuatedSymmetricHashJoin"
 
+  if (settings.shedding.enabled && joinType != Inner) {
+    throw punctuated.errors.PunctuatedErrors.sheddingUnsupported(
+      s"the ${joinType.sql} join ON ${(leftKeys.zip(rightKeys).map { case (l, r) => s"${l.sql} = ${r.sql}" }).mkString(" AND ")}",
+      "an outer, semi or anti join would emit rows (null-padded, or unmatched) that are false once a partner was shed")
+  }
+
+  override protected def customStatefulOperatorMetrics: Seq[StatefulOperatorCustomMetric] =
+    super.customStatefulOperatorMetrics ++ punctuated.join.shedding.SheddingMetrics.all
+
   /**
    * The join's inputs by number: 0 the left one, 1 the right one. Everything the operator
    * does per input (its state, keys, punctuations, metrics) is done over these, so that an
@@ -130,7 +139,7 @@ case class PunctuatedSymmetricHashJoinExec(
     RangeIndex.indexedSchemes(inputs(other(i)).spec.keySchemes, inputs(i).keys.length)
 
   /** Does any input hold punctuations or keep a range index (in the shared store)? */
-  private[join] def usesSharedStore: Boolean = inputs.exists { in =>
+  private[join] def usesSharedStore: Boolean = settings.shedding.enabled || inputs.exists { in =>
     JoinInputState.usesShared(in.spec.keySchemes, indexSchemes(in.number).nonEmpty)
   }
 

@@ -24,7 +24,10 @@ import punctuated.spark.JoinGraph
  * deduplication must be closed by the punctuations that reach it ([[StatefulSafety]],
  * Tucker et al. 2003, §5.2). By `spark.punctuated.safety.mode`: `strict` fails `start()`
  * naming the unpurgeable input or operator, the scheme that would fix it and how; `warn` logs
- * the same text; `off` checks nothing.
+ * the same text; `off` checks nothing. With `spark.punctuated.shedding.maxStateRows` set, the
+ * unpurgeable inputs of binary punctuated inner joins are bounded by the budget: accepted with a
+ * warning that results may be partial, and shedding where results would be wrong is refused
+ * ([[SheddingSafety]]).
  *
  * It is an analyzer rule of the hint batch, which runs before Spark's own resolution of the
  * `start()` statement (`WriteToStreamStatement`), where Spark checks the output mode
@@ -50,10 +53,16 @@ case class CheckJoinSafety(session: SparkSession) extends Rule[LogicalPlan] with
   }
 
   private def check(query: LogicalPlan): Unit = {
-    val mode = PunctuatedConf(session.sessionState.conf).safetyMode
-    if (mode != "off" && DeclaredStreams.find(query, caseSensitive = false).nonEmpty) {
-      val problems = JoinSafety.problems(query, PunctuatedConf(session.sessionState.conf)) ++
-        StatefulSafety.problems(query)
+    val conf = PunctuatedConf(session.sessionState.conf)
+    val mode = conf.safetyMode
+    val declared = DeclaredStreams.find(query, caseSensitive = false).nonEmpty
+    // load shedding where results would be wrong is refused whatever the mode
+    if (declared) SheddingSafety.refuse(query, conf)
+    if (mode != "off" && declared) {
+      // with shedding on, the budget bounds the binary joins' unpurgeable state (partial results)
+      val (bounded, unbounded) = SheddingSafety.split(query, conf)
+      if (bounded.nonEmpty) logWarning(SheddingSafety.warning(bounded, conf))
+      val problems = unbounded ++ StatefulSafety.problems(query)
       if (problems.nonEmpty) {
         val text = problems.map(_.message).mkString("\n")
         if (mode == "strict") throw PunctuatedErrors.unsafeQuery(text)

@@ -1,0 +1,53 @@
+"""check_safety with load shedding: a budget bounds the unpurgeable state of a binary
+punctuated join, so strict mode accepts the query and the report says results may be
+partial (Das, Gehrke and Riedewald 2005; docs/joins.md "Load shedding")."""
+from __future__ import annotations
+
+import doctest
+
+import pytest
+
+import punctuated
+from punctuated import check_safety
+from punctuated.safety import shedding
+
+
+def _query(spark):
+    left = spark.readStream.format("rate").load().selectExpr(
+        "value % 10 AS k", "value AS v", "false AS closed")
+    left = punctuated.with_schemes(left, schemes=["k"], marker="closed", name="ticks")
+    right = spark.readStream.format("rate").load().selectExpr("value % 10 AS k", "value AS w")
+    return left.join(right, "k")
+
+
+@pytest.fixture
+def budget(spark):
+    spark.conf.set(shedding.MAX_STATE_ROWS, "1000")
+    yield
+    spark.conf.unset(shedding.MAX_STATE_ROWS)
+
+
+def test_without_budget_the_report_names_no_bound(spark):
+    r = check_safety(spark, _query(spark))
+    assert not r.safe and r.shedding is None and r.bounded_by_budget == [] and not r.partial_results
+    assert "load shedding" not in r.explain()
+
+
+def test_budget_bounds_the_unpurgeable_join_and_results_may_be_partial(spark, budget):
+    r = check_safety(spark, _query(spark))
+    assert not r.safe                              # punctuations still never purge it
+    assert r.shedding == {"maxStateRows": 1000, "policy": "prob"}
+    assert r.partial_results and r.bounded_by_budget == r.unpurgeable and r.unpurgeable
+    text = r.explain()
+    assert "strict mode accepts the query" in text and "partial" in text
+    assert r.to_dict()["bounded_by_budget"] == r.bounded_by_budget
+
+
+def test_settings_from_a_dict():
+    assert shedding.settings({}) is None
+    assert shedding.settings({shedding.MAX_STATE_ROWS: "5", shedding.POLICY: "RAND"}) == \
+        {"maxStateRows": 5, "policy": "rand"}
+
+
+def test_docstring_examples():
+    assert doctest.testmod(shedding).failed == 0
