@@ -26,9 +26,16 @@ trait PunctuatedStreamTest extends StreamTest {
   }
 
   /** The progress of the (first) punctuated operator of the last batch. */
-  protected def punctuatedProgress(q: org.apache.spark.sql.execution.streaming.runtime.StreamExecution) =
+  protected def punctuatedProgress(q: org.apache.spark.sql.execution.streaming.runtime.StreamExecution) = {
+    // the progress is reported just after the batch commits, which the test may see first
+    val executed = Option(q.lastExecution).map(_.currentBatchId).getOrElse(-1L)
+    val deadline = System.nanoTime() + 10L * 1000 * 1000 * 1000
+    while ((q.lastProgress == null || q.lastProgress.batchId < executed) && System.nanoTime() < deadline) {
+      Thread.sleep(10)
+    }
     q.lastProgress.stateOperators.find(_.operatorName.startsWith("punctuated")).getOrElse(
       throw new AssertionError(s"no punctuated operator in ${q.lastProgress.json}"))
+  }
 
   /** Asserts the punctuated operator's state after the last batch. */
   protected def AssertPunctuatedState(rows: Long, punctuations: Long) =
