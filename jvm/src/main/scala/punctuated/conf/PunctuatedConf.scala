@@ -17,7 +17,8 @@ final case class PunctuatedConf(
     safetyMode: String,
     batchIncludePunctuations: Boolean = false,
     maxRemembered: Int = PunctuatedConf.DefaultMaxRemembered,
-    joinPlan: String = "auto") {
+    joinPlan: String = "auto",
+    migrationStrategy: String = "jisc") {
   def failOnLateRows: Boolean = lateRows == "fail"
   def failOnInvalidPunctuations: Boolean = invalidPunctuations == "fail"
 
@@ -48,6 +49,11 @@ object PunctuatedConf {
    * checked against each group when it is planned).
    */
   val JoinPlan = "spark.punctuated.join.plan"
+  /**
+   * How a multi-way join completes the intermediate state of a plan it migrates to
+   * ([[punctuated.join.multi.MultiJoinMigration]]): `jisc` (default) or `moving_state`.
+   */
+  val MigrationStrategy = "spark.punctuated.migration.strategy"
   /** The keywords of [[JoinPlan]]; anything else is read as a join tree. */
   val PlanKeywords: Seq[String] = Seq("auto", "mjoin", "written")
 
@@ -74,7 +80,8 @@ object PunctuatedConf {
       else if (text.contains("(") || text.contains("⋈")) text
       else throw new IllegalArgumentException(s"$JoinPlan must be one of ${PlanKeywords.mkString(", ")} " +
         s"or a join tree of the inputs' names such as ((a ⋈ b) ⋈ c), not '$text'")
-    })
+    },
+    migrationStrategy = choice(conf, MigrationStrategy, "jisc", Seq("jisc", "moving_state")))
 
   private def choice(conf: SQLConf, key: String, default: String, allowed: Seq[String]): String = {
     val value = conf.getConfString(key, default).trim.toLowerCase(Locale.ROOT)

@@ -71,7 +71,7 @@ class MultiJoinRecordsSuite extends AnyFunSuite {
       "b (input 1): scheme 'v' no longer purges")
   }
 
-  test("plan records: the tree and its kind survive JSON; a record without a plan is the MJoin; trees differ in shape") {
+  test("plan records: the tree and its kind survive JSON; a record without a plan is the MJoin; trees share a shape") {
     import punctuated.join.multi.MultiJoinPlan
     val leftDeep = chain.copy(kind = "tree", plan = Some(MultiJoinPlan.parse("((a ⋈ b) ⋈ c)", chain.inputs)))
     assert(PlanRecord.fromJson(leftDeep.toJson) == leftDeep)
@@ -80,25 +80,34 @@ class MultiJoinRecordsSuite extends AnyFunSuite {
     // old records (no plan) read as the MJoin, and have its shape
     assert(chain.plan.isEmpty && chain.tree == MultiJoinPlan.mjoin(3) && chain.setting == "mjoin")
     assert(chain.shape == chain.copy(plan = Some(MultiJoinPlan.mjoin(3))).shape)
-    // the same tree spelled otherwise: the same shape; another tree: another
+    // the same tree spelled otherwise: the same tree; another tree: the same shape (it migrates)
     val spelled = leftDeep.copy(plan = Some(MultiJoinPlan.parse("(c ⋈ (b ⋈ a))", chain.inputs)))
-    assert(spelled.shape == leftDeep.shape)
+    assert(spelled.shape == leftDeep.shape && spelled.tree == leftDeep.tree)
     val other = leftDeep.copy(plan = Some(MultiJoinPlan.parse("(a ⋈ (b ⋈ c))", chain.inputs)))
-    assert(other.shape != leftDeep.shape && leftDeep.shape != chain.shape)
+    assert(other.shape == leftDeep.shape && other.tree != leftDeep.tree)
+    // node stores and a migration survive JSON
+    val migrating = other.copy(nodeStores = Some(Seq(Seq(0, 1))),
+      migration = Some(punctuated.join.multi.MultiJoinMigration(leftDeep.tree, "moving_state", 5)))
+    assert(PlanRecord.fromJson(migrating.toJson) == migrating, migrating.toJson)
   }
 
-  test("plan log: a restart under another tree is refused naming the recorded tree as the setting") {
+  test("plan log: a restart under another tree migrates to it, keeping the recorded node stores; a retry reads its record") {
     import punctuated.join.multi.MultiJoinPlan
     val dir = Files.createTempDirectory("punctuated-plan").toFile.getCanonicalPath
     val conf = new Configuration()
     val leftDeep = chain.copy(kind = "tree", plan = Some(MultiJoinPlan.parse("((a ⋈ b) ⋈ c)", chain.inputs)))
     PlanLog.write(info(dir, 0), leftDeep, conf)
     for (now <- Seq(chain, leftDeep.copy(plan = Some(MultiJoinPlan.parse("(a ⋈ (b ⋈ c))", chain.inputs))))) {
-      val e = intercept[AnalysisException](PlanLog.inForce(info(dir, 1), now, conf))
-      assert(e.getCondition == PunctuatedErrors.IncompatibleCheckpoint, e.getMessage)
-      assert(e.getMessage.contains("spark.punctuated.join.plan=((a ⋈ b) ⋈ c)"), e.getMessage)
+      val r = PlanLog.inForce(info(dir, 1), now, conf)
+      assert(r.tree == now.tree && r.nodeStores.contains(Seq(Seq(0, 1))), r)
+      assert(r.migration.contains(punctuated.join.multi.MultiJoinMigration(leftDeep.tree, "moving_state", 1)), r)
     }
     assert(PlanLog.inForce(info(dir, 1), leftDeep, conf).plan == leftDeep.plan)
+    assert(PlanLog.inForce(info(dir, 1), leftDeep, conf).migration.isEmpty)
+    // batch 1 recorded under the MJoin: its retry runs the MJoin, migrating, whatever is proposed now
+    PlanLog.write(info(dir, 1), PlanLog.inForce(info(dir, 1), chain, conf), conf)
+    val retried = PlanLog.inForce(info(dir, 1), leftDeep, conf)
+    assert(retried.tree == chain.tree && retried.migration.map(_.since).contains(1L), retried)
   }
 
   private def info(dir: String, batch: Long) =

@@ -14,7 +14,7 @@ import org.apache.spark.sql.execution.streaming.operators.stateful.join.Streamin
 import punctuated.checkpoint.{CheckpointDeclarations, MultiJoinCheckpoint, PlanLog, PlanRecord}
 import punctuated.conf.PunctuatedConf
 import punctuated.input.{InputSpec, PunctuatedInput, PunctuationColumns}
-import punctuated.join.multi.{Hypercube, MultiJoinExchangeExec, MultiJoinGroups, MultiJoinInputSpec, MultiJoinObserved, MultiJoinPlan, MultiJoinStatistics, MultiJoinTree, PlanChoice, PlanCost, PunctuatedMultiJoinExec, PunctuationReach}
+import punctuated.join.multi.{Hypercube, MultiJoinExchangeExec, MultiJoinGroups, MultiJoinInputSpec, MultiJoinMigration, MultiJoinObserved, MultiJoinPlan, MultiJoinStatistics, MultiJoinTree, PlanChoice, PlanCost, PunctuatedMultiJoinExec, PunctuationReach}
 
 /**
  * Physical rule (before columnar transitions; registered before [[PlanPunctuatedJoins]]): the
@@ -38,7 +38,8 @@ import punctuated.join.multi.{Hypercube, MultiJoinExchangeExec, MultiJoinGroups,
  * in `build`): a tree `spark.punctuated.join.plan` spells, checked against the group
  * ([[writtenTree]]); the MJoin (`mjoin`); for `auto` the plan log's plan, else the cheapest
  * safe plan under the recorded statistics or the defaults ([[autoPlan]]). The plan log's recorded plan must
- * have the same shape ([[MultiJoinCheckpoint.planInForce]]).
+ * have the same shape ([[MultiJoinCheckpoint.planInForce]]); when its tree is another, the
+ * batch migrates to the chosen one ([[MultiJoinMigration]]).
  *
  * Between the group's joins only exchanges, filters (their conditions are applied to each
  * result) and column-selecting projections occur ([[MultiJoinGroups]]). A group whose physical
@@ -127,8 +128,9 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
         case None => autoPlan(recorded, names, planned, seen, stats)
       }
       // the plan in force for this batch: the shares the state was placed by win (plan log)
-      val inForce = MultiJoinCheckpoint.planInForce(info, names, planned, cube.shares, plan, session)
-        .copy(statistics = Some(stats))
+      // (after a recorded plan of another tree, this batch migrates to it: MultiJoinMigration)
+      val inForce = MultiJoinCheckpoint.planInForce(info, names, planned, cube.shares, plan, session,
+        conf.migrationStrategy).copy(statistics = Some(stats))
       val exchanges = planned.zip(inputs).map { case (spec, in) =>
         MultiJoinExchangeExec(spec, classTypes, inForce.shares, in.plan)
       }
@@ -143,7 +145,9 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
         children = exchanges,
         plan = inForce.tree,
         // the MJoin's probe orders follow the statistics (they do not affect the state)
-        probeOrders = if (inForce.tree.isMJoin) PlanCost.probeOrders(inForce.tree, stats) else Nil)
+        probeOrders = if (inForce.tree.isMJoin) PlanCost.probeOrders(inForce.tree, stats) else Nil,
+        nodeStores = inForce.storedNodes,
+        migration = inForce.migration)
       exec.copyTagsFrom(top)
       // before any of its state stores is opened: record, plan log, state metadata
       MultiJoinCheckpoint.record(exec, inputs.map(_.declaration).toSeq, inForce, top.shortName,
