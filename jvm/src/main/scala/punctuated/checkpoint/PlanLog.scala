@@ -45,6 +45,7 @@ import punctuated.join.multi.{MultiJoinInputSpec, MultiJoinMigration, MultiJoinP
  *                     batch, carried from record to record (None in records written before
  *                     plans migrated: the nodes of `tree`) — [[MultiJoinMigration]]
  * @param migration    the plan change this batch makes (None: the plan of the batch before)
+ * @param request      the request in force ([[MigrationRequests]], `punctuated.migrate`), if any
  */
 final case class PlanRecord(
     kind: String,
@@ -56,7 +57,8 @@ final case class PlanRecord(
     plan: Option[MultiJoinPlan.Join] = None,
     statistics: Option[MultiJoinStatistics] = None,
     nodeStores: Option[Seq[Seq[Int]]] = None,
-    migration: Option[MultiJoinMigration] = None) {
+    migration: Option[MultiJoinMigration] = None,
+    request: Option[Long] = None) {
 
   /** The nodes with a rows store of their own ([[nodeStores]], else the plan's nodes). */
   def storedNodes: Seq[Seq[Int]] = nodeStores.getOrElse(MultiJoinMigration.nodeSets(tree))
@@ -126,7 +128,8 @@ object PlanRecord {
     p.plan.map(t => "plan" -> t.toJValue).toList ++
     p.statistics.map(s => "statistics" -> s.toJValue).toList ++
     p.nodeStores.map(ns => "nodeStores" -> JArray(ns.map(ints).toList)).toList ++
-    p.migration.map(m => "migration" -> m.toJValue).toList)
+    p.migration.map(m => "migration" -> m.toJValue).toList ++
+    p.request.map(n => "request" -> JInt(n)).toList)
 
   def fromJson(json: String): PlanRecord = fromJValue(JsonMethods.parse(json))
 
@@ -169,6 +172,10 @@ object PlanRecord {
       },
       migration = (v \ "migration") match {
         case o: JObject => Some(MultiJoinMigration.fromJValue(o))
+        case _ => None
+      },
+      request = (v \ "request") match {
+        case JInt(n) => Some(n.toLong)
         case _ => None
       })
   }

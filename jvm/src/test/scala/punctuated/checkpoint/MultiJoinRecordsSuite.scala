@@ -44,7 +44,7 @@ class MultiJoinRecordsSuite extends AnyFunSuite {
     assert(chain.text == "mjoin of a, b, c, classes {a.k, b.k} {b.v, c.v}, shares 2 x 2")
   }
 
-  test("compatibility: the same plan resumes; other shares, classes or plan kind are refused") {
+  test("compatibility: the same plan or another plan kind resumes (migrating); other shares or classes are refused") {
     assert(Compatibility.problems(record, record).isEmpty)
     // a renamed input and other probe orders: compatible
     val renamed = record.copy(inputs = record.inputs.updated(0, record.inputs(0).copy(table = "a2")),
@@ -58,7 +58,9 @@ class MultiJoinRecordsSuite extends AnyFunSuite {
       "the query now places them by 4 x 1")
     one(record.copy(plan = Some(chain.copy(classes = Seq(Seq(0, 1, 2)), classColumns = Seq(Seq("a.k", "b.k", "c.v")),
       shares = Seq(4)))), "the attribute classes were {a.k, b.k} {b.v, c.v}, now {a.k, b.k, c.v}")
-    one(record.copy(plan = Some(chain.copy(kind = "tree"))), "spark.punctuated.join.plan=mjoin continues it")
+    // another plan kind or tree continues: the operator migrates to it (MultiJoinMigration)
+    val tree = chain.copy(kind = "tree", plan = Some(punctuated.join.multi.MultiJoinPlan.leftDeep(Seq(0, 1, 2))))
+    assert(Compatibility.problems(record, record.copy(plan = Some(tree))).isEmpty)
     one(record.copy(inputs = record.inputs.updated(1, record.inputs(1).copy(classes = Seq(1)))),
       "b (input 1): its rows are stored under classes 0, 1, now 1")
     one(record.copy(operator = "punctuatedSymmetricHashJoin", plan = None),

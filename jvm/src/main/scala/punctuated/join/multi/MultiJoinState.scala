@@ -125,7 +125,10 @@ class MultiJoinState(
 
   // ---- stored rows ---------------------------------------------------------------------
 
-  private def storeKey(c: Int, value: UnsafeRow, slot: Long): UnsafeRow = storeKeyOf(c, value, slot)
+  // per instance: a projection reuses its output row, and tasks of other cells run concurrently
+  private val storeKeyProj = MultiJoinState.storeKeyProjection()
+  private def storeKey(c: Int, value: UnsafeRow, slot: Long): UnsafeRow =
+    storeKeyProj(new GenericInternalRow(Array[Any](c, value.getBytes, slot)))
 
   /** A class value's rows in this task: as committed, then changed (`dirty` slots). */
   private final class Slots(val rows: mutable.ArrayBuffer[UnsafeRow], val committed: Long) {
@@ -300,7 +303,7 @@ class MultiJoinState(
     cache.clear()
     val keys = rows.entries.map(_._1).toList
     keys.foreach(rows.remove)
-    rows.counted(-rows.numRows)
+    rows.emptied()
     keys.count(_.getInt(0) == classes.head).toLong
   }
   def numPunctuations: Long = table.count
@@ -310,13 +313,10 @@ class MultiJoinState(
 
 object MultiJoinState {
 
-  private val storeKeyProj = UnsafeProjection.create(Seq(
+  /** The projection of (class, value bytes, slot) to a store key (one per user: it reuses its row). */
+  private def storeKeyProjection(): UnsafeProjection = UnsafeProjection.create(Seq(
     BoundReference(0, IntegerType, nullable = false), BoundReference(1, BinaryType, nullable = false),
     BoundReference(2, LongType, nullable = false)))
-
-  /** The store key of slot `slot` of class `c`'s value `value` (a reused row). */
-  private def storeKeyOf(c: Int, value: UnsafeRow, slot: Long): UnsafeRow =
-    storeKeyProj(new GenericInternalRow(Array[Any](c, value.getBytes, slot)))
 
   /** Where a state's rows are: a store of its own, or a namespace of `punctuated-meta`. */
   private[multi] sealed trait RowsTable {
@@ -328,6 +328,8 @@ object MultiJoinState {
     def numRows: Long
     /** `delta` rows were added (removed when negative) by this task's commit. */
     def counted(delta: Long): Unit
+    /** Every row was removed. */
+    def emptied(): Unit
     def store: StateStore
   }
 
@@ -338,12 +340,14 @@ object MultiJoinState {
     override def entries: Iterator[(UnsafeRow, UnsafeRow)] = store.iterator().map(p => (p.key.copy(), p.value.copy()))
     override def numRows: Long = store.metrics.numKeys / numClasses
     override def counted(delta: Long): Unit = ()
+    override def emptied(): Unit = ()
   }
 
-  private val noValue = UnsafeProjection.create(Array.empty[DataType])(new GenericInternalRow(0)).copy()
-
   private final class InMeta(val store: StateStore, ns: StoreNamespace, counts: StoreNamespace) extends RowsTable {
-    private val count = storeKeyOf(-1, noValue, 0L).copy()
+    private val count = {
+      val noValue = UnsafeProjection.create(Array.empty[DataType])(new GenericInternalRow(0)).copy()
+      storeKeyProjection()(new GenericInternalRow(Array[Any](-1, noValue.getBytes, 0L))).copy()
+    }
     private var n: Long = Option(counts.get(count)).map(_.getLong(0)).getOrElse(0L)
     override def get(k: UnsafeRow): UnsafeRow = ns.get(k)
     override def put(k: UnsafeRow, v: UnsafeRow): Unit = ns.put(k, v)
@@ -351,6 +355,7 @@ object MultiJoinState {
     override def entries: Iterator[(UnsafeRow, UnsafeRow)] =
       ns.iterator().filter(_.key.getInt(0) >= 0).map(p => (p.key.copy(), p.value.copy()))
     override def numRows: Long = n
+    override def emptied(): Unit = counted(-n)
     override def counted(delta: Long): Unit = if (delta != 0) {
       n += delta
       val r = new UnsafeRow(1)
