@@ -13,6 +13,7 @@ Entry points (see the project README):
 
 from punctuated._session import ExtensionNotLoadedError, configure_spark, jar_path
 from punctuated._declare import NotAStreamError, declarations, register_schemes, with_schemes
+from punctuated.migration import join_plan, migrate
 
 __all__ = [
     "configure_spark",
@@ -26,6 +27,8 @@ __all__ = [
     "analyze_plan",
     "safe_plans",
     "check_safety",
+    "migrate",
+    "join_plan",
 ]
 
 __version__ = "0.1.0"

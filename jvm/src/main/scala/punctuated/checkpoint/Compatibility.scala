@@ -23,10 +23,11 @@ package punctuated.checkpoint
  *  - an aggregation's or deduplication's closing schemes are numbered (kinds) in its held
  *    punctuations and stored groups: each kind must keep its scheme, new ones come after;
  *  - another state layout version of the operator;
- *  - a multi-way join's plan of another kind, other attribute classes (which inputs join on
+ *  - a multi-way join's other attribute classes (which inputs join on
  *    which columns: rows are stored and looked up by class), or other hypercube shares
  *    (rows are placed in cells by them); the plan log keeps the recorded shares in force
- *    ([[PlanLog]]), so these arise only when the query's joins changed.
+ *    ([[PlanLog]]), so these arise only when the query's joins changed. Another plan (kind or
+ *    tree) is continued: the operator migrates to it ([[punctuated.join.multi.MultiJoinMigration]]).
  *
  * Everything else is compatible: an added scheme that needs no new index or store, a
  * changed scheme on columns the operator does not key by, a renamed table.
@@ -74,8 +75,7 @@ object Compatibility {
   /** A multi-way join's plan: kind, attribute classes, shares, each input's key classes. */
   private def planProblems(old: OperatorRecord, now: OperatorRecord): Seq[String] = (old.plan, now.plan) match {
     case (Some(o), Some(n)) =>
-      val kind = if (o.kind == n.kind) None else Some(s"the state was written by the '${o.kind}' plan, the " +
-        s"query now runs the '${n.kind}' plan (${punctuated.conf.PunctuatedConf.JoinPlan}=${o.kind} continues it)")
+      // another plan kind or tree is continued by migrating (punctuated.join.multi.MultiJoinMigration)
       val classes = if (o.classes == n.classes) None else Some(s"the attribute classes were " +
         s"${o.classColumns.map(_.mkString("{", ", ", "}")).mkString(" ")}, now " +
         s"${n.classColumns.map(_.mkString("{", ", ", "}")).mkString(" ")}: rows are stored and looked up by class")
@@ -85,7 +85,7 @@ object Compatibility {
         s"${ni.table} (${ni.role}): its rows are stored under classes ${oi.classes.mkString(", ")}, now " +
           s"${ni.classes.mkString(", ")}"
       }
-      kind.toSeq ++ classes ++ shares ++ (if (classes.isDefined) Nil else keys)
+      classes.toSeq ++ shares ++ (if (classes.isDefined) Nil else keys)
     case _ => Nil
   }
 

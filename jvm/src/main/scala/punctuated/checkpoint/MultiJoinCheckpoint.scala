@@ -37,12 +37,13 @@ object MultiJoinCheckpoint {
    * @param names  the inputs' names ([[inputName]]), in input order
    * @param inputs the inputs as planned
    * @param shares the hypercube shares the planner chooses now
-   * @param plan   the plan tree the planner chooses now (a recorded plan of another tree is
-   *               refused, naming the setting that continues it)
+   * @param plan   the plan tree the planner chooses now (after a recorded plan of another
+   *               tree, the batch migrates to it: [[punctuated.join.multi.MultiJoinMigration]])
+   * @param strategy `spark.punctuated.migration.strategy`
    */
   def planInForce(info: StatefulOperatorStateInfo, names: Seq[String], inputs: Seq[MultiJoinInputSpec],
-      shares: Seq[Int], plan: MultiJoinPlan.Join, session: SparkSession): PlanRecord =
-    PlanLog.inForce(info, PlanRecord.of(names, inputs, shares, plan), session.sessionState.newHadoopConf())
+      shares: Seq[Int], plan: MultiJoinPlan.Join, session: SparkSession, strategy: String = "moving_state"): PlanRecord =
+    PlanLog.inForce(info, PlanRecord.of(names, inputs, shares, plan), session.sessionState.newHadoopConf(), strategy)
 
   /**
    * Verifies and writes the operator's checkpoint records (see the object's doc).

@@ -14,7 +14,7 @@ import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOpera
 
 import punctuated.conf.PunctuatedConf
 import punctuated.errors.PunctuatedErrors
-import punctuated.join.multi.{MultiJoinInputSpec, MultiJoinPlan, MultiJoinStatistics}
+import punctuated.join.multi.{MultiJoinInputSpec, MultiJoinMigration, MultiJoinPlan, MultiJoinStatistics}
 
 /**
  * The plan a multi-way join runs a micro-batch with, as the checkpoint records it.
@@ -40,6 +40,12 @@ import punctuated.join.multi.{MultiJoinInputSpec, MultiJoinPlan, MultiJoinStatis
  *                     before plans were recorded: the MJoin)
  * @param statistics   the statistics the plan was chosen with ([[punctuated.join.multi.PlanChoice]]; absent in records
  *                     written before plans were chosen): a restart's choice starts from them
+ * @param nodeStores   the intermediate nodes that have a rows store of their own in the
+ *                     checkpoint (by the inputs they cover): the nodes of the plan of its first
+ *                     batch, carried from record to record (None in records written before
+ *                     plans migrated: the nodes of `tree`) — [[MultiJoinMigration]]
+ * @param migration    the plan change this batch makes (None: the plan of the batch before)
+ * @param request      the request in force ([[MigrationRequests]], `punctuated.migrate`), if any
  */
 final case class PlanRecord(
     kind: String,
@@ -49,7 +55,13 @@ final case class PlanRecord(
     shares: Seq[Int],
     probeOrders: Seq[Seq[Int]] = Nil,
     plan: Option[MultiJoinPlan.Join] = None,
-    statistics: Option[MultiJoinStatistics] = None) {
+    statistics: Option[MultiJoinStatistics] = None,
+    nodeStores: Option[Seq[Seq[Int]]] = None,
+    migration: Option[MultiJoinMigration] = None,
+    request: Option[Long] = None) {
+
+  /** The nodes with a rows store of their own ([[nodeStores]], else the plan's nodes). */
+  def storedNodes: Seq[Seq[Int]] = nodeStores.getOrElse(MultiJoinMigration.nodeSets(tree))
 
   /** The plan tree (canonical): the recorded one, else the MJoin of the inputs. */
   def tree: MultiJoinPlan.Join =
@@ -58,9 +70,12 @@ final case class PlanRecord(
   /** The value of `spark.punctuated.join.plan` that runs this plan: `mjoin`, or the tree's text. */
   def setting: String = if (tree.isMJoin) "mjoin" else tree.text(inputs)
 
-  /** What the state's layout depends on: two records of one shape read the same state. */
-  def shape: (String, Int, Seq[Seq[Int]], String) =
-    (kind, inputs.size, classes, JsonMethods.compact(JsonMethods.render(tree.toJValue)))
+  /**
+   * What the state's layout depends on: two records of one shape read the same state (the
+   * plan tree is not part of it: another plan continues the state by migrating,
+   * [[MultiJoinMigration]]).
+   */
+  def shape: (Int, Seq[Seq[Int]]) = (inputs.size, classes)
 
   /**
    * For messages: `mjoin of a, b, c, classes {a.k, b.k} {b.v, c.v}, shares 2 x 2`, a tree
@@ -111,7 +126,10 @@ object PlanRecord {
     "shares" -> ints(p.shares),
     "probeOrders" -> JArray(p.probeOrders.map(ints).toList)) ++
     p.plan.map(t => "plan" -> t.toJValue).toList ++
-    p.statistics.map(s => "statistics" -> s.toJValue).toList)
+    p.statistics.map(s => "statistics" -> s.toJValue).toList ++
+    p.nodeStores.map(ns => "nodeStores" -> JArray(ns.map(ints).toList)).toList ++
+    p.migration.map(m => "migration" -> m.toJValue).toList ++
+    p.request.map(n => "request" -> JInt(n)).toList)
 
   def fromJson(json: String): PlanRecord = fromJValue(JsonMethods.parse(json))
 
@@ -147,6 +165,18 @@ object PlanRecord {
       statistics = (v \ "statistics") match {
         case o: JObject => Some(MultiJoinStatistics.fromJValue(o))
         case _ => None
+      },
+      nodeStores = (v \ "nodeStores") match {
+        case JArray(xs) => Some(xs.map(arr(_).map(int)))
+        case _ => None
+      },
+      migration = (v \ "migration") match {
+        case o: JObject => Some(MultiJoinMigration.fromJValue(o))
+        case _ => None
+      },
+      request = (v \ "request") match {
+        case JInt(n) => Some(n.toLong)
+        case _ => None
       })
   }
 }
@@ -169,11 +199,11 @@ object PlanRecord {
  *
  * The recorded shares win over the ones the planner would choose now: every stored row is
  * placed in the hypercube cell its shares name, so other shares would look rows up in the
- * wrong cells. A recorded plan of another shape (kind, number of inputs, attribute classes)
- * cannot read the state at all — another tree keeps other intermediate stores:
- * `PUNCTUATED_INCOMPATIBLE_CHECKPOINT`, naming `spark.punctuated.join.plan` and the value
- * that continues the state (the recorded plan's text, e.g. `((a ⋈ b) ⋈ c)`; the start-time check, [[StateOwners]], refuses most such
- * restarts before this).
+ * wrong cells. A recorded plan of another tree is continued: the batch migrates to the new
+ * plan ([[MultiJoinMigration]], recorded in its record as `migration`), keeping the node
+ * stores the checkpoint has (`nodeStores`). A record of another shape (number of inputs,
+ * attribute classes) cannot read the state at all: `PUNCTUATED_INCOMPATIBLE_CHECKPOINT`
+ * (the start-time check, [[StateOwners]], refuses most such restarts before this).
  *
  * Records older than `spark.sql.streaming.minBatchesToRetain` batches are deleted (keeping
  * the one in force for the oldest batch Spark can still restart from). Cost per micro-batch,
@@ -189,23 +219,30 @@ object PlanLog {
   def dir(info: StatefulOperatorStateInfo): Path = dir(CheckpointDeclarations.operatorDir(info))
 
   /**
-   * The plan batch `info.storeVersion` runs with: `proposed` with the shares of the batch's
-   * own record (a retried batch), else of the latest earlier one (the plan it must have the
-   * shape of), else `proposed` as it is (the query's first batch). Writes nothing.
+   * The plan batch `info.storeVersion` runs with: the batch's own record (a retried batch
+   * runs as it ran), else `proposed` with the shares and node stores of the latest earlier
+   * record (the state was placed by them) — migrating ([[MultiJoinMigration]], `strategy`)
+   * when its tree is another — else `proposed` as it is (the query's first batch). Writes
+   * nothing. A record of another shape (other inputs or attribute classes) is refused.
    */
-  def inForce(info: StatefulOperatorStateInfo, proposed: PlanRecord, hadoopConf: Configuration): PlanRecord = {
+  def inForce(info: StatefulOperatorStateInfo, proposed: PlanRecord, hadoopConf: Configuration,
+      strategy: String = "moving_state"): PlanRecord = {
     val fm = CheckpointFileManager.create(dir(info), hadoopConf)
     val batch = info.storeVersion
     val own = CheckpointDeclarations.read(fm, new Path(dir(info), batch.toString)).map(parse(info, _))
     val recorded = own.orElse(latest(fm, dir(info), below = batch).map(parse(info, _)))
     recorded match {
       case None => proposed
-      case Some(r) if r.shape == proposed.shape => proposed.copy(shares = r.shares)
-      case Some(r) => throw PunctuatedErrors.incompatibleCheckpoint(info.operatorId, "punctuatedMultiJoin",
-        CheckpointDeclarations.operatorDir(info).toString,
+      case Some(r) if r.shape != proposed.shape => throw PunctuatedErrors.incompatibleCheckpoint(info.operatorId,
+        "punctuatedMultiJoin", CheckpointDeclarations.operatorDir(info).toString,
         Seq(s"its state was written under the plan ${r.text}; the query now plans ${proposed.text}: " +
-          s"run it with ${PunctuatedConf.JoinPlan}=${r.setting} and the inputs and join predicates it was written with"),
+          s"run it with ${PunctuatedConf.JoinPlan}=${r.setting} (or any plan) and the inputs and join predicates " +
+          "it was written with"),
         Some(r.text), proposed.text, None)
+      case Some(r) if own.isDefined => r.copy(statistics = proposed.statistics.orElse(r.statistics))
+      case Some(r) =>
+        val migration = if (r.tree == proposed.tree) None else Some(MultiJoinMigration(r.tree, strategy, batch))
+        proposed.copy(shares = r.shares, nodeStores = Some(r.storedNodes), migration = migration)
     }
   }
 

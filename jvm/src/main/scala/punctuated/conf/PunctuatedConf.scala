@@ -18,7 +18,10 @@ final case class PunctuatedConf(
     batchIncludePunctuations: Boolean = false,
     maxRemembered: Int = PunctuatedConf.DefaultMaxRemembered,
     joinPlan: String = "auto",
-    shedding: SheddingConf = SheddingConf.Off) {
+    shedding: SheddingConf = SheddingConf.Off,
+    migrationStrategy: String = "jisc",
+    replanEvery: Int = PunctuatedConf.DefaultReplanEvery,
+    replanThreshold: Double = PunctuatedConf.DefaultReplanThreshold) {
   def failOnLateRows: Boolean = lateRows == "fail"
   def failOnInvalidPunctuations: Boolean = invalidPunctuations == "fail"
 
@@ -49,6 +52,21 @@ object PunctuatedConf {
    * checked against each group when it is planned).
    */
   val JoinPlan = "spark.punctuated.join.plan"
+  /**
+   * How a multi-way join completes the intermediate state of a plan it migrates to
+   * ([[punctuated.join.multi.MultiJoinMigration]]): `jisc` (default) or `moving_state`.
+   */
+  val MigrationStrategy = "spark.punctuated.migration.strategy"
+  /**
+   * Under `auto`, a multi-way join re-chooses its plan from the observed statistics every
+   * this many micro-batches (0: never), switching only when the new plan's cost is below
+   * (1 - [[ReplanThreshold]]) times the current plan's under the same statistics.
+   */
+  val ReplanEvery = "spark.punctuated.join.replanEvery"
+  val DefaultReplanEvery = 10
+  /** The hysteresis of [[ReplanEvery]]: the relative cost saving a switch needs (0 .. 1). */
+  val ReplanThreshold = "spark.punctuated.join.replanThreshold"
+  val DefaultReplanThreshold = 0.2
   /** The keywords of [[JoinPlan]]; anything else is read as a join tree. */
   val PlanKeywords: Seq[String] = Seq("auto", "mjoin", "written")
 
@@ -86,7 +104,18 @@ object PunctuatedConf {
       else throw new IllegalArgumentException(s"$JoinPlan must be one of ${PlanKeywords.mkString(", ")} " +
         s"or a join tree of the inputs' names such as ((a ⋈ b) ⋈ c), not '$text'")
     },
-    shedding = shedding(conf))
+    shedding = shedding(conf),
+    migrationStrategy = choice(conf, MigrationStrategy, "jisc", Seq("jisc", "moving_state")),
+    replanEvery = {
+      val text = conf.getConfString(ReplanEvery, DefaultReplanEvery.toString).trim
+      text.toIntOption.filter(_ >= 0).getOrElse(throw new IllegalArgumentException(
+        s"$ReplanEvery must be a number of micro-batches >= 0 (0: never re-plan), not '$text'"))
+    },
+    replanThreshold = {
+      val text = conf.getConfString(ReplanThreshold, DefaultReplanThreshold.toString).trim
+      text.toDoubleOption.filter(t => t >= 0 && t < 1).getOrElse(throw new IllegalArgumentException(
+        s"$ReplanThreshold must be a fraction of the current plan's cost in [0, 1), e.g. 0.2, not '$text'"))
+    })
 
   /** The shedding settings; a bad value fails naming the setting and what it allows. */
   private def shedding(conf: SQLConf): SheddingConf = {

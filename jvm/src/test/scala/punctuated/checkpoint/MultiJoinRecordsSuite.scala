@@ -44,7 +44,7 @@ class MultiJoinRecordsSuite extends AnyFunSuite {
     assert(chain.text == "mjoin of a, b, c, classes {a.k, b.k} {b.v, c.v}, shares 2 x 2")
   }
 
-  test("compatibility: the same plan resumes; other shares, classes or plan kind are refused") {
+  test("compatibility: the same plan or another plan kind resumes (migrating); other shares or classes are refused") {
     assert(Compatibility.problems(record, record).isEmpty)
     // a renamed input and other probe orders: compatible
     val renamed = record.copy(inputs = record.inputs.updated(0, record.inputs(0).copy(table = "a2")),
@@ -58,7 +58,9 @@ class MultiJoinRecordsSuite extends AnyFunSuite {
       "the query now places them by 4 x 1")
     one(record.copy(plan = Some(chain.copy(classes = Seq(Seq(0, 1, 2)), classColumns = Seq(Seq("a.k", "b.k", "c.v")),
       shares = Seq(4)))), "the attribute classes were {a.k, b.k} {b.v, c.v}, now {a.k, b.k, c.v}")
-    one(record.copy(plan = Some(chain.copy(kind = "tree"))), "spark.punctuated.join.plan=mjoin continues it")
+    // another plan kind or tree continues: the operator migrates to it (MultiJoinMigration)
+    val tree = chain.copy(kind = "tree", plan = Some(punctuated.join.multi.MultiJoinPlan.leftDeep(Seq(0, 1, 2))))
+    assert(Compatibility.problems(record, record.copy(plan = Some(tree))).isEmpty)
     one(record.copy(inputs = record.inputs.updated(1, record.inputs(1).copy(classes = Seq(1)))),
       "b (input 1): its rows are stored under classes 0, 1, now 1")
     one(record.copy(operator = "punctuatedSymmetricHashJoin", plan = None),
@@ -71,7 +73,7 @@ class MultiJoinRecordsSuite extends AnyFunSuite {
       "b (input 1): scheme 'v' no longer purges")
   }
 
-  test("plan records: the tree and its kind survive JSON; a record without a plan is the MJoin; trees differ in shape") {
+  test("plan records: the tree and its kind survive JSON; a record without a plan is the MJoin; trees share a shape") {
     import punctuated.join.multi.MultiJoinPlan
     val leftDeep = chain.copy(kind = "tree", plan = Some(MultiJoinPlan.parse("((a ⋈ b) ⋈ c)", chain.inputs)))
     assert(PlanRecord.fromJson(leftDeep.toJson) == leftDeep)
@@ -80,25 +82,34 @@ class MultiJoinRecordsSuite extends AnyFunSuite {
     // old records (no plan) read as the MJoin, and have its shape
     assert(chain.plan.isEmpty && chain.tree == MultiJoinPlan.mjoin(3) && chain.setting == "mjoin")
     assert(chain.shape == chain.copy(plan = Some(MultiJoinPlan.mjoin(3))).shape)
-    // the same tree spelled otherwise: the same shape; another tree: another
+    // the same tree spelled otherwise: the same tree; another tree: the same shape (it migrates)
     val spelled = leftDeep.copy(plan = Some(MultiJoinPlan.parse("(c ⋈ (b ⋈ a))", chain.inputs)))
-    assert(spelled.shape == leftDeep.shape)
+    assert(spelled.shape == leftDeep.shape && spelled.tree == leftDeep.tree)
     val other = leftDeep.copy(plan = Some(MultiJoinPlan.parse("(a ⋈ (b ⋈ c))", chain.inputs)))
-    assert(other.shape != leftDeep.shape && leftDeep.shape != chain.shape)
+    assert(other.shape == leftDeep.shape && other.tree != leftDeep.tree)
+    // node stores and a migration survive JSON
+    val migrating = other.copy(nodeStores = Some(Seq(Seq(0, 1))),
+      migration = Some(punctuated.join.multi.MultiJoinMigration(leftDeep.tree, "moving_state", 5)))
+    assert(PlanRecord.fromJson(migrating.toJson) == migrating, migrating.toJson)
   }
 
-  test("plan log: a restart under another tree is refused naming the recorded tree as the setting") {
+  test("plan log: a restart under another tree migrates to it, keeping the recorded node stores; a retry reads its record") {
     import punctuated.join.multi.MultiJoinPlan
     val dir = Files.createTempDirectory("punctuated-plan").toFile.getCanonicalPath
     val conf = new Configuration()
     val leftDeep = chain.copy(kind = "tree", plan = Some(MultiJoinPlan.parse("((a ⋈ b) ⋈ c)", chain.inputs)))
     PlanLog.write(info(dir, 0), leftDeep, conf)
     for (now <- Seq(chain, leftDeep.copy(plan = Some(MultiJoinPlan.parse("(a ⋈ (b ⋈ c))", chain.inputs))))) {
-      val e = intercept[AnalysisException](PlanLog.inForce(info(dir, 1), now, conf))
-      assert(e.getCondition == PunctuatedErrors.IncompatibleCheckpoint, e.getMessage)
-      assert(e.getMessage.contains("spark.punctuated.join.plan=((a ⋈ b) ⋈ c)"), e.getMessage)
+      val r = PlanLog.inForce(info(dir, 1), now, conf)
+      assert(r.tree == now.tree && r.nodeStores.contains(Seq(Seq(0, 1))), r)
+      assert(r.migration.contains(punctuated.join.multi.MultiJoinMigration(leftDeep.tree, "moving_state", 1)), r)
     }
     assert(PlanLog.inForce(info(dir, 1), leftDeep, conf).plan == leftDeep.plan)
+    assert(PlanLog.inForce(info(dir, 1), leftDeep, conf).migration.isEmpty)
+    // batch 1 recorded under the MJoin: its retry runs the MJoin, migrating, whatever is proposed now
+    PlanLog.write(info(dir, 1), PlanLog.inForce(info(dir, 1), chain, conf), conf)
+    val retried = PlanLog.inForce(info(dir, 1), leftDeep, conf)
+    assert(retried.tree == chain.tree && retried.migration.map(_.since).contains(1L), retried)
   }
 
   private def info(dir: String, batch: Long) =

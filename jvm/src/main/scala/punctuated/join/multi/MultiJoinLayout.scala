@@ -57,6 +57,23 @@ object MultiJoinLayout {
       StoreNamespace.StoreName
   }
 
+  /**
+   * The stores of a multi-way join whose checkpoint has the rows stores of the nodes
+   * `nodeStores` (each by the inputs it covers: those of the plan of its first batch, which
+   * stay open under every later plan, see [[MultiJoinMigration]]): each input's rows, those
+   * nodes' rows, then `punctuated-meta`.
+   */
+  def storeNames(inputs: Int, nodeStores: Seq[Seq[Int]]): Seq[String] =
+    ((0 until inputs).map(of(_).rowsStore) ++ nodeStores.map(node)) :+ StoreNamespace.StoreName
+
+  /**
+   * The namespace of `punctuated-meta` keeping the rows of a node covering `inputs` that has
+   * no rows store of its own (a node of a plan migrated to: [[MultiJoinMigration]]), laid out
+   * as a rows store: `nodeNamespace(Seq(0, 1)) == (1 << 20) + 3` (the inputs as a bit mask,
+   * above every input's namespaces).
+   */
+  def nodeNamespace(inputs: Seq[Int]): Int = (1 << 20) + inputs.map(1 << _).sum
+
   private val NodePrefix = "inputs-"
   private val RowsSuffix = "-mjoin-rows"
 

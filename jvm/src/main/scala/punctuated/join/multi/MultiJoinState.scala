@@ -46,6 +46,11 @@ import punctuated.state.{ClosedSummaries, HeldPunctuationTable, StoreNamespace}
  *                      input*: its classes are its inputs' classes, its key one column per
  *                      class, its rows its inputs' rows concatenated in input order, and its
  *                      spec declares no scheme (nodes hold no punctuations)
+ * @param inMeta        instead of a rows store of its own, namespace `inMeta` of `meta`
+ *                      ([[MultiJoinLayout.nodeNamespace]]): an intermediate node of a plan
+ *                      the query migrated to, whose store did not exist from the query's first
+ *                      batch (a store cannot first appear at a later version). Same keys and
+ *                      rows; its row count is kept under class -1 (no pass to count)
  */
 class MultiJoinState(
     input: MultiJoinInputSpec,
@@ -56,7 +61,8 @@ class MultiJoinState(
     maxRemembered: Int,
     storeConf: StateStoreConf,
     hadoopConf: org.apache.hadoop.conf.Configuration,
-    storeName: Option[String] = None) {
+    storeName: Option[String] = None,
+    inMeta: Option[Int] = None) {
 
   import MultiJoinState._
 
@@ -71,9 +77,13 @@ class MultiJoinState(
   val inputSchema: StructType = DataTypeUtils.fromAttributes(output)
   val keySchemes: Seq[KeyScheme] = input.spec.keySchemes
 
-  private val rows = JoinInputState.open(stateInfo, partitionId, layout.rowsStore,
-    MultiJoinLayout.RowKeySchema, inputSchema, NoPrefixKeyStateEncoderSpec(MultiJoinLayout.RowKeySchema),
-    storeConf, hadoopConf)
+  private val rows: MultiJoinState.RowsTable = inMeta match {
+    case None => new MultiJoinState.OwnStore(JoinInputState.open(stateInfo, partitionId, layout.rowsStore,
+      MultiJoinLayout.RowKeySchema, inputSchema, NoPrefixKeyStateEncoderSpec(MultiJoinLayout.RowKeySchema),
+      storeConf, hadoopConf), classes.size)
+    case Some(id) => new MultiJoinState.InMeta(meta, StoreNamespace(meta, id, MultiJoinLayout.RowKeySchema.length,
+      inputSchema.length), StoreNamespace(meta, id, MultiJoinLayout.RowKeySchema.length, 1))
+  }
 
   /** The input's key (its class values in class order) of one of its rows (reused: copy to keep). */
   val keyOf: UnsafeProjection = UnsafeProjection.create(input.keys, output)
@@ -115,9 +125,8 @@ class MultiJoinState(
 
   // ---- stored rows ---------------------------------------------------------------------
 
-  private val storeKeyProj = UnsafeProjection.create(Seq(
-    BoundReference(0, IntegerType, nullable = false), BoundReference(1, BinaryType, nullable = false),
-    BoundReference(2, LongType, nullable = false)))
+  // per instance: a projection reuses its output row, and tasks of other cells run concurrently
+  private val storeKeyProj = MultiJoinState.storeKeyProjection()
   private def storeKey(c: Int, value: UnsafeRow, slot: Long): UnsafeRow =
     storeKeyProj(new GenericInternalRow(Array[Any](c, value.getBytes, slot)))
 
@@ -192,6 +201,7 @@ class MultiJoinState(
   /** Writes the changed slots: each class value's rows dense under 0 .. n-1 again. */
   private def writeSlots(): Unit = cache.foreach { case ((c, value), slots) =>
     val n = slots.rows.size
+    if (c == classes.head) rows.counted(n - slots.committed)
     slots.dirty.foreach(s => if (s < n) rows.put(storeKey(c, value, s), slots.rows(s)))
     var s = n.toLong
     while (s < slots.committed) { rows.remove(storeKey(c, value, s)); s += 1 }
@@ -269,17 +279,91 @@ class MultiJoinState(
     remembered = table.numRemembered
   }
 
-  def rowsStore: StateStore = rows
-  def abortIfNeeded(): Unit = if (!rows.hasCommitted) rows.abort()
+  /** The store its rows are in (for a node in `punctuated-meta`: that store). */
+  def rowsStore: StateStore = rows.store
+  def abortIfNeeded(): Unit = if (!rows.store.hasCommitted) rows.store.abort()
 
   /** Stored rows, each counted once (the store holds one entry per row and class). */
-  def numRows: Long = rows.metrics.numKeys / classes.size
+  def numRows: Long = rows.numRows
+
+  /**
+   * Each stored row once, with its key (copies): one pass over the rows (a plan migration's
+   * completion at the switch, [[MultiJoinMigration]]). Rows changed in this task are not seen.
+   */
+  def storedRows: Iterator[UnsafeRow] = rows.entries.filter(_._1.getInt(0) == classes.head).map(_._2)
+
+  /** Writes this task's changes to the store now (rows read afterwards come from it). */
+  def flush(): Unit = {
+    writeSlots()
+    cache.clear()
+  }
+
+  /** Removes every stored row (one pass: a node the plan no longer has, [[MultiJoinMigration]]); how many. */
+  def clear(): Long = {
+    cache.clear()
+    val keys = rows.entries.map(_._1).toList
+    keys.foreach(rows.remove)
+    rows.emptied()
+    keys.count(_.getInt(0) == classes.head).toLong
+  }
   def numPunctuations: Long = table.count
   def numClosedValues: Long = remembered
   def numClosedValuesForgotten: Long = forgotten
 }
 
 object MultiJoinState {
+
+  /** The projection of (class, value bytes, slot) to a store key (one per user: it reuses its row). */
+  private def storeKeyProjection(): UnsafeProjection = UnsafeProjection.create(Seq(
+    BoundReference(0, IntegerType, nullable = false), BoundReference(1, BinaryType, nullable = false),
+    BoundReference(2, LongType, nullable = false)))
+
+  /** Where a state's rows are: a store of its own, or a namespace of `punctuated-meta`. */
+  private[multi] sealed trait RowsTable {
+    def get(k: UnsafeRow): UnsafeRow
+    def put(k: UnsafeRow, v: UnsafeRow): Unit
+    def remove(k: UnsafeRow): Unit
+    /** Every entry, (store key, row), copies, the row count entry left out. */
+    def entries: Iterator[(UnsafeRow, UnsafeRow)]
+    def numRows: Long
+    /** `delta` rows were added (removed when negative) by this task's commit. */
+    def counted(delta: Long): Unit
+    /** Every row was removed. */
+    def emptied(): Unit
+    def store: StateStore
+  }
+
+  private final class OwnStore(val store: StateStore, numClasses: Int) extends RowsTable {
+    override def get(k: UnsafeRow): UnsafeRow = store.get(k)
+    override def put(k: UnsafeRow, v: UnsafeRow): Unit = store.put(k, v)
+    override def remove(k: UnsafeRow): Unit = store.remove(k)
+    override def entries: Iterator[(UnsafeRow, UnsafeRow)] = store.iterator().map(p => (p.key.copy(), p.value.copy()))
+    override def numRows: Long = store.metrics.numKeys / numClasses
+    override def counted(delta: Long): Unit = ()
+    override def emptied(): Unit = ()
+  }
+
+  private final class InMeta(val store: StateStore, ns: StoreNamespace, counts: StoreNamespace) extends RowsTable {
+    private val count = {
+      val noValue = UnsafeProjection.create(Array.empty[DataType])(new GenericInternalRow(0)).copy()
+      storeKeyProjection()(new GenericInternalRow(Array[Any](-1, noValue.getBytes, 0L))).copy()
+    }
+    private var n: Long = Option(counts.get(count)).map(_.getLong(0)).getOrElse(0L)
+    override def get(k: UnsafeRow): UnsafeRow = ns.get(k)
+    override def put(k: UnsafeRow, v: UnsafeRow): Unit = ns.put(k, v)
+    override def remove(k: UnsafeRow): Unit = ns.remove(k)
+    override def entries: Iterator[(UnsafeRow, UnsafeRow)] =
+      ns.iterator().filter(_.key.getInt(0) >= 0).map(p => (p.key.copy(), p.value.copy()))
+    override def numRows: Long = n
+    override def emptied(): Unit = counted(-n)
+    override def counted(delta: Long): Unit = if (delta != 0) {
+      n += delta
+      val r = new UnsafeRow(1)
+      r.pointTo(new Array[Byte](16), 16)
+      r.setLong(0, n)
+      if (n == 0) counts.remove(count) else counts.put(count, r)
+    }
+  }
   /** Partial results above this are not built by a purge check ([[ChainedPurge]]'s cap). */
   val MaxPartials = 10000
 }

@@ -49,12 +49,26 @@ private[multi] class MultiJoinTask(
   }
   private val tree = exec.tree
   /** The intermediate nodes' states (unit n + k), as virtual inputs holding no punctuations. */
-  private val nodeStates: IndexedSeq[MultiJoinState] = tree.nodes.indices.map { k =>
-    new MultiJoinState(tree.nodeSpec(k), tree.outputOf(n + k), meta, info, cell, settings.maxRemembered,
-      storeConf, hadoopConf, Some(MultiJoinLayout.node(tree.nodes(k).inputs)))
-  }
+  private val nodeStates: IndexedSeq[MultiJoinState] = tree.nodes.indices.map(k => nodeState(tree.nodes(k).inputs, n + k))
   private def unitState(u: Int): MultiJoinState = if (u < n) states(u) else nodeStates(u - n)
-  private val allStates = states ++ nodeStates
+  /** Rows stores of nodes the plan does not have (of the checkpoint's first plan): open, empty. */
+  private val idle: Seq[(Seq[Int], MultiJoinState)] = exec.storedNodes
+    .filterNot(s => tree.nodes.exists(_.inputs.sorted == s.sorted)).zipWithIndex
+    .map { case (s, x) => s.sorted -> nodeState(s, 2 * n + x) }
+  private val idleStates = idle.map(_._2)
+  private val allStates = states ++ nodeStates ++ idleStates
+
+  /**
+   * The state of a node covering `covered` (its rows' layout order) as unit `unit`: in its own
+   * rows store if the checkpoint has one ([[PunctuatedMultiJoinExec.storedNodes]]), else in
+   * its namespace of `punctuated-meta` ([[MultiJoinMigration]]).
+   */
+  private def nodeState(covered: Seq[Int], unit: Int): MultiJoinState = {
+    val own = exec.storedNodes.exists(_.sorted == covered.sorted)
+    new MultiJoinState(tree.specOf(covered, unit), tree.outputOfInputs(covered), meta, info, cell,
+      settings.maxRemembered, storeConf, hadoopConf, Some(MultiJoinLayout.node(covered)),
+      if (own) None else Some(MultiJoinLayout.nodeNamespace(covered)))
+  }
   /** Per input, data rows arrived in their home cell ([[MultiJoinObserved]]). */
   private val arrived = new Array[Long](n)
   /** Per input j and class c, look-ups of j's state by a value of c, and the rows they found. */
@@ -115,8 +129,46 @@ private[multi] class MultiJoinTask(
   private var purged = 0L
   private var abandoned = 0L
 
+  /** The plan switch of this batch, if it makes one, before its rows ([[MultiJoinMigration]]). */
+  private object migration {
+    var cleared = 0L
+    private var keys = 0L
+    private val switching = exec.migration.filter(_.since == batch)
+
+    def switchPlan(): Unit = switching.foreach { m =>
+      // nodes of the old plan only: emptied (the current plan's state object if it shares the storage)
+      MultiJoinMigration.dropped(m, tree.plan).foreach { covered =>
+        val st = (tree.nodes.map(_.inputs.sorted).zip(nodeStates) ++ idle).find(_._1 == covered.sorted).map(_._2)
+          .getOrElse(nodeState(covered, 3 * n))
+        cleared += st.clear()
+      }
+      // nodes of the new plan only, bottom-up: joined from their children's states
+      val added = MultiJoinMigration.added(m, tree.plan)
+      tree.nodes.indices.filter(k => added.contains(tree.nodes(k).inputs)).foreach { k =>
+        val st = nodeStates(k)
+        val covered = tree.inputsOf(n + k).toSet
+        val values = mutable.HashSet.empty[UnsafeRow]
+        climber.get.fill(k, unitState(tree.inner(k).children(0)).storedRows, { (row, key) =>
+          // a combination its purge would remove at once is not stored (as if purged)
+          if (ChainedPurge.check(View, covered, st.bindingOf(key), MultiJoinState.MaxPartials) != ChainedPurge.Purgeable) {
+            st.append(row, key)
+            values += st.classValue(key, 0)
+          }
+        })
+        st.flush()
+        keys += values.size
+      }
+    }
+
+    def report(): Unit = {
+      if (switching.isDefined && cell == 0) metric(MultiJoinMigration.NumMigrations) += 1
+      metric(MultiJoinMigration.NumKeysCompleted) += keys
+    }
+  }
+
   /** Joins the inputs' rows of this batch (`iters(i)`: input `i`'s), in input order. */
   def run(iters: IndexedSeq[Iterator[InternalRow]]): Iterator[InternalRow] = {
+    migration.switchPlan()
     val start = System.nanoTime
     val out = iters.indices.map(i => atStartOf(i) ++ iters(i).flatMap(row => processRow(row, i))).reduce(_ ++ _) ++
       Iterator.single(()).flatMap { _ => applyPunctuations(n - 1); endOfBatch(); Iterator.empty }
@@ -130,17 +182,18 @@ private[multi] class MultiJoinTask(
     val held = states.map(_.numPunctuations).sum // read before the commit
     val t = System.nanoTime
     allStates.foreach(_.prepareCommit())
-    (allStates.map(_.rowsStore) :+ meta).foreach(_.commit())
+    val stores = (allStates.map(_.rowsStore) :+ meta).distinct // nodes in punctuated-meta share it
+    stores.foreach(_.commit())
     metric("commitTimeMs") += NANOSECONDS.toMillis(System.nanoTime - t)
     metric("numTotalStateRows") += allStates.map(_.numRows).sum
     metric(PunctuationsHeld) += held
     metric(ClosedValuesRemembered) += states.map(_.numClosedValues).sum
     metric(ClosedValuesForgotten) += states.map(_.numClosedValuesForgotten).sum
-    val stores = allStates.map(_.rowsStore) :+ meta
     metric("stateMemory") += stores.map(_.metrics.memoryUsedBytes).sum
     stores.foreach(s => exec.reportCustomStoreMetrics(s.metrics.customMetrics))
     metric("numUpdatedStateRows") += stored
-    metric("numRemovedStateRows") += purged
+    metric("numRemovedStateRows") += purged + migration.cleared
+    migration.report()
     metric(RowsPurged) += purged
     metric(PunctuatedMultiJoinExec.PurgeChecksAbandoned) += abandoned
     metric(StateRowsScanned) += allStates.map(_.rowsScanned).sum

@@ -57,15 +57,23 @@ private[multi] final class MultiJoinTree(
   def outputOf(u: Int): Seq[Attribute] = inputsOf(u).flatMap(outputs)
 
   /** Node `k` (unit n + k) as a virtual input: no schemes, key one column per class. */
-  def nodeSpec(k: Int): MultiJoinInputSpec = {
-    val u = n + k
-    val classes = classesOf(u)
+  def nodeSpec(k: Int): MultiJoinInputSpec = specOf(inputsOf(n + k), n + k)
+
+  /**
+   * A node covering `covered` (increasing) as a virtual input numbered `unit`, whether or not
+   * this plan has it (a node of another plan: [[MultiJoinMigration]]).
+   */
+  def specOf(covered: Seq[Int], unit: Int): MultiJoinInputSpec = {
+    val classes = covered.flatMap(inputs(_).classes).distinct.sorted
     val keys = classes.map { c =>
-      val i = inputsOf(u).find(inputs(_).classes.contains(c)).get
+      val i = covered.find(inputs(_).classes.contains(c)).get
       inputs(i).keys(inputs(i).classes.indexOf(c))
     }
-    MultiJoinInputSpec(u, InputSpec.of(None, keys, outputOf(u)), keys, classes)
+    MultiJoinInputSpec(unit, InputSpec.of(None, keys, covered.flatMap(outputs)), keys, classes)
   }
+
+  /** The columns of a node covering `covered` (its inputs' columns in input order). */
+  def outputOfInputs(covered: Seq[Int]): Seq[Attribute] = covered.flatMap(outputs)
 
   /**
    * One inner node as the task runs it.
@@ -201,6 +209,30 @@ private[multi] final class MultiJoinTreeProbe(tree: MultiJoinTree, states: Int =
     }
   }
 
+  /** Off while a migration completes a node: its look-ups are not the workload's. */
+  private var observing = true
+
+  /**
+   * Completes intermediate node `x` (index in [[MultiJoinTree.inner]]) at a plan switch
+   * ([[MultiJoinMigration]]): each of its first child's stored rows (`rows`, with the child's
+   * state) joined with the other children's states, each combination passed to `add` (the
+   * node's row, a copy, and its key in the node's state). One pass over the first child.
+   */
+  def fill(x: Int, rows: Iterator[UnsafeRow], add: (UnsafeRow, UnsafeRow) => Unit): Unit = {
+    val child = states(tree.inner(x).children(0))
+    val node = states(tree.inner(x).unit)
+    observing = false
+    try rows.foreach { row =>
+      val key = child.keyOf(row).copy()
+      val b = new Array[UnsafeRow](numClasses)
+      child.classes.indices.foreach(q => b(child.classes(q)) = child.classValue(key, q))
+      joinAt(x, 0, row, b, { (r, _) =>
+        val nodeRow = toNodeRow(x)(r).copy()
+        add(nodeRow, node.keyOf(nodeRow).copy())
+      })
+    } finally observing = true
+  }
+
   /** Joins one row of child `k` of inner node `x` with the other children's states. */
   private def joinAt(x: Int, k: Int, row: InternalRow, binding: Array[UnsafeRow],
       done: (InternalRow, Array[UnsafeRow]) => Unit): Unit = {
@@ -216,7 +248,7 @@ private[multi] final class MultiJoinTreeProbe(tree: MultiJoinTree, states: Int =
         val by = st.classes.find(c => binding(c) != null).get
         val fresh = st.classes.indices.filter(q => binding(st.classes(q)) == null)
         val candidates = st.rowsWith(by, binding(by))
-        if (node.children(pos) < tree.n) {
+        if (observing && node.children(pos) < tree.n) {
           if (MultiJoinObserved.once(coordinates, binding, Nil)) probes(node.children(pos))(by) += 1
           if (MultiJoinObserved.once(coordinates, binding, st.classes)) matches(node.children(pos))(by) += candidates.size
         }

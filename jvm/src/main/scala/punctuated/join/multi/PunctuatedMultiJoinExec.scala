@@ -102,6 +102,10 @@ import punctuated.state.{PunctuatedJoinMetrics, PunctuatedStatefulOperator}
  *                   next sharing a class with it or one before ([[PlanCost.probeOrders]]
  *                   under the observed statistics; they do not affect the state); empty: by
  *                   input number ([[probeOrder]])
+ * @param nodeStores the nodes with a rows store of their own in the checkpoint, by the inputs
+ *                   they cover (null: the plan's nodes); every other node of the plan keeps
+ *                   its rows in `punctuated-meta` ([[MultiJoinMigration]])
+ * @param migration  the plan change this batch makes, if any ([[MultiJoinMigration]])
  */
 case class PunctuatedMultiJoinExec(
     inputs: IndexedSeq[MultiJoinInputSpec],
@@ -113,7 +117,9 @@ case class PunctuatedMultiJoinExec(
     shares: Seq[Int],
     children: Seq[SparkPlan],
     plan: MultiJoinPlan.Join = null,
-    probeOrders: Seq[Seq[Int]] = Nil)
+    probeOrders: Seq[Seq[Int]] = Nil,
+    nodeStores: Seq[Seq[Int]] = null,
+    migration: Option[MultiJoinMigration] = None)
   extends SparkPlan with PunctuatedStatefulOperator {
 
   /** The plan in force: `plan`, or the MJoin of the inputs. */
@@ -126,7 +132,14 @@ case class PunctuatedMultiJoinExec(
 
   override def shortName: String = "punctuatedMultiJoin"
   override def output: Seq[Attribute] = projection
-  override val stateStoreNames: Seq[String] = MultiJoinLayout.storeNames(joinPlan)
+  /** The nodes with a rows store of their own (`nodeStores`, else the plan's nodes). */
+  val storedNodes: Seq[Seq[Int]] = Option(nodeStores).getOrElse(MultiJoinMigration.nodeSets(joinPlan))
+  override val stateStoreNames: Seq[String] = MultiJoinLayout.storeNames(inputs.size, storedNodes)
+
+  /** The plan in the operator's description: `punctuatedMultiJoin plan=((0 ⋈ 1) ⋈ 2)`. */
+  override def simpleString(maxFields: Int): String =
+    s"$nodeName plan=${joinPlan.text(_.toString)}" + migration.map(m =>
+      s" migrating from ${m.from.text(_.toString)} (${m.strategy})").getOrElse("")
 
   /** The plan as the task runs it (units, children, probe orders). */
   private[multi] def tree: MultiJoinTree = new MultiJoinTree(joinPlan, inputs, children.map(_.output))
@@ -144,8 +157,14 @@ case class PunctuatedMultiJoinExec(
   override def outputPartitioning: Partitioning = UnknownPartitioning(getStateInfo.numPartitions)
 
   override protected def customStatefulOperatorMetrics: Seq[StatefulOperatorCustomMetric] =
-    (PunctuatedJoinMetrics.all :+ StatefulOperatorCustomSumMetric(PunctuatedMultiJoinExec.PurgeChecksAbandoned,
-      "number of purge checks abandoned (too many partial results)")) ++ MultiJoinObserved.metrics(inputs.map(_.classes))
+    (PunctuatedJoinMetrics.all ++ Seq(StatefulOperatorCustomSumMetric(PunctuatedMultiJoinExec.PurgeChecksAbandoned,
+      "number of purge checks abandoned (too many partial results)"),
+      StatefulOperatorCustomSumMetric(MultiJoinMigration.NumMigrations, "number of plan migrations started"),
+      StatefulOperatorCustomSumMetric(MultiJoinMigration.NumIncompleteStates,
+        "number of intermediate states of the plan not yet complete"),
+      StatefulOperatorCustomSumMetric(MultiJoinMigration.NumKeysCompleted,
+        "number of keys of intermediate states completed by a plan migration"))) ++
+      MultiJoinObserved.metrics(inputs.map(_.classes))
 
   require(probeOrders.isEmpty || joinPlan.isMJoin && probeOrders.size == inputs.size &&
     probeOrders.indices.forall(i => connected(i, probeOrders(i))), s"probe orders $probeOrders do not fit the plan $joinPlan")

@@ -11,10 +11,10 @@ import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOperatorStateInfo
 import org.apache.spark.sql.execution.streaming.operators.stateful.join.StreamingSymmetricHashJoinExec
 
-import punctuated.checkpoint.{CheckpointDeclarations, MultiJoinCheckpoint, PlanLog, PlanRecord}
+import punctuated.checkpoint.{CheckpointDeclarations, MigrationRequests, MultiJoinCheckpoint, PlanLog, PlanRecord}
 import punctuated.conf.PunctuatedConf
 import punctuated.input.{InputSpec, PunctuatedInput, PunctuationColumns}
-import punctuated.join.multi.{Hypercube, MultiJoinExchangeExec, MultiJoinGroups, MultiJoinInputSpec, MultiJoinObserved, MultiJoinPlan, MultiJoinStatistics, MultiJoinTree, PlanChoice, PlanCost, PunctuatedMultiJoinExec, PunctuationReach}
+import punctuated.join.multi.{Hypercube, MultiJoinExchangeExec, MultiJoinGroups, MultiJoinInputSpec, MultiJoinMigration, MultiJoinObserved, MultiJoinPlan, MultiJoinStatistics, MultiJoinTree, PlanChoice, PlanCost, PunctuatedMultiJoinExec, PunctuationReach}
 
 /**
  * Physical rule (before columnar transitions; registered before [[PlanPunctuatedJoins]]): the
@@ -35,10 +35,11 @@ import punctuated.join.multi.{Hypercube, MultiJoinExchangeExec, MultiJoinGroups,
  * }}}
  *
  * The plan tree inside the operator ([[MultiJoinPlan]]) is chosen in one place (`val plan`
- * in `build`): a tree `spark.punctuated.join.plan` spells, checked against the group
+ * in `build`): the running query's newest request ([[MigrationRequests]]), else a tree `spark.punctuated.join.plan` spells, checked against the group
  * ([[writtenTree]]); the MJoin (`mjoin`); for `auto` the plan log's plan, else the cheapest
  * safe plan under the recorded statistics or the defaults ([[autoPlan]]). The plan log's recorded plan must
- * have the same shape ([[MultiJoinCheckpoint.planInForce]]).
+ * have the same shape ([[MultiJoinCheckpoint.planInForce]]); when its tree is another, the
+ * batch migrates to the chosen one ([[MultiJoinMigration]]).
  *
  * Between the group's joins only exchanges, filters (their conditions are applied to each
  * result) and column-selecting projections occur ([[MultiJoinGroups]]). A group whose physical
@@ -121,14 +122,21 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
       // what the previous batch showed, else what the plan log carries, else the defaults
       val stats = observed(info, planned).getOrElse(PlanChoice.statistics(recorded.flatMap(_.statistics), seen))
       // the plan tree (the one place the plan is chosen)
-      val plan = conf.joinTree match {
-        case Some(text) => writtenTree(text, names, planned)
-        case None if conf.joinPlan == "mjoin" => MultiJoinPlan.mjoin(planned.size)
-        case None => autoPlan(recorded, names, planned, seen, stats)
+      // a running query's newest request (punctuated.migrate) wins over the setting until `auto`
+      val request = MigrationRequests.newest(MigrationRequests.rootOf(info.checkpointLocation), names,
+        session.sessionState.newHadoopConf())
+      val plan = (request.map(_.plan), conf.joinTree) match {
+        case (Some("mjoin"), _) => MultiJoinPlan.mjoin(planned.size)
+        case (Some(text), _) => writtenTree(text, names, planned)
+        case (None, Some(text)) => writtenTree(text, names, planned)
+        case (None, None) if conf.joinPlan == "mjoin" => MultiJoinPlan.mjoin(planned.size)
+        case (None, None) => autoPlan(recorded, names, planned, seen, stats, info.storeVersion, conf)
       }
       // the plan in force for this batch: the shares the state was placed by win (plan log)
-      val inForce = MultiJoinCheckpoint.planInForce(info, names, planned, cube.shares, plan, session)
-        .copy(statistics = Some(stats))
+      // (after a recorded plan of another tree, this batch migrates to it: MultiJoinMigration)
+      val inForce = MultiJoinCheckpoint.planInForce(info, names, planned, cube.shares, plan, session,
+        conf.migrationStrategy).copy(statistics = Some(stats))
+      val inForceWith = if (inForce.request.isDefined) inForce else inForce.copy(request = request.map(_.number))
       val exchanges = planned.zip(inputs).map { case (spec, in) =>
         MultiJoinExchangeExec(spec, classTypes, inForce.shares, in.plan)
       }
@@ -143,10 +151,12 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
         children = exchanges,
         plan = inForce.tree,
         // the MJoin's probe orders follow the statistics (they do not affect the state)
-        probeOrders = if (inForce.tree.isMJoin) PlanCost.probeOrders(inForce.tree, stats) else Nil)
+        probeOrders = if (inForce.tree.isMJoin) PlanCost.probeOrders(inForce.tree, stats) else Nil,
+        nodeStores = inForce.storedNodes,
+        migration = inForce.migration)
       exec.copyTagsFrom(top)
       // before any of its state stores is opened: record, plan log, state metadata
-      MultiJoinCheckpoint.record(exec, inputs.map(_.declaration).toSeq, inForce, top.shortName,
+      MultiJoinCheckpoint.record(exec, inputs.map(_.declaration).toSeq, inForceWith, top.shortName,
         top.collect { case j: StreamingSymmetricHashJoinExec if (j ne top) && groupOf(j).contains(group) => j }
           .flatMap(_.stateInfo), session)
       Some(exec)
@@ -170,14 +180,19 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
 
   /**
    * The plan `auto` runs: the plan the checkpoint's plan log records for these inputs (a
-   * restart continues the plan its state was written under, until plans migrate), else the
-   * cheapest safe plan ([[PlanChoice]]) under `stats` (the recorded statistics or the defaults).
+   * restart continues the plan its state was written under), re-chosen every
+   * `spark.punctuated.join.replanEvery` batches ([[replan]]); else the cheapest safe plan
+   * ([[PlanChoice]]) under `stats` (the recorded statistics or the defaults).
    */
   private def autoPlan(recorded: Option[PlanRecord], names: Seq[String], planned: Seq[MultiJoinInputSpec],
-      seen: Seq[PunctuationReach.Input], stats: MultiJoinStatistics): MultiJoinPlan.Join = {
+      seen: Seq[PunctuationReach.Input], stats: MultiJoinStatistics, batch: Long, conf: PunctuatedConf): MultiJoinPlan.Join = {
     val classes = PlanRecord.mjoin(names, planned, Seq.fill(planned.flatMap(_.classes).max + 1)(1)).classes
-    recorded.filter(r => r.inputs.size == planned.size && r.classes == classes).map(_.tree)
-      .getOrElse(PlanChoice.choose(seen, stats))
+    recorded.filter(r => r.inputs.size == planned.size && r.classes == classes).map(_.tree) match {
+      case Some(current) if conf.replanEvery > 0 && batch > 0 && batch % conf.replanEvery == 0 =>
+        PunctuatedMultiJoinReplan.replan(current, PlanChoice.choose(seen, stats), stats, conf.replanThreshold)
+      case Some(current) => current
+      case None => PlanChoice.choose(seen, stats)
+    }
   }
 
   /**
@@ -208,4 +223,22 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
     case And(a, b) => conjuncts(a) ++ conjuncts(b)
     case other => Seq(other)
   }
+}
+
+/**
+ * `auto` re-planning with hysteresis: the best plan under the observed statistics replaces the
+ * current one only if its cost is below (1 - `threshold`) times the current plan's cost under
+ * the same statistics ([[PlanCost.cost]]), so small or noisy differences do not make the plan
+ * flap (each switch migrates state: [[punctuated.join.multi.MultiJoinMigration]]).
+ *
+ * {{{
+ *   current cost 100, best 85, threshold 0.2:  85 >= 80 -> keep the current plan
+ *   current cost 100, best 70, threshold 0.2:  70 <  80 -> switch to the best
+ * }}}
+ */
+object PunctuatedMultiJoinReplan {
+  def replan(current: MultiJoinPlan.Join, best: MultiJoinPlan.Join, stats: MultiJoinStatistics,
+      threshold: Double): MultiJoinPlan.Join =
+    if (best == current || PlanCost.cost(best, stats) >= (1 - threshold) * PlanCost.cost(current, stats)) current
+    else best
 }

@@ -16,8 +16,7 @@ import punctuated.spark.PunctuatedStreamTest
  * and bushy plans of a chain, a cycle, a star and five inputs, with intermediate state in
  * the nodes below the root. Each equals the batch join across stops and restarts over 1, 2,
  * 4 and 7 partitions, keeps the node stores its plan names, and drains to no state once
- * every value is punctuated; a restart under another tree is refused naming the setting and
- * the recorded plan. [[MultiJoinTreePlanRocksDBSuite]] runs the same on RocksDB.
+ * every value is punctuated; a restart under another tree continues, migrating to it. [[MultiJoinTreePlanRocksDBSuite]] runs the same on RocksDB.
  */
 class MultiJoinTreePlanSuite extends PunctuatedStreamTest {
   import testImplicits._
@@ -175,7 +174,7 @@ class MultiJoinTreePlanSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("a restart under another tree is refused naming the setting and the recorded plan; the recorded one continues") {
+  test("a restart under another tree continues the state, migrating to it (MultiJoinMigrationSuite for more)") {
     withTempDir { dir =>
       val checkpoint = dir.getCanonicalPath
       val (a, da) = stream("a", Seq("x"))
@@ -190,23 +189,15 @@ class MultiJoinTreePlanSuite extends PunctuatedStreamTest {
           CheckNewAnswer(),
           StopStream)
       }
-      // each refused run logged its batch: the run that continues replays it, then the next
-      for ((other, v) <- Seq("(a ⋈ (b ⋈ c))" -> 20L, "mjoin" -> 21L)) withPlan(other, 2) {
+      // another tree, the MJoin, and the first tree spelled otherwise each continue it
+      for ((other, v) <- Seq("(a ⋈ (b ⋈ c))" -> 20L, "mjoin" -> 21L, "(c ⋈ (b ⋈ a))" -> 22L)) withPlan(other, 2) {
         testStream(joined)(
           StartStream(checkpointLocation = checkpoint),
           AddData(c, xy(7, v)),
-          ExpectFailure[PunctuatedAnalysisException] { e =>
-            val m = Iterator.iterate(e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString(" / ")
-            assert(m.contains("PUNCTUATED_INCOMPATIBLE_CHECKPOINT"), m)
-            assert(m.contains("spark.punctuated.join.plan=((a ⋈ b) ⋈ c)"), m)
-          })
-      }
-      // the same tree, spelled otherwise, continues it
-      withPlan("(c ⋈ (b ⋈ a))", 2) {
-        testStream(joined)(
-          StartStream(checkpointLocation = checkpoint),
-          AddData(c, xy(7, 22)),
-          CheckNewAnswer((1L, 7L, 10L, 20L), (1L, 7L, 10L, 21L), (1L, 7L, 10L, 22L)))
+          CheckNewAnswer((1L, 7L, 10L, v)),
+          // the checkpoint's stores stay those of its first plan
+          AssertState(None, None, Seq("inputs-0-1-mjoin-rows")),
+          StopStream)
       }
     }
   }
