@@ -41,8 +41,7 @@ if __package__ in (None, ""):  # run as a script: benchmarks/auction_join.py
     sys.path.insert(0, str(ROOT))
 from benchmarks import harness  # noqa: E402
 
-# Where a run writes unless told (--out): never the tracked results/ directory.
-DEFAULT_OUT = Path(tempfile.gettempdir()) / "punctuated-benchmarks"
+DEFAULT_OUT = harness.DEFAULT_OUT
 
 
 def generate(spark, root: Path, batches: int, auctions_per_batch: int, life: int, bids_per_batch: int):

@@ -24,9 +24,13 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+#: Where a benchmark writes unless told (``--out``): never the tracked ``benchmarks/results/``,
+#: which a run writes only when given ``--out benchmarks/results``.
+DEFAULT_OUT = Path(tempfile.gettempdir()) / "punctuated-benchmarks"
 
 
 def spawn(command: list[str]) -> dict | None:
