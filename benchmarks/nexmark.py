@@ -1,7 +1,8 @@
-"""NEXMark benchmark: one query, the same generated events, three engines, one run.
+"""NEXMark benchmark: one query, the same generated events, each engine in its own process.
 
-Engines (all in one SparkSession, one after the other, over the `nexmark` source's
-deterministic events):
+Engines (over the `nexmark` source's deterministic events; each (engine, repetition) in a
+fresh process with the same JVM options, the engines interleaved, ``--reps`` times: see
+``benchmarks/harness.py``):
 
 * ``native``: Spark's own plan (no declarations, no watermarks): ``sql/nexmark/<q>.sql``.
 * ``watermark``: Spark's plan with the best watermark + time-range rewrite Spark allows
@@ -24,9 +25,12 @@ generator implies; it checks each engine's results (row count and an order-indep
 checksum) against a batch computation of the same query over the same events (for q9 and
 q4_inner: over the auctions closed before the stream ends, the only final rows). It writes
 ``<name>.json`` (one object per engine), ``<name>.csv`` (per batch), ``<name>.png`` (state
-rows and throughput over the events) and ``<name>.md`` (table of ratios). Run::
+rows and throughput over the events) and ``<name>.md`` (medians with their spread, and the
+median and spread of each per-repetition ratio), and ``<name>.runs.json`` (every run, with
+the machine's load before and after it). The batch answer is computed once per run, in a
+first child. Run::
 
-    .venv/bin/python -m benchmarks.nexmark --query q20 --events 2000000
+    .venv/bin/python -m benchmarks.nexmark --query q20 --events 2000000 --reps 3 --out /tmp/nexmark
 """
 
 from __future__ import annotations
@@ -386,7 +390,9 @@ def main(argv=None) -> int:
                          "(floor: the inputs without the join, a reference)")
     ap.add_argument("--reps", type=int, default=3,
                     help="repetitions of each engine, each in a fresh process, engines interleaved")
-    ap.add_argument("--out", default=str(RESULTS), help="directory for the JSON, CSV, PNG, Markdown")
+    ap.add_argument("--out", default=str(harness.DEFAULT_OUT),
+                    help=f"directory for the JSON, CSV, PNG, Markdown (default {harness.DEFAULT_OUT}; the "
+                         "recorded results are written only when given --out benchmarks/results)")
     ap.add_argument("--name", help="file name stem (default nexmark_<query>_<events>)")
     ap.add_argument("--events-per-batch", type=int, default=100_000)
     ap.add_argument("--events-per-second", type=int, default=10_000, help="event-time rate")
