@@ -104,3 +104,38 @@ def test_our_line_is_drawn_on_top_and_references_under():
     assert ours["zorder"] > spark["zorder"] > floor["zorder"]
     assert ours["linewidth"] > spark["linewidth"] > floor["linewidth"]
     assert floor.get("linestyle") == "--"
+
+
+def _rep(rep, eps, rows=10, checksum=7, error=None):
+    batches = [{"engine": "e", "batch": 0, "events": 50, "input_rows": 50, "state_rows": 4, "punctuations_held": 1,
+                "batch_ms": 100, "planning_ms": 10, "state_commit_ms": 5 * (rep + 1)},
+               {"engine": "e", "batch": 1, "events": 100, "input_rows": 50, "state_rows": 6, "punctuations_held": 2,
+                "batch_ms": 100, "planning_ms": 10, "state_commit_ms": 5 * (rep + 1)}]
+    return {"rep": rep, "per_batch": [dict(b) for b in batches], "totals": {"rows": rows, "checksum": checksum},
+            "seconds": 100 / eps if eps else 0.0, "events_per_second": eps, "error": error,
+            "load_1min_before": 1.0, "load_1min_after": 2.0 + rep}
+
+
+def test_nexmark_engine_summary_medians_over_repetitions():
+    from argparse import Namespace
+
+    from benchmarks.nexmark import engine_summary
+
+    args = Namespace(query="q3", events=100)
+    reference = {"expected": [10, 7], "expected_all": [10, 7], "live": {"50": 4, "100": 5}}
+    s, rows = engine_summary("punctuated", [_rep(0, 30.0), _rep(1, 10.0), _rep(2, 20.0)], args, "cmd", reference, 2)
+    assert s["events_per_second"] == 20 and s["events_per_second_spread"] == {"median": 20, "min": 10, "max": 30}
+    assert s["events_per_second_per_core"] == 10 and s["reps"] == 3
+    assert s["results_match"] is True and s["missing_rows"] == 0
+    assert s["max_state_over_live_working_set"] == 1.2 and s["final_state_rows"] == 6
+    assert s["mean_state_commit_ms"] == 10.0   # median over the repetitions of each one's mean
+    assert s["load_1min"] == {"median": 1.5, "min": 1.0, "max": 4.0}   # 1, 2, 1, 3, 1, 4
+    assert [r["live_working_set"] for r in rows] == [4, 5]   # the median repetition's batches
+
+    # one repetition with another answer: the engine does not match
+    s, _ = engine_summary("punctuated", [_rep(0, 30.0), _rep(1, 10.0, checksum=8)], args, "cmd", reference, 2)
+    assert s["results_match"] is False
+    # refused in a repetition: recorded as not run, with the message, no figures
+    s, rows = engine_summary("native", [_rep(0, None, error="refused"), _rep(1, None, error="refused")],
+                             args, "cmd", reference, 2)
+    assert s["error"] == "refused" and s["events_per_second"] is None and rows == []
