@@ -12,11 +12,16 @@ Both engines read the same parquet files, one file per input per micro-batch:
 * ``punctuated``: the same join over the declared streams (auctions ``unique id``, bids
   ``schemes auction``): state stays at the open auctions.
 
-Per batch it records input rows, state rows and batch time; it checks both engines produce
-the same join result (count and an order-independent checksum); it writes a CSV per batch,
-a JSON summary with the ratios, and a Markdown table. Run::
+The input is generated once (a first child process); then each engine runs ``--reps`` times,
+each run in a fresh process with the same JVM options, the engines interleaved
+(``benchmarks/harness.py``). Per batch it records input rows, state rows and batch time; it
+checks both engines produce the same join result in every repetition (count and an
+order-independent checksum); it writes a CSV per batch (every repetition), a JSON summary
+with medians, spreads and the per-repetition ratios, and a Markdown table, into ``--out``
+(default a directory under the system's temporary directory; the recorded results only
+with ``--out benchmarks/results``). Run::
 
-    .venv/bin/python benchmarks/auction_join.py --bids 2000000 --batches 40
+    .venv/bin/python benchmarks/auction_join.py --bids 2000000 --batches 40 --reps 3 --out benchmarks/results
 """
 
 from __future__ import annotations
@@ -24,13 +29,19 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+ROOT = Path(__file__).resolve().parent.parent
+if __package__ in (None, ""):  # run as a script: benchmarks/auction_join.py
+    sys.path.insert(0, str(ROOT))
+from benchmarks import harness  # noqa: E402
+
+DEFAULT_OUT = harness.DEFAULT_OUT
 
 
 def generate(spark, root: Path, batches: int, auctions_per_batch: int, life: int, bids_per_batch: int):
@@ -111,6 +122,38 @@ def run(spark, root: Path, engine: str, checkpoint: Path):
     return per_batch, totals, elapsed
 
 
+def child(args) -> int:
+    """A child process: ``--child generate`` writes the input files into ``--data`` (and
+    reports the live working set per batch); ``--child <engine>`` runs one engine over them.
+    Each prints one ``RESULT <json>`` line (``harness.emit``)."""
+    from punctuated.cli import local_session
+
+    tmp = Path(tempfile.mkdtemp(prefix="punctuated-bench-"))
+    spark = local_session(str(tmp), app=f"punctuated-benchmark-{args.child}", driver_memory=args.driver_memory)
+    spark.conf.set("spark.sql.shuffle.partitions", "2")
+    if args.state_store == "rocksdb":
+        spark.conf.set("spark.sql.streaming.stateStore.providerClass",
+                       "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
+    try:
+        if args.child == "generate":
+            result = {"live": generate(spark, Path(args.data), args.batches, args.auctions_per_batch,
+                                       args.auction_life, args.bids // args.batches)}
+        else:
+            per_batch, totals, elapsed = run(spark, Path(args.data), args.child, tmp / "ckpt")
+            result = {"per_batch": per_batch, "totals": totals, "seconds": elapsed,
+                      "events_per_second": events_of(args) / elapsed}
+    finally:
+        spark.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    harness.emit(result)
+    return 0
+
+
+def events_of(args) -> int:
+    """The data events both engines read (bids and auctions; punctuation rows not counted)."""
+    return args.batches * (args.bids // args.batches + args.auctions_per_batch)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bids", type=int, default=2_000_000, help="data bids in total")
@@ -119,80 +162,103 @@ def main(argv=None) -> int:
     ap.add_argument("--auction-life", type=int, default=4, help="batches an auction stays open")
     ap.add_argument("--state-store", choices=["hdfs", "rocksdb"], default="hdfs")
     ap.add_argument("--name", default="auction_join")
+    ap.add_argument("--reps", type=int, default=3,
+                    help="repetitions of each engine, each in a fresh process, engines interleaved")
+    ap.add_argument("--out", default=str(DEFAULT_OUT),
+                    help=f"directory for the CSV, JSON and Markdown (default {DEFAULT_OUT}; the recorded "
+                         "results are written only when given --out benchmarks/results)")
     ap.add_argument("--driver-memory", default="12g",
                     help="Spark's own join keeps every row in memory (HDFS-backed store): give it room")
+    ap.add_argument("--child", help=argparse.SUPPRESS)  # internal: generate | native | punctuated
+    ap.add_argument("--data", help=argparse.SUPPRESS)   # internal: the children's input directory
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = ap.parse_args(argv)
-
-    from tqdm import tqdm
-    from punctuated.cli import local_session
-
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix="punctuated-bench-"))
-    spark = local_session(str(tmp), app="punctuated-benchmark", driver_memory=args.driver_memory)
-    spark.conf.set("spark.sql.shuffle.partitions", "2")
-    if args.state_store == "rocksdb":
-        spark.conf.set("spark.sql.streaming.stateStore.providerClass",
-                       "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
+    if args.child:
+        return child(args)
+    if args.reps < 1:
+        ap.error(f"--reps must be at least 1, not {args.reps}")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    command = "python benchmarks/auction_join.py " + " ".join(argv)
+    tmp = Path(tempfile.mkdtemp(prefix="punctuated-bench-data-"))
+    # every child: the same command line (so the same JVM options), but for its --child
+    common = [sys.executable, str(Path(__file__).resolve()), "--bids", str(args.bids),
+              "--batches", str(args.batches), "--auctions-per-batch", str(args.auctions_per_batch),
+              "--auction-life", str(args.auction_life), "--state-store", args.state_store,
+              "--driver-memory", args.driver_memory, "--data", str(tmp / "data")]
+    engines = ("native", "punctuated")
     try:
-        bids_per_batch = args.bids // args.batches
-        with tqdm(total=3, desc="auction join benchmark", file=sys.stderr) as bar:
-            bar.set_postfix_str("generating input")
-            live = generate(spark, tmp / "data", args.batches, args.auctions_per_batch,
-                            args.auction_life, bids_per_batch)
-            bar.update()
-            results = {}
-            for engine in ("native", "punctuated"):
-                bar.set_postfix_str(f"running {engine}")
-                results[engine] = run(spark, tmp / "data", engine, tmp / f"ckpt-{engine}")
-                bar.update()
+        print("[auction join] generating input", file=sys.stderr)
+        live = harness.spawn(common + ["--child", "generate"])["live"]
+
+        def done(engine, rep, r):
+            print(f"[auction join] {engine} rep {rep + 1}/{args.reps}: {r['events_per_second']:,.0f} events/s "
+                  f"(load {r['load_1min_before']}→{r['load_1min_after']})", file=sys.stderr)
+
+        runs = harness.run({e: common + ["--child", e] for e in engines}, args.reps, on_done=done)
     finally:
-        spark.stop()
         shutil.rmtree(tmp, ignore_errors=True)
 
     rows = []
-    for engine, (per_batch, _, _) in results.items():
-        for r in per_batch:
-            r["live_working_set"] = live[r["batch"]] if r["batch"] < len(live) else None
-            rows.append(r)
-    with open(RESULTS / f"{args.name}.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+    for engine in engines:
+        for x in runs[engine]:
+            for r in x["per_batch"]:
+                rows.append(dict(r, rep=x["rep"], live_working_set=live[r["batch"]] if r["batch"] < len(live) else None))
+    with open(out / f"{args.name}.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["engine", "rep", "batch", "input_rows", "state_rows", "batch_ms",
+                                          "live_working_set"])
         w.writeheader()
         w.writerows(rows)
 
-    # the same data events for both engines (bids and auctions; punctuation rows not counted)
-    events = args.batches * (bids_per_batch + args.auctions_per_batch)
+    events = events_of(args)
 
     def summary(engine):
-        per_batch, totals, elapsed = results[engine]
+        reps = runs[engine]
+        eps = harness.spread([r["events_per_second"] for r in reps])
+        per_batch = reps[0]["per_batch"]  # state rows do not depend on the repetition
         max_ratio = max((r["state_rows"] / live[r["batch"]]) for r in per_batch if r["batch"] < len(live))
+        results = {(r["totals"]["rows"], r["totals"]["checksum"]) for r in reps}
         return {
-            "engine": engine, "events": events, "seconds": round(elapsed, 2),
-            "events_per_second": round(events / elapsed), "max_state_rows": max(r["state_rows"] for r in per_batch),
+            "engine": engine, "events": events, "reps": len(reps),
+            "seconds": harness.spread([round(r["seconds"], 2) for r in reps]),
+            "events_per_second": {k: round(v) for k, v in eps.items()},
+            "max_state_rows": max(r["state_rows"] for r in per_batch),
             "final_state_rows": per_batch[-1]["state_rows"], "max_state_over_live_working_set": round(max_ratio, 3),
-            "result_rows": totals["rows"], "result_checksum": totals["checksum"]}
+            "result_rows": reps[0]["totals"]["rows"], "result_checksum": reps[0]["totals"]["checksum"],
+            "same_result_every_rep": len(results) == 1}
 
     native, ours = summary("native"), summary("punctuated")
-    same = (native["result_rows"], native["result_checksum"]) == (ours["result_rows"], ours["result_checksum"])
+    same = (native["same_result_every_rep"] and ours["same_result_every_rep"]
+            and (native["result_rows"], native["result_checksum"]) == (ours["result_rows"], ours["result_checksum"]))
+    load = harness.load_summary(runs)
     report = {
-        "command": "python benchmarks/auction_join.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "config": vars(args), "engines": [native, ours], "results_identical": same,
+        "command": command, "config": {k: v for k, v in vars(args).items() if k not in ("child", "data")},
+        "engines": [native, ours], "results_identical": same, "load_1min": load,
+        "schedule": [f"{e}#{k + 1}" for e, k in harness.schedule(engines, args.reps)],
         "ratios": {
-            "throughput_punctuated_over_native": round(ours["events_per_second"] / native["events_per_second"], 3),
+            # median and spread of the per-repetition ratios (rep k of one over rep k of the other)
+            "throughput_punctuated_over_native": harness.ratio_spread(runs, "events_per_second", "punctuated", "native"),
             "final_state_punctuated_over_native": round(ours["final_state_rows"] / max(1, native["final_state_rows"]), 4),
         }}
-    (RESULTS / f"{args.name}.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out / f"{args.name}.json").write_text(json.dumps(report, indent=2) + "\n")
     md = [f"# Auction join: Spark's own join vs Punctuated ({args.state_store} state store)", "",
-          f"Command: `{report['command']}`", "",
+          f"Command: `{command}`", "",
+          f"{args.reps} repetition(s), each engine in a fresh process with the same JVM options, engines "
+          f"interleaved ({' '.join(report['schedule'])}); medians with the spread (min–max) over the "
+          f"repetitions. Machine load (1-minute average, before and after each run): "
+          f"{harness.fmt_spread(load, 2)} on {os.cpu_count()} cores.", "",
           "| engine | events | seconds | events/s | max state rows | final state rows | max state / live working set | result rows |",
           "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for s in (native, ours):
-        md.append(f"| {s['engine']} | {s['events']} | {s['seconds']} | {s['events_per_second']} | "
+        md.append(f"| {s['engine']} | {s['events']} | {harness.fmt_spread(s['seconds'], 2)} | "
+                  f"{harness.fmt_spread(s['events_per_second'], thousands=True)} | "
                   f"{s['max_state_rows']} | {s['final_state_rows']} | {s['max_state_over_live_working_set']} | {s['result_rows']} |")
-    md += ["", f"Results identical (count and checksum): **{same}**", "",
-           f"Throughput ratio (punctuated / native): **{report['ratios']['throughput_punctuated_over_native']}**",
+    md += ["", f"Results identical (count and checksum, every repetition): **{same}**", "",
+           f"Throughput ratio (punctuated / native, per repetition; median and min–max): "
+           f"**{harness.fmt_spread(report['ratios']['throughput_punctuated_over_native'])}**",
            f"Final state ratio (punctuated / native): **{report['ratios']['final_state_punctuated_over_native']}**", "",
-           f"Per-batch figures: `{args.name}.csv`."]
-    (RESULTS / f"{args.name}.md").write_text("\n".join(md) + "\n")
+           f"Per-batch figures of every repetition: `{args.name}.csv`."]
+    (out / f"{args.name}.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
     return 0 if same else 1
 

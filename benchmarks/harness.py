@@ -1,24 +1,36 @@
-"""Shared helpers of the benchmarks that run each measurement in a fresh process.
+"""The shared harness of the benchmarks: each measurement in a fresh process, engines interleaved.
 
-A parent process spawns one child per (configuration, engine, repetition), alternating the
-engines, so that no engine profits from a warm JVM or suffers from another's garbage; a child
-prints one line ``RESULT <json>`` with its figures. The summaries give per figure the median
-and the spread (min to max) over the repetitions. Used by ``state_memory.py`` and
+A figure that does not reproduce is worse than no figure. When engines share one JVM one
+after the other, the memory an earlier engine leaves behind slows the later ones and the
+order decides the ratio. So a parent process spawns one child per (engine, repetition), all
+with the same command line and JVM options, in an interleaved order (A B, B A, A B, ...: each
+repetition alternates which engine goes first); a child prints one line ``RESULT <json>``
+with its figures. The machine's load average is recorded before and after every child.
+
+Summaries: per figure the median and the spread (min to max) per engine; per ratio (an
+engine against a reference engine) the median and spread of the per-repetition ratios,
+repetition k of one engine paired with repetition k of the other. Used by ``nexmark.py``,
+``auction_join.py``, ``state_memory.py``, ``undeclared_overhead.py`` and
 ``multiway_join.py``::
 
-    result = spawn([sys.executable, "-m", "benchmarks.multiway_join", "--child", "native", ...])
-    spread([1.0, 3.0, 2.0])  # {"median": 2.0, "min": 1.0, "max": 3.0}
+    runs = run({e: [sys.executable, "-m", "benchmarks.nexmark", "--child", e] for e in ("a", "b")}, 3)
+    ratio_spread(runs, "events_per_second", "b", "a")   # {"median": 1.4, "min": 1.3, "max": 1.5}
 """
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+#: Where a benchmark writes unless told (``--out``): never the tracked ``benchmarks/results/``,
+#: which a run writes only when given ``--out benchmarks/results``.
+DEFAULT_OUT = Path(tempfile.gettempdir()) / "punctuated-benchmarks"
 
 
 def spawn(command: list[str]) -> dict | None:
@@ -34,6 +46,102 @@ def spawn(command: list[str]) -> dict | None:
     return None
 
 
+def emit(result) -> None:
+    """A child's side of ``spawn``: prints ``RESULT <json>`` (one line) and flushes.
+    ``emit({"seconds": 1.5})`` prints ``RESULT {"seconds": 1.5}``."""
+    print("RESULT " + json.dumps(result), flush=True)
+
+
 def spread(values):
-    """Median, min and max of ``values``."""
+    """Median, min and max of ``values``: ``spread([1.0, 3.0, 2.0])`` is
+    ``{"median": 2.0, "min": 1.0, "max": 3.0}``."""
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def schedule(engines, reps: int) -> list[tuple[str, int]]:
+    """The interleaved order of (engine, repetition): repetition k runs the engines in their
+    order when k is even, reversed when odd, so no engine always goes first or last.
+    ``schedule(["a", "b"], 3)`` is ``[("a", 0), ("b", 0), ("b", 1), ("a", 1), ("a", 2), ("b", 2)]``."""
+    engines = list(engines)
+    if reps < 1:
+        raise ValueError(f"reps must be at least 1, not {reps} (--reps)")
+    order = []
+    for k in range(reps):
+        order += [(e, k) for e in (engines if k % 2 == 0 else engines[::-1])]
+    return order
+
+
+def load_record(before, after) -> dict:
+    """One child's load record from two ``os.getloadavg()`` triples (1, 5, 15 minutes):
+    ``load_record((1.0, 2.0, 3.0), (1.5, 2.0, 3.0))`` is
+    ``{"load_1min_before": 1.0, "load_1min_after": 1.5, "load_5min_before": 2.0}``."""
+    return {"load_1min_before": round(before[0], 2), "load_1min_after": round(after[0], 2),
+            "load_5min_before": round(before[1], 2)}
+
+
+def run(children: dict, reps: int, load=os.getloadavg, launch=spawn, on_done=None) -> dict:
+    """Runs each (engine, repetition) of ``schedule(children, reps)`` as a fresh process
+    (``children[engine]``: its command line, the same JVM options for all); returns per engine
+    the list of its results in repetition order, each result the child's ``RESULT`` JSON with
+    ``rep``, ``order`` (its place in the schedule) and its ``load_record`` added. ``load`` and
+    ``launch`` are there for tests; ``on_done(engine, rep, result)`` after each child.
+    ``run({"a": [...], "b": [...]}, 2)`` is ``{"a": [{..., "rep": 0}, {..., "rep": 1}], "b": [...]}``."""
+    runs = {e: [None] * reps for e in children}
+    for i, (engine, k) in enumerate(schedule(children, reps)):
+        before = load()
+        result = launch(list(children[engine])) or {}
+        result.update(rep=k, order=i, **load_record(before, load()))
+        runs[engine][k] = result
+        if on_done is not None:
+            on_done(engine, k, result)
+    return runs
+
+
+def figure_spread(runs: dict, key: str) -> dict:
+    """Per engine the spread of figure ``key`` over its repetitions (repetitions without the
+    figure, e.g. a failed run, left out; an engine with none maps to None).
+    ``figure_spread({"a": [{"x": 1}, {"x": 3}]}, "x")`` is ``{"a": {"median": 2.0, "min": 1, "max": 3}}``."""
+    out = {}
+    for engine, results in runs.items():
+        values = [r[key] for r in results if r and r.get(key) is not None]
+        out[engine] = spread(values) if values else None
+    return out
+
+
+def paired_ratios(runs: dict, key: str, engine: str, reference: str) -> list[float]:
+    """Per repetition k, ``key`` of ``engine``'s run k over ``reference``'s run k (pairs where
+    either lacks the figure or the reference's is 0 left out).
+    ``paired_ratios({"a": [{"x": 2}, {"x": 4}], "b": [{"x": 3}, {"x": 2}]}, "x", "b", "a")``
+    is ``[1.5, 0.5]``."""
+    ratios = []
+    for mine, ref in zip(runs.get(engine, []), runs.get(reference, [])):
+        if mine and ref and mine.get(key) is not None and ref.get(key):
+            ratios.append(mine[key] / ref[key])
+    return ratios
+
+
+def ratio_spread(runs: dict, key: str, engine: str, reference: str, digits: int = 3) -> dict | None:
+    """Median and spread of the paired per-repetition ratios ``engine / reference`` of
+    ``key``, rounded; None when no pair has the figure. With the runs of ``paired_ratios``'
+    example: ``{"median": 1.0, "min": 0.5, "max": 1.5}``."""
+    ratios = paired_ratios(runs, key, engine, reference)
+    if not ratios:
+        return None
+    return {k: round(v, digits) for k, v in spread(ratios).items()}
+
+
+def load_summary(runs: dict) -> dict | None:
+    """The spread of the 1-minute load average over every child, before and after it ran:
+    ``{"median": ..., "min": ..., "max": ...}``, or None without records."""
+    values = [r[k] for results in runs.values() for r in results if r
+              for k in ("load_1min_before", "load_1min_after") if k in r]
+    return spread(values) if values else None
+
+
+def fmt_spread(s: dict | None, digits: int = 3, thousands: bool = False) -> str:
+    """A spread as text, median first: ``fmt_spread({"median": 1.2, "min": 1.1, "max": 1.4})``
+    is ``"1.2 (1.1–1.4)"``; ``"–"`` for None."""
+    if s is None:
+        return "–"
+    f = (lambda v: f"{round(v):,}") if thousands else (lambda v: f"{round(v, digits)}")
+    return f"{f(s['median'])} ({f(s['min'])}–{f(s['max'])})"

@@ -59,6 +59,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: the repository root on the path
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks import nexmark  # noqa: E402
+from benchmarks import harness  # noqa: E402
 from benchmarks.harness import spawn, spread  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -315,7 +316,8 @@ def main(argv=None) -> int:
     ap.add_argument("--events", type=int, default=2_000_000, help="events of the global sequence")
     ap.add_argument("--engines", default=",".join(ENGINES))
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--out", default=str(RESULTS))
+    ap.add_argument("--out", default=str(harness.DEFAULT_OUT),
+                    help="directory for the results (the recorded ones only with --out benchmarks/results)")
     ap.add_argument("--name", help="file name stem (default multiway_join_<events>)")
     ap.add_argument("--events-per-batch", type=int, default=100_000)
     ap.add_argument("--events-per-second", type=int, default=10_000, help="event-time rate")

@@ -1,7 +1,8 @@
-"""NEXMark benchmark: one query, the same generated events, three engines, one run.
+"""NEXMark benchmark: one query, the same generated events, each engine in its own process.
 
-Engines (all in one SparkSession, one after the other, over the `nexmark` source's
-deterministic events):
+Engines (over the `nexmark` source's deterministic events; each (engine, repetition) in a
+fresh process with the same JVM options, the engines interleaved, ``--reps`` times: see
+``benchmarks/harness.py``):
 
 * ``native``: Spark's own plan (no declarations, no watermarks): ``sql/nexmark/<q>.sql``.
 * ``watermark``: Spark's plan with the best watermark + time-range rewrite Spark allows
@@ -24,9 +25,12 @@ generator implies; it checks each engine's results (row count and an order-indep
 checksum) against a batch computation of the same query over the same events (for q9 and
 q4_inner: over the auctions closed before the stream ends, the only final rows). It writes
 ``<name>.json`` (one object per engine), ``<name>.csv`` (per batch), ``<name>.png`` (state
-rows and throughput over the events) and ``<name>.md`` (table of ratios). Run::
+rows and throughput over the events) and ``<name>.md`` (medians with their spread, and the
+median and spread of each per-repetition ratio), and ``<name>.runs.json`` (every run, with
+the machine's load before and after it). The batch answer is computed once per run, in a
+first child. Run::
 
-    .venv/bin/python -m benchmarks.nexmark --query q20 --events 2000000
+    .venv/bin/python -m benchmarks.nexmark --query q20 --events 2000000 --reps 3 --out /tmp/nexmark
 """
 
 from __future__ import annotations
@@ -37,12 +41,17 @@ import csv
 import json
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+if __package__ in (None, ""):  # run as a script: benchmarks/nexmark.py
+    sys.path.insert(0, str(ROOT))
+from benchmarks import harness, nexmark_report  # noqa: E402
+
 SQL = ROOT / "sql" / "nexmark"
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -291,39 +300,85 @@ def mean(rows, key: str):
     return round(sum(r[key] for r in rows) / len(rows), 1) if rows else None
 
 
-def plot(path: Path, rows, query: str, events: int) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def child(args) -> int:
+    """A child process: ``--child reference`` computes the batch answer (and the live working
+    set at every batch boundary) once per run; ``--child <engine>`` runs one engine. Each
+    prints one ``RESULT <json>`` line (``harness.emit``)."""
+    from punctuated.cli import local_session
 
-    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
-    engines = list(dict.fromkeys(r["engine"] for r in rows))
-    colors = {e: f"C{i}" for i, e in enumerate(ENGINES + REFERENCE_ENGINES)}
-    for engine in engines:
-        rs = [r for r in rows if r["engine"] == engine]
-        xs = [r["events"] / 1e6 for r in rs]
-        if engine not in REFERENCE_ENGINES:  # (a reference engine holds no state)
-            ax1.plot(xs, [max(1, r["state_rows"]) for r in rs], marker=".", label=engine,
-                     color=colors[engine])
-        prev, tput = 0, []
-        for r in rs:
-            tput.append((r["events"] - prev) / max(r["batch_ms"], 1) * 1000)
-            prev = r["events"]
-        ax2.plot(xs, tput, marker=".", label=engine, color=colors[engine])
-    live = [r for r in rows if r["engine"] == engines[-1] and r.get("live_working_set") is not None]
-    if live:
-        ax1.plot([r["events"] / 1e6 for r in live], [max(1, r["live_working_set"]) for r in live],
-                 "k--", label="live working set")
-    ax1.set_yscale("log")
-    ax1.set_ylabel("state rows (log)")
-    ax1.set_title(f"NEXMark {query}: {events:,} events")
-    ax1.legend()
-    ax2.set_ylabel("events/s per batch")
-    ax2.set_xlabel("events (millions)")
-    ax2.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    tmp = Path(tempfile.mkdtemp(prefix="punctuated-nexmark-"))
+    spark = local_session(str(tmp), app=f"punctuated-nexmark-{args.child}", driver_memory=args.driver_memory)
+    spark.conf.set("spark.sql.shuffle.partitions", str(args.partitions))
+    spark.conf.set("spark.sql.streaming.numRecentProgressUpdates", "100000")
+    try:
+        if args.child == "reference":
+            frames = materialize(spark, QUERIES[args.query][0], args, tmp)
+            expected_all, expected = batch_answer(spark, frames, args)
+            live = live_working_set(spark, frames, args)
+            points = list(range(args.events_per_batch, args.events, args.events_per_batch)) + [args.events]
+            result = {"expected": list(expected), "expected_all": list(expected_all),
+                      "live": {str(e): live(e) for e in points}}
+        else:
+            per_batch, totals, elapsed, error = run_engine(spark, args.child, args, tmp, _NoBar())
+            result = {"per_batch": per_batch, "totals": totals, "seconds": elapsed, "error": error,
+                      "events_per_second": args.events / elapsed if error is None and elapsed else None}
+    finally:
+        spark.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    harness.emit(result)
+    return 0
+
+
+class _NoBar:
+    """A progress bar that shows nothing (a child's output is read by its parent)."""
+
+    def update(self, n=1):
+        pass
+
+
+def engine_summary(engine: str, reps: list, args, command: str, reference: dict, cores: int) -> tuple[dict, list]:
+    """One engine's summary over its repetitions (medians, spreads) and the per-batch rows of
+    its representative repetition (the one of median throughput; state rows do not depend on
+    the repetition). An engine refused or failed in any repetition is recorded as not run."""
+    expected, expected_all = tuple(reference["expected"]), tuple(reference["expected_all"])
+    s = {"engine": engine, "query": args.query, "events": args.events, "command": command, "reps": len(reps)}
+    failed = [r for r in reps if r.get("error") is not None]
+    if failed:
+        s.update({"events_per_second": None, "max_state_rows": None, "final_state_rows": None,
+                  "results_match": None, "error": failed[0]["error"]})
+        return s, []
+    eps = harness.spread([r["events_per_second"] for r in reps])
+    rep = min(reps, key=lambda r: (abs(r["events_per_second"] - eps["median"]), r["rep"]))
+    per_batch = rep["per_batch"]
+    for r in per_batch:
+        r["live_working_set"] = reference["live"].get(str(r["events"]))
+    ratios = [r["state_rows"] / r["live_working_set"] for r in per_batch if r["live_working_set"]]
+    matches = [(r["totals"]["rows"], r["totals"]["checksum"]) == expected for r in reps]
+    rows = rep["totals"]["rows"]
+    med = lambda key: round(statistics.median(mean(r["per_batch"], key) or 0 for r in reps), 1)
+    s.update({
+        "events_per_second": round(eps["median"]),
+        "events_per_second_spread": {k: round(v) for k, v in eps.items()},
+        "max_state_rows": max((r["state_rows"] for r in per_batch), default=0),
+        "final_state_rows": per_batch[-1]["state_rows"] if per_batch else 0,
+        # a reference engine computes something else: nothing to compare; else every rep matches
+        "results_match": None if engine in REFERENCE_ENGINES else all(matches),
+        "seconds": round(statistics.median(r["seconds"] for r in reps), 2),
+        "batches": len(per_batch),
+        "events_per_second_per_core": round(eps["median"] / cores),
+        "max_punctuations_held": max((r["punctuations_held"] for r in per_batch), default=0),
+        "final_punctuations_held": per_batch[-1]["punctuations_held"] if per_batch else 0,
+        "max_state_over_live_working_set": round(max(ratios), 3) if ratios else None,
+        # per micro-batch, on average (median over the repetitions): its time, Spark's
+        # planning, the stores' commits
+        "mean_batch_ms": med("batch_ms"), "mean_planning_ms": med("planning_ms"),
+        "mean_state_commit_ms": med("state_commit_ms"),
+        "result_rows": rows, "expected_rows": expected[0], "expected_rows_all_auctions": expected_all[0],
+        # an engine's rows are the batch rows or fewer (a time bound only removes results)
+        "missing_rows": None if engine in REFERENCE_ENGINES else expected[0] - rows,
+        "load_1min": harness.spread([r[k] for r in reps for k in ("load_1min_before", "load_1min_after")]),
+    })
+    return s, per_batch
 
 
 def main(argv=None) -> int:
@@ -333,158 +388,77 @@ def main(argv=None) -> int:
     ap.add_argument("--engines", default=",".join(ENGINES),
                     help=f"comma-separated, of {', '.join(ENGINES + REFERENCE_ENGINES)} "
                          "(floor: the inputs without the join, a reference)")
-    ap.add_argument("--out", default=str(RESULTS), help="directory for the JSON, CSV, PNG, Markdown")
+    ap.add_argument("--reps", type=int, default=3,
+                    help="repetitions of each engine, each in a fresh process, engines interleaved")
+    ap.add_argument("--out", default=str(harness.DEFAULT_OUT),
+                    help=f"directory for the JSON, CSV, PNG, Markdown (default {harness.DEFAULT_OUT}; the "
+                         "recorded results are written only when given --out benchmarks/results)")
     ap.add_argument("--name", help="file name stem (default nexmark_<query>_<events>)")
     ap.add_argument("--events-per-batch", type=int, default=100_000)
     ap.add_argument("--events-per-second", type=int, default=10_000, help="event-time rate")
     ap.add_argument("--partitions", type=int, default=2, help="source and shuffle partitions")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--driver-memory", default="6g")
+    ap.add_argument("--child", help=argparse.SUPPRESS)  # internal: reference | <engine>
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = ap.parse_args(argv)
+    if args.child:
+        return child(args)
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     unknown = [e for e in engines if e not in ENGINES + REFERENCE_ENGINES]
     if unknown:
         ap.error(f"unknown engines {unknown}; choose from {', '.join(ENGINES + REFERENCE_ENGINES)}")
+    if args.reps < 1:
+        ap.error(f"--reps must be at least 1, not {args.reps}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     name = args.name or f"nexmark_{args.query}_{args.events}"
-    command = "python -m benchmarks.nexmark " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python -m benchmarks.nexmark " + " ".join(argv)
 
-    from tqdm import tqdm
-    from punctuated.cli import local_session
+    # every child: the same command line (so the same JVM options), but for its --child
+    common = [sys.executable, "-m", "benchmarks.nexmark", "--query", args.query, "--events", str(args.events),
+              "--events-per-batch", str(args.events_per_batch), "--events-per-second", str(args.events_per_second),
+              "--partitions", str(args.partitions), "--seed", str(args.seed), "--driver-memory", args.driver_memory]
+    print(f"[nexmark {args.query}] batch answer over {args.events:,} events", file=sys.stderr)
+    reference = harness.spawn(common + ["--child", "reference"])
 
-    tables, _ = QUERIES[args.query]
-    tmp = Path(tempfile.mkdtemp(prefix="punctuated-nexmark-"))
-    spark = local_session(str(tmp), app="punctuated-nexmark", driver_memory=args.driver_memory)
-    spark.conf.set("spark.sql.shuffle.partitions", str(args.partitions))
-    spark.conf.set("spark.sql.streaming.numRecentProgressUpdates", "100000")
-    results, per_batch_rows = {}, []
-    try:
-        print(f"[nexmark {args.query}] batch answer over {args.events:,} events", file=sys.stderr)
-        frames = materialize(spark, tables, args, tmp)
-        expected_all, expected = batch_answer(spark, frames, args)
-        live = live_working_set(spark, frames, args)
-        for engine in engines:
-            with tqdm(total=args.events, desc=f"{args.query} {engine}", unit="ev", unit_scale=True,
-                      file=sys.stderr, mininterval=1.0) as bar:
-                results[engine] = run_engine(spark, engine, args, tmp, bar)
-    finally:
-        spark.stop()
-        shutil.rmtree(tmp, ignore_errors=True)
+    def done(engine, rep, r):
+        eps = f"{r['events_per_second']:,.0f} events/s" if r.get("events_per_second") else f"not run: {r.get('error')}"
+        print(f"[nexmark {args.query}] {engine} rep {rep + 1}/{args.reps}: {eps} "
+              f"(load {r['load_1min_before']}→{r['load_1min_after']})", file=sys.stderr)
+
+    runs = harness.run({e: common + ["--child", e] for e in engines}, args.reps, on_done=done)
 
     cores = os.cpu_count() or 1
-    summaries = []
+    summaries, per_batch_rows = [], []
     for engine in engines:
-        per_batch, totals, elapsed, error = results[engine]
-        for r in per_batch:
-            r["live_working_set"] = live(r["events"])
-            per_batch_rows.append(r)
-        s = {"engine": engine, "query": args.query, "events": args.events, "command": command}
-        if error is not None:
-            s.update({"events_per_second": None, "max_state_rows": None, "final_state_rows": None,
-                      "results_match": None, "error": error})
-            summaries.append(s)
-            continue
-        ratios = [r["state_rows"] / r["live_working_set"] for r in per_batch if r["live_working_set"]]
-        eps = args.events / elapsed
-        s.update({
-            "events_per_second": round(eps),
-            "max_state_rows": max((r["state_rows"] for r in per_batch), default=0),
-            "final_state_rows": per_batch[-1]["state_rows"] if per_batch else 0,
-            # a reference engine computes something else: nothing to compare
-            "results_match": None if engine in REFERENCE_ENGINES
-            else (totals["rows"], totals["checksum"]) == expected,
-            "seconds": round(elapsed, 2),
-            "batches": len(per_batch),
-            "events_per_second_per_core": round(eps / cores),
-            "max_punctuations_held": max((r["punctuations_held"] for r in per_batch), default=0),
-            "final_punctuations_held": per_batch[-1]["punctuations_held"] if per_batch else 0,
-            "max_state_over_live_working_set": round(max(ratios), 3) if ratios else None,
-            # per micro-batch, on average: its time, Spark's planning, the stores' commits
-            "mean_batch_ms": mean(per_batch, "batch_ms"),
-            "mean_planning_ms": mean(per_batch, "planning_ms"),
-            "mean_state_commit_ms": mean(per_batch, "state_commit_ms"),
-            "result_rows": totals["rows"], "expected_rows": expected[0],
-            "expected_rows_all_auctions": expected_all[0],
-            # an engine's rows are the batch rows or fewer (a time bound only removes results)
-            "missing_rows": None if engine in REFERENCE_ENGINES else expected[0] - totals["rows"],
-        })
+        s, rows = engine_summary(engine, runs[engine], args, command, reference, cores)
         summaries.append(s)
-
+        per_batch_rows += rows
+    ratios = {f"{a}/{b}": {"throughput": harness.ratio_spread(runs, "events_per_second", a, b)}
+              for a in engines for b in engines
+              if (a, b) in (("punctuated", "native"), ("punctuated", "watermark"), ("watermark", "native"),
+                            ("floor", "native"))}
+    all_rows = [dict(r, rep=x["rep"]) for e in engines for x in runs[e] for r in (x.get("per_batch") or [])]
+    for r in all_rows:
+        r["live_working_set"] = reference["live"].get(str(r["events"]))
+    report = {"summaries": summaries, "ratios": ratios, "load_1min": harness.load_summary(runs),
+              "schedule": [f"{e}#{k + 1}" for e, k in harness.schedule(engines, args.reps)]}
     (out / f"{name}.json").write_text(json.dumps(summaries, indent=2) + "\n")
+    (out / f"{name}.runs.json").write_text(json.dumps(report, indent=2) + "\n")
+    fields = ["engine", "rep", "batch", "events", "input_rows", "state_rows", "punctuations_held",
+              "batch_ms", "planning_ms", "state_commit_ms", "live_working_set"]
+    with open(out / f"{name}.csv", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(all_rows)
     if per_batch_rows:
-        with open(out / f"{name}.csv", "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(per_batch_rows[0].keys()))
-            w.writeheader()
-            w.writerows(per_batch_rows)
-        plot(out / f"{name}.png", per_batch_rows, args.query, args.events)
-    else:
-        (out / f"{name}.csv").write_text("engine,batch,events,input_rows,state_rows,punctuations_held,"
-                                         "batch_ms,planning_ms,state_commit_ms,live_working_set\n")
-    md = markdown(summaries, args, command, name, expected, expected_all, cores)
+        nexmark_report.plot(out / f"{name}.png", per_batch_rows, args.query, args.events)
+    md = nexmark_report.markdown(summaries, ratios, report, args, command, name,
+                                 tuple(reference["expected"]), tuple(reference["expected_all"]), cores)
     (out / f"{name}.md").write_text(md)
     print(md)
     return 0
 
-
-def markdown(summaries, args, command, name, expected, expected_all, cores) -> str:
-    by = {s["engine"]: s for s in summaries}
-    lines = [f"# NEXMark {args.query}: {args.events:,} events, {', '.join(by)}", "",
-             f"Command: `{command}`", "",
-             f"Batch answer: {expected[0]:,} rows"
-             + (f" (of auctions closed before the stream ends, the reference here; over all "
-                f"auctions {expected_all[0]:,}: the other {expected_all[0] - expected[0]:,} are still "
-                f"open at the end, no final winner yet)" if expected_all != expected else "")
-             + f". Machine: {cores} cores (local[{args.partitions}]), "
-             f"{args.events_per_batch:,} events per micro-batch, {args.events_per_second:,} events/s event time.",
-             "",
-             "| engine | events/s | events/s per core | max state rows | final state rows | "
-             "max state / live working set | final punctuations held | result rows | results match batch |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
-    for s in summaries:
-        if s.get("error"):
-            lines.append(f"| {s['engine']} | – | – | – | – | – | – | – | not run: {s['error']} |")
-            continue
-        match = ("– (reference: no join)" if s["results_match"] is None
-                 else "yes" if s["results_match"] else f"**no** ({s['missing_rows']:,} rows missing)")
-        lines.append(
-            f"| {s['engine']} | {s['events_per_second']:,} | {s['events_per_second_per_core']:,} | "
-            f"{s['max_state_rows']:,} | {s['final_state_rows']:,} | {s['max_state_over_live_working_set']} | "
-            f"{s['final_punctuations_held']:,} | {s['result_rows']:,} | {match} |")
-    timed = [x for x in summaries if x.get("mean_batch_ms") is not None]
-    if timed:
-        lines += ["", "Where a micro-batch's time goes (means per batch; commits summed over the "
-                      f"{args.partitions} tasks of each stateful operator, which run in parallel):", "",
-                  "| engine | batch ms | Spark's planning ms | state-store commits ms |",
-                  "|---|---:|---:|---:|"]
-        lines += [f"| {x['engine']} | {x['mean_batch_ms']} | {x['mean_planning_ms']} | "
-                  f"{x['mean_state_commit_ms']} |" for x in timed]
-    lines += ["", "Ratios (same run, same machine):", ""]
-
-    def ratio(a, b, key, digits=3):
-        if a in by and b in by and by[a].get(key) is not None and by[b].get(key):
-            return round(by[a][key] / by[b][key], digits)
-        return None
-
-    for a, b in (("punctuated", "native"), ("punctuated", "watermark"), ("watermark", "native")):
-        t = ratio(a, b, "events_per_second")
-        st = ratio(a, b, "final_state_rows", 5)
-        if t is not None:
-            lines.append(f"- throughput {a} / {b}: **{t}**; final state {a} / {b}: **{st}**")
-    floor = ratio("floor", "native", "events_per_second")
-    if floor is not None:
-        lines.append(f"- throughput floor / native: **{floor}** — the most any join plan could gain "
-                     f"over Spark's own here (floor: the same inputs and filters, no join)")
-    flink = FLINK_PER_CORE.get(args.query)
-    if flink:
-        lines += ["", f"Context, not a like-for-like comparison: Flink 1.13 on 8 cores reported "
-                      f"{flink:,} events/s per core for {args.query} (nexmark/nexmark); the table's "
-                      f"per-core figure divides by the {cores} cores of this machine."]
-    lines += ["", f"Per-batch figures: `{name}.csv`; plot: `{name}.png`.", ""]
-    return "\n".join(lines)
-
-
 if __name__ == "__main__":
-    if __package__ in (None, ""):
-        sys.path.insert(0, str(ROOT))
     sys.exit(main())

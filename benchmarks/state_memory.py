@@ -179,6 +179,9 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--state-store", choices=["hdfs", "rocksdb"], default="hdfs")
     ap.add_argument("--name", default=None)
+    ap.add_argument("--out", default=str(harness.DEFAULT_OUT),
+                    help=f"directory for the JSON and Markdown (default {harness.DEFAULT_OUT}; the recorded "
+                         "results are written only when given --out benchmarks/results)")
     ap.add_argument("--driver-memory", default="4g")
     # internal: one step in a fresh process
     ap.add_argument("--child", choices=["generate", "native", "punctuated"], help=argparse.SUPPRESS)
@@ -235,8 +238,9 @@ def main(argv=None) -> int:
         "command": "python benchmarks/state_memory.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "config": vars(args), "minutes": round((time.time() - started) / 60, 1),
         "load_average_1min": spread(load), "cpus": os.cpu_count(), "results": summary}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
     md = [f"# State memory per stored row: Spark's own join vs Punctuated ({args.state_store} state store)", "",
           f"Command: `{report['command']}`", "",
           f"{args.repeats} repetitions, each engine in a fresh process, engines alternating; medians, "
@@ -269,11 +273,11 @@ def main(argv=None) -> int:
                 md.append(f"| {e['scenario']} | {e['shape']} | {e['rows']:,} | {eng} | "
                           + " | ".join(fig(e[eng], k) for k in rocks) + " |")
     # the analysis below the figures (written by hand from them) is kept when the figures are re-run
-    previous = RESULTS / f"{name}.md"
+    previous = out / f"{name}.md"
     notes = previous.read_text().partition(NOTES)[2] if previous.exists() else ""
     if notes:
         md += ["", NOTES + notes.rstrip("\n")]
-    (RESULTS / f"{name}.md").write_text("\n".join(md) + "\n")
+    (out / f"{name}.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
     return 0
 

@@ -135,6 +135,9 @@ def main(argv=None) -> int:
     ap.add_argument("--batches", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--name", default="undeclared_overhead")
+    ap.add_argument("--out", default=str(harness.DEFAULT_OUT),
+                    help=f"directory for the JSON and Markdown (default {harness.DEFAULT_OUT}; the recorded "
+                         "results are written only when given --out benchmarks/results)")
     ap.add_argument("--driver-memory", default="2g")
     ap.add_argument("--child", choices=["generate", *ENGINES], help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
@@ -144,19 +147,19 @@ def main(argv=None) -> int:
 
     common = ["--rows", str(args.rows), "--batches", str(args.batches), "--driver-memory", args.driver_memory]
     root = Path(tempfile.mkdtemp(prefix="punctuated-undeclared-data-"))
-    runs = {e: [] for e in ENGINES}
-    load = []
     started = time.time()
     try:
         spawn(["--child", "generate", "--data", str(root)] + common)
-        for rep in range(args.repeats):
-            for engine in (ENGINES if rep % 2 == 0 else ENGINES[::-1]):
-                load.append(os.getloadavg()[0])
-                r = spawn(["--child", engine, "--data", str(root)] + common)
-                runs[engine].append(r)
-                print(f"[{rep}] {engine}: {r}", file=sys.stderr)
+        # each (engine, repetition) in a fresh process, the engines interleaved
+        runs = harness.run({e: [sys.executable, str(Path(__file__).resolve()), "--child", e, "--data", str(root)]
+                            + common for e in ENGINES}, args.repeats,
+                           on_done=lambda e, k, r: print(f"[{k}] {e}: {r}", file=sys.stderr))
     finally:
         shutil.rmtree(root, ignore_errors=True)
+    # the harness's own fields (repetition, order, load) are not figures of the engines
+    own = {"rep", "order", "load_1min_before", "load_1min_after", "load_5min_before"}
+    load = [r["load_1min_before"] for rs in runs.values() for r in rs]
+    runs = {e: [{k: v for k, v in r.items() if k not in own} for r in rs] for e, rs in runs.items()}
 
     figures = {e: {k: spread([r[k] for r in rs]) for k in rs[0]} for e, rs in runs.items()}
     for key in ("output_rows", "state_rows", "batches"):   # same query, same answer
@@ -168,8 +171,9 @@ def main(argv=None) -> int:
               "config": vars(args), "minutes": round((time.time() - started) / 60, 1),
               "load_average_1min": spread(load), "cpus": os.cpu_count(), "results": figures,
               "ratio_with_over_without_speed": ratios}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{args.name}.json").write_text(json.dumps(report, indent=2) + "\n")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{args.name}.json").write_text(json.dumps(report, indent=2) + "\n")
 
     def cell(f):
         return f"{f['median']:.2f} [{f['min']:.2f}–{f['max']:.2f}]"
@@ -187,7 +191,7 @@ def main(argv=None) -> int:
     for k, label in (("seconds", "query wall time"), ("trigger_seconds", "sum of triggerExecution"),
                      ("planning_seconds", "sum of queryPlanning")):
         md.append(f"| {label} | {cell(figures['without'][k])} | {cell(figures['with'][k])} | **{ratios[k]}** |")
-    (RESULTS / f"{args.name}.md").write_text("\n".join(md) + "\n")
+    (out / f"{args.name}.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
     return 0
 
