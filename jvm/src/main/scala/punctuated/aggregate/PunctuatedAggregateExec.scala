@@ -106,7 +106,7 @@ case class PunctuatedAggregateExec(
       new PunctuatedAggregateTask(this, store, storeConf, hadoopConf.value.value, wide).run(iter)
     }
     // a store Spark cannot load is reported with its damaged files
-    new punctuated.checkpoint.DamagedStateRDD(rdd, getStateInfo, hadoopConf)
+    new punctuated.state.DamagedStateRDD(rdd, getStateInfo, hadoopConf)
   }
 
   override protected def withNewChildInternal(newChild: SparkPlan): SparkPlan = copy(child = newChild)

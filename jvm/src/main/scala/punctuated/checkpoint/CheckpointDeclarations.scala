@@ -13,6 +13,7 @@ import org.apache.spark.sql.execution.streaming.state.StateStoreId
 import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.errors.PunctuatedErrors
+import punctuated.state.DamagedCheckpoint
 
 /**
  * The declarations a punctuated operator's state was written with, kept with the state:

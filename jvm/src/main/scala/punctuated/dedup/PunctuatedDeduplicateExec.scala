@@ -87,7 +87,7 @@ case class PunctuatedDeduplicateExec(
       new PunctuatedDeduplicateTask(this, store, storeConf, hadoopConf.value.value, wide).run(iter)
     }
     // a store Spark cannot load is reported with its damaged files
-    new punctuated.checkpoint.DamagedStateRDD(rdd, getStateInfo, hadoopConf)
+    new punctuated.state.DamagedStateRDD(rdd, getStateInfo, hadoopConf)
   }
 
   /** This batch's partition-wide punctuations (kind, key), read again from the shuffle. */

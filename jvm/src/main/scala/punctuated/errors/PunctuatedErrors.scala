@@ -122,7 +122,7 @@ object PunctuatedErrors {
 
   /**
    * Runtime error `PUNCTUATED_DAMAGED_CHECKPOINT`: a checkpoint whose files were damaged
-   * ([[punctuated.checkpoint.DamagedCheckpoint]]), said with the files and the fix.
+   * ([[punctuated.state.DamagedCheckpoint]]), said with the files and the fix.
    *
    * @param what     what cannot be read, naming the checkpoint
    * @param findings the damaged files found, and the causes' own words

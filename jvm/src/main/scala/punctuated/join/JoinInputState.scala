@@ -423,7 +423,7 @@ object JoinInputState {
     val id = StateStoreProviderId(
       StateStoreId(stateInfo.checkpointLocation, stateInfo.operatorId, partitionId, name),
       stateInfo.queryRunId)
-    punctuated.checkpoint.DamagedCheckpoint.opening(id, stateInfo.storeVersion, hadoopConf) {
+    punctuated.state.DamagedCheckpoint.opening(id, stateInfo.storeVersion, hadoopConf) {
       StateStore.get(id, key, value, spec, stateInfo.storeVersion, None, None,
         useColumnFamilies = false, storeConf, hadoopConf)
     }

@@ -57,7 +57,7 @@ class GroupPunctuations(
     val id = StateStoreProviderId(
       StateStoreId(stateInfo.checkpointLocation, stateInfo.operatorId, partitionId, StoreName),
       stateInfo.queryRunId)
-    punctuated.checkpoint.DamagedCheckpoint.opening(id, stateInfo.storeVersion, hadoopConf) {
+    DamagedCheckpoint.opening(id, stateInfo.storeVersion, hadoopConf) {
       StateStore.get(id, KeySchema, ValueSchema, NoPrefixKeyStateEncoderSpec(KeySchema),
         stateInfo.storeVersion, None, None, useColumnFamilies = false, storeConf, hadoopConf)
     }

@@ -1,4 +1,4 @@
-package punctuated.checkpoint
+package punctuated.state
 
 import java.io.DataInputStream
 import java.util.zip.CRC32

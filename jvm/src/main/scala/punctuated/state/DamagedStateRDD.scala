@@ -1,4 +1,4 @@
-package punctuated.checkpoint
+package punctuated.state
 
 import scala.reflect.ClassTag
 
@@ -8,7 +8,6 @@ import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOperatorStateInfo
 import org.apache.spark.sql.execution.streaming.state.{StateStoreId, StateStoreProviderId}
 
-import punctuated.state.SerializableHadoopConf
 
 /**
  * The RDD of Spark's `mapPartitionsWithStateStore` (which opens the operator's default state
