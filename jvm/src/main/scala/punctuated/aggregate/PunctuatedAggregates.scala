@@ -36,6 +36,13 @@ import punctuated.input.KeyScheme
  * a punctuation on a column equal to a grouping column by a join (`a.id = b.auction`)
  * closes that grouping column.
  *
+ * Keys that are expressions (`date_trunc('hour', ts)`, `window(ts, ...).start`) are first
+ * computed as columns below ([[TimeKeys.pullOut]]); a range scheme on a time column `ts<=`
+ * closes a key that never decreases with `ts` (a window, `date_trunc`, ...: [[TimeKeys]],
+ * [[MonotoneExpressions]]), its punctuation rows carrying the bound in that key's column
+ * (`g'` = `if(kind > 0, bound(ts), g)`), so the operator closes it as any range. Without such a
+ * key, an aggregation by expressions is left to Spark (and the safety check).
+ *
  * Worked example (bids schemes "auction"; `SELECT auction, sum(price) FROM bids GROUP BY auction`):
  * {{{
  *   batch 0: (7, 5.0), (7, 2.0)          -> group 7 stored: rows 2, sum 7.0; nothing emitted

@@ -15,7 +15,10 @@ import punctuated.spark.JoinGraph
  * punctuations *reach the operator* must have all its attributes among the grouping
  * columns / keys). What reaches is [[ReachingPunctuations]]: after a join, only the join-key
  * schemes both its inputs close. An operator with an event-time key (a watermark evicts its
- * state) is Spark's and not judged here.
+ * state) is Spark's and not judged here. A key closed through a time expression by a range
+ * scheme (`GROUP BY window(ts, ...)` with `ts<=`, flagged by the rewrite: [[TimeKeys]]) is
+ * closed; a key that is a non-monotone expression of a range column (`hour(ts)`) is named
+ * with the reason ([[TimeKeys.notClosable]]).
  *
  * One place for the start-time check ([[CheckJoinSafety]]) and for `punctuated.check_safety`
  * (through `PythonApi.describe`).
