@@ -104,8 +104,10 @@ object TimeKeys {
   def notClosable(e: Expression, ranges: Seq[Attribute], input: LogicalPlan): Option[String] = {
     val defs = definitions(input)
     ranges.distinctBy(_.exprId).find(t => e.references.exists(_.exprId == t.exprId)).flatMap { t =>
-      MonotoneExpressions.closingBound(e, t, defs).left.toOption.map { why =>
-        s"the range punctuations on ${t.name} close no group of ${e.sql}: $why. Group by an expression " +
+      // shown as written (`hour(ts)`, not `hour(spark_catalog.default.readings.ts)`)
+      val plain = e.transform { case a: AttributeReference => a.withQualifier(Nil) }
+      MonotoneExpressions.closingBound(plain, t, defs).left.toOption.map { why =>
+        s"the range punctuations on ${t.name} close no group of ${plain.sql}: $why. Group by an expression " +
           s"that never decreases as ${t.name} grows instead — window(${t.name}, '1 hour'), " +
           s"date_trunc('hour', ${t.name}), to_date(${t.name}) (docs/aggregation.md, \"Windows and time expressions\")"
       }

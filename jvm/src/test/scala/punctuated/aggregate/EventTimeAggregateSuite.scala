@@ -116,6 +116,25 @@ class EventTimeAggregateSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 1, punctuations = 2))
   }
 
+  test("SQL: window(...).start, unix_seconds(ts) div 60 and CAST(ts + INTERVAL 830 MINUTES AS DATE) as keys") {
+    val cases = Seq(
+      "window(ts, '10 minutes').start" -> Seq(Row(t("10:00"), 2L)),
+      "unix_seconds(ts) div 60" -> Seq(Row(t("10:00").getTime / 60000, 1L), Row(t("10:09").getTime / 60000, 1L)),
+      "CAST(ts + INTERVAL 830 MINUTES AS DATE)" -> Seq(Row(java.sql.Date.valueOf("2024-03-10"), 2L)))
+    for ((key, closed) <- cases) {
+      val (input, r) = readings()
+      r.createOrReplaceTempView("timed_readings")
+      val q = sql(s"SELECT $key AS k, count(*) AS n FROM timed_readings GROUP BY $key")
+      testStream(q, OutputMode.Append())(
+        AddData(input, reading(1, "10:00:30", 1.0), reading(1, "10:09:59.999999", 1.0), reading(2, "10:10", 1.0)),
+        CheckNewAnswer(),
+        ExpectPunctuatedPlan,
+        AddData(input, upTo("10:09:59.999999")),
+        CheckNewAnswer(closed: _*),
+        AssertPunctuatedState(rows = 1, punctuations = 2))
+    }
+  }
+
   test("late rows of a closed window fail the query with spark.punctuated.lateRows=fail") {
     val (input, r) = readings()
     val out = r.groupBy(window(col("ts"), "10 minutes")).agg(count("*"))
