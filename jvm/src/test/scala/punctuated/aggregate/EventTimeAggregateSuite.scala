@@ -20,7 +20,7 @@ case class TimedReading(sensor: Option[Long], ts: Option[Timestamp], temp: Optio
 /**
  * Windows and time expressions closed by range punctuations on event time (`ts<=`), in append
  * mode without a watermark (user contract, "Event time"; [[MonotoneExpressions]]): tumbling and
- * sliding windows, `date_trunc`, `to_date`, a restart mid-window, late rows by
+ * sliding windows, `date_trunc`, `to_date`, other time keys, a range on a DATE column, a restart mid-window, late rows by
  * `spark.punctuated.lateRows`, and strict safety refusing `hour(ts)`. HDFS-backed state store;
  * [[EventTimeAggregateRocksDBSuite]] runs the same on RocksDB.
  */
@@ -133,6 +133,24 @@ class EventTimeAggregateSuite extends PunctuatedStreamTest {
         CheckNewAnswer(closed: _*),
         AssertPunctuatedState(rows = 1, punctuations = 2))
     }
+  }
+
+  test("a range on a DATE column (day<=) closes GROUP BY trunc(day, 'MM') at the month's last day") {
+    val input = MemoryStream[(Option[java.sql.Date], Option[Int], Boolean)]
+    val days = declare(input.toDF().toDF("day", "v", "p"), "daily", Schemes -> "day<=", Marker -> "p")
+    days.createOrReplaceTempView("daily_values")
+    val monthly = sql("SELECT trunc(day, 'MM') AS month, sum(v) AS total FROM daily_values GROUP BY trunc(day, 'MM')")
+    def d(s: String) = Some(java.sql.Date.valueOf(s))
+    testStream(monthly, OutputMode.Append())(
+      AddData(input, (d("2024-02-29"), Some(1), false), (d("2024-03-30"), Some(2), false),
+        (d("2024-03-31"), Some(3), false), (d("2024-04-01"), Some(4), false)),
+      CheckNewAnswer(),
+      ExpectPunctuatedPlan,
+      AddData(input, (d("2024-03-30"), None, true)),
+      CheckNewAnswer(Row(java.sql.Date.valueOf("2024-02-01"), 1L)),
+      AddData(input, (d("2024-03-31"), None, true)),
+      CheckNewAnswer(Row(java.sql.Date.valueOf("2024-03-01"), 5L)),
+      AssertPunctuatedState(rows = 1, punctuations = 2))
   }
 
   test("late rows of a closed window fail the query with spark.punctuated.lateRows=fail") {
