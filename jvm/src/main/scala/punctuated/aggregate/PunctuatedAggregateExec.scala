@@ -41,8 +41,9 @@ import punctuated.state.{GroupPunctuation, GroupPunctuations}
  *              partitions first) matches it, or its stream's unique key implies one:
  *              its final row is emitted and its state removed
  *     else     stored
- *   then, if partition-wide punctuations arrived: one pass over the stored groups closes
- *   the ones they match. Punctuations are held for late rows (see GroupPunctuations).
+ *   then, if partition-wide punctuations arrived that close something earlier ones did not
+ *   (a range above its held bound): one pass over the stored groups closes the ones they
+ *   match. Punctuations are held for late rows (see GroupPunctuations).
  * }}}
  *
  * Worked example (`punctuated.schemes = 'hour<='`, `SELECT hour, max(temp) ... GROUP BY hour`):
@@ -191,7 +192,9 @@ private[aggregate] class PunctuatedAggregateTask(
     val out = ArrayBuffer.empty[InternalRow]
     val closedHere = ArrayBuffer.empty[GroupPunctuation]
     iter.foreach { r => group(r.asInstanceOf[UnsafeRow].copy(), out, closedHere) }
-    if (mode != Complete && wide.nonEmpty) scan(out)
+    // a pass over the stored groups only when a partition-wide punctuation closes something new
+    // (a range punctuation repeated, or not above the held bound, matches no stored group)
+    if (mode != Complete && wide.exists(p => !held.alreadyClosed(p))) scan(out)
     if (mode == Complete) stored(out)
     (closedHere ++ wide).distinct.foreach(p => held.hold(p, batch, settings.punctuationRetention))
     finish(out, settings.punctuationRetention)

@@ -36,6 +36,13 @@ import punctuated.input.KeyScheme
  * a punctuation on a column equal to a grouping column by a join (`a.id = b.auction`)
  * closes that grouping column.
  *
+ * Keys that are expressions (`date_trunc('hour', ts)`, `window(ts, ...).start`) are first
+ * computed as columns below ([[TimeKeys.pullOut]]); a range scheme on a time column `ts<=`
+ * closes a key that never decreases with `ts` (a window, `date_trunc`, ...: [[TimeKeys]],
+ * [[MonotoneExpressions]]), its punctuation rows carrying the bound in that key's column
+ * (`g'` = `if(kind > 0, bound(ts), g)`), so the operator closes it as any range. Without such a
+ * key, an aggregation by expressions is left to Spark (and the safety check).
+ *
  * Worked example (bids schemes "auction"; `SELECT auction, sum(price) FROM bids GROUP BY auction`):
  * {{{
  *   batch 0: (7, 5.0), (7, 2.0)          -> group 7 stored: rows 2, sum 7.0; nothing emitted
@@ -54,27 +61,42 @@ object PunctuatedAggregates {
    * The rewrite, or None when the aggregation reads no punctuated stream, or none of their
    * schemes closes a group (then it is Spark's, and the safety check speaks).
    */
-  def rewrite(a: Aggregate, conf: PunctuatedConf, caseSensitive: Boolean): Option[LogicalPlan] = {
+  def rewrite(a: Aggregate, conf: PunctuatedConf, caseSensitive: Boolean): Option[LogicalPlan] =
+    if (!a.child.isStreaming || isRewritten(a.child)) None
+    else TimeKeys.pullOut(a) match {
+      // expression keys: only where a range punctuation closes one through a time expression
+      case Some(pulled) => rewriteKeys(pulled, conf, caseSensitive, onTimeOnly = true)
+      case None => rewriteKeys(a, conf, caseSensitive, onTimeOnly = false)
+    }
+
+  private def rewriteKeys(a: Aggregate, conf: PunctuatedConf, caseSensitive: Boolean,
+      onTimeOnly: Boolean): Option[LogicalPlan] = {
     val grouping = a.groupingExpressions.collect { case g: Attribute => g }
-    if (!a.child.isStreaming || grouping.isEmpty || grouping.size != a.groupingExpressions.size ||
-        grouping.size >= 24 || isRewritten(a.child)) return None
+    if (grouping.isEmpty || grouping.size != a.groupingExpressions.size || grouping.size >= 24) return None
     val found = PunctuationSources.find(a.child, caseSensitive).getOrElse(return None)
 
-    val (kindAlias, layout, substituted) =
-      KindColumn(grouping, found, conf, useEqualities = true).getOrElse(return None)
+    // keys closed by a range on a time column through a monotone expression (window, date_trunc)
+    val ranges = found.sources.flatMap(_.schemes.flatMap(_._1.collect { case (at, true) => at }))
+    val onTime = TimeKeys.closing(grouping, TimeKeys.definitions(a.child), ranges)
+    val (kindAlias, layout, substituted) = KindColumn(grouping, found, conf, useEqualities = true,
+      ranges = at => onTime.get(at.exprId).map(_._1)).getOrElse(return None)
     val kind = kindAlias.toAttribute
+    val filled: Map[Int, Expression] = onTime.values.toMap
+    if (onTimeOnly && !layout.closing.exists(_.range.exists(filled.contains))) return None
 
     // g': the grouping columns, filled from equal columns on punctuation rows; the first one
     // flagged as an event-time column for Spark's append-mode check only
     val visible = found.plan.outputSet
     val groupAliases = grouping.zipWithIndex.map { case (g, i) =>
       val value: Expression =
-        if (!substituted.contains(i)) g
+        if (filled.contains(i)) If(GreaterThan(kind, Literal(0)), filled(i), g)
+        else if (!substituted.contains(i)) g
         else If(GreaterThan(kind, Literal(0)),
           Coalesce(PunctuationSources.equalTo(g, found.equal).filter(visible.contains)), g)
-      if (i == 0 || substituted.contains(i)) {
+      if (i == 0 || substituted.contains(i) || filled.contains(i)) {
         val md = new MetadataBuilder().withMetadata(g.metadata)
         if (i == 0) md.putLong(EventTimeWatermark.delayKey, 0L).putBoolean(CheckFlag, true)
+        if (filled.contains(i)) md.putBoolean(TimeKeys.ClosedOnTime, true)
         Some(Alias(value, g.name)(explicitMetadata = Some(md.build())))
       } else None
     }

@@ -25,9 +25,12 @@ object KindColumn {
    * equality (not from its own column), or None when no scheme closes a key.
    *
    * @param useEqualities let punctuations on columns equal by a join close key columns
+   * @param ranges  the key position a range on this (non-key) attribute closes through a
+   *                time expression (`window(ts, ...)`, `date_trunc(unit, ts)`: see
+   *                [[punctuated.aggregate.TimeKeys]]); such positions are also returned as filled
    */
   def apply(keys: Seq[Attribute], found: FoundSources, conf: PunctuatedConf,
-      useEqualities: Boolean): Option[(Alias, AggregateLayout, Set[Int])] = {
+      useEqualities: Boolean, ranges: Attribute => Option[Int] = _ => None): Option[(Alias, AggregateLayout, Set[Int])] = {
     val equal = if (useEqualities) found.equal else Nil
     def position(attr: Attribute): Option[Int] =
       PunctuationSources.equalTo(attr, equal).iterator
@@ -37,7 +40,9 @@ object KindColumn {
     val closing = ArrayBuffer.empty[(KeyScheme, String, Int)]
     val substituted = scala.collection.mutable.Set.empty[Int]
     val kinds: Seq[Seq[Int]] = found.sources.map(source => source.schemes.map { case (attrs, text) =>
-      val ps = attrs.map { case (at, isRange) => position(at).map(p => (p, isRange, at)) }
+      val ps = attrs.map { case (at, isRange) =>
+        position(at).orElse(if (isRange) ranges(at) else None).map(p => (p, isRange, at))
+      }
       if (ps.exists(_.isEmpty) || attrs.count(_._2) > 1 || ps.flatten.map(_._1).distinct.size != ps.size) {
         PunctuationKind.Ignored
       } else {

@@ -1,6 +1,6 @@
 package punctuated.input
 
-import org.apache.spark.sql.catalyst.plans.logical.{Deduplicate, EventTimeWatermark, Filter, Generate, Join, LogicalPlan, Project, SubqueryAlias, Union, View}
+import org.apache.spark.sql.catalyst.plans.logical.{Deduplicate, EventTimeWatermark, Expand, Filter, Generate, Join, LogicalPlan, Project, SubqueryAlias, Union, View}
 
 /**
  * How punctuations pass a node of a logical plan (Tucker et al. 2003, Table 3: select and
@@ -24,7 +24,11 @@ object PassThrough {
 
   sealed trait Step
 
-  /** Rows and columns pass as they are: Filter, SubqueryAlias, View, EventTimeWatermark. */
+  /**
+   * Rows and columns pass as they are: Filter, SubqueryAlias, View, EventTimeWatermark, and
+   * the Expand of sliding windows (each row once per window; a punctuation row's copies are
+   * one punctuation).
+   */
   final case class Transparent(child: LogicalPlan) extends Step
 
   /** A projection: columns pass, possibly renamed. */
@@ -48,6 +52,7 @@ object PassThrough {
   def step(node: LogicalPlan): Step = node match {
     case p: Project => Projection(p)
     case _: Filter | _: SubqueryAlias | _: View | _: EventTimeWatermark => Transparent(node.children.head)
+    case e: Expand if e.output.exists(_.metadata.contains("spark.timeWindow")) => Transparent(e.child)
     case j: Join => PunctuationColumns.find(j.condition).map(PunctuatedJoin(j, _)).getOrElse(Stop)
     case u: Union => UnionOf(u)
     case g: Generate => RewrittenOperators.aggregateOutput(g).map(AggregateOutput(g, _)).getOrElse(Stop)

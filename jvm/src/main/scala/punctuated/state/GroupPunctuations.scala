@@ -83,6 +83,18 @@ class GroupPunctuations(
   /** Is this group closed by a held or remembered punctuation of `kind`? */
   def closes(kind: Int, scheme: KeyScheme, key: InternalRow): Boolean = table.covers(kind, scheme, key)
 
+  /**
+   * Did earlier punctuations already close everything `p` closes (a range alone: a held bound
+   * at least as high; otherwise: remembered)? Then no stored group matches `p`: a group it
+   * covers was closed when they came, or was late. (Only true when known; a forgotten value: false.)
+   */
+  def alreadyClosed(p: GroupPunctuation): Boolean =
+    if (pureRange(p.scheme)) (table.held(p.kind, p.scheme, p.constants), p.bound, p.scheme.range) match {
+      case (Some((Some(h), _)), Some(b), Some(r)) => table.ordering(r).gteq(h, b)
+      case _ => false
+    }
+    else table.remembers(p.kind, p.constants, p.bound)
+
   /** Remembers the values `p` closes for good (a range alone is held for good instead). */
   def remember(p: GroupPunctuation): Unit =
     if (!pureRange(p.scheme)) table.remember(p.kind, p.constants, p.bound)

@@ -3,7 +3,7 @@ package punctuated.spark.rules
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Deduplicate, Distinct, EventTimeWatermark, LogicalPlan}
 
-import punctuated.aggregate.PunctuatedAggregates
+import punctuated.aggregate.{PunctuatedAggregates, TimeKeys}
 import punctuated.conf.PunctuatedConf
 import punctuated.input.DeclaredStreams
 import punctuated.spark.JoinGraph
@@ -15,7 +15,10 @@ import punctuated.spark.JoinGraph
  * punctuations *reach the operator* must have all its attributes among the grouping
  * columns / keys). What reaches is [[ReachingPunctuations]]: after a join, only the join-key
  * schemes both its inputs close. An operator with an event-time key (a watermark evicts its
- * state) is Spark's and not judged here.
+ * state) is Spark's and not judged here. A key closed through a time expression by a range
+ * scheme (`GROUP BY window(ts, ...)` with `ts<=`, flagged by the rewrite: [[TimeKeys]]) is
+ * closed; a key that is a non-monotone expression of a range column (`hour(ts)`) is named
+ * with the reason ([[TimeKeys.notClosable]]).
  *
  * One place for the start-time check ([[CheckJoinSafety]]) and for `punctuated.check_safety`
  * (through `PythonApi.describe`).
@@ -54,7 +57,8 @@ object StatefulSafety {
     val columns = keys.map(written)
     val attrs = keys.collect { case a: Attribute => a }
     val reach = ReachingPunctuations.of(input, caseSensitive = false)
-    val closed = attrs.size == keys.size && attrs.nonEmpty && reach.closes(attrs, useEqualities)
+    val closed = (attrs.size == keys.size && attrs.nonEmpty && reach.closes(attrs, useEqualities)) ||
+      keys.exists(TimeKeys.closedOnTime)
     val problem = if (closed) None else Some(JoinSafety.Problem(streams.mkString(", "), {
       val what = if (operator == "aggregation") "group" else "key"
       val where = if (reach.lost.isEmpty) "" else s" (${reach.lost.distinct.mkString("; ")})"
@@ -75,7 +79,9 @@ object StatefulSafety {
     val traced = keys.flatMap(SafetyFixes.column(graph, _))
     val viaJoin = reach.lost.nonEmpty
     expression match {
-      case Some(e) => SafetyFixes.expressionKey(e)
+      case Some(e) =>
+        val ranges = reach.schemes.flatMap(_.collect { case (a, true) => a })
+        TimeKeys.notClosable(e, ranges, input).getOrElse(SafetyFixes.expressionKey(e))
       case None if viaJoin =>
         val joinKeys = reach.schemes.flatMap(_.map(_._1.name)).distinct
         (if (joinKeys.nonEmpty) s"$by join-key columns whose values both inputs close " +
