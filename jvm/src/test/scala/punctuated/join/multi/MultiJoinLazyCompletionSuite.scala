@@ -16,7 +16,8 @@ import punctuated.spark.PunctuatedStreamTest
  * completes it once (`numKeysCompleted`; a second probe finds the mark, also after a restart
  * in the middle of the migration), the node is complete once its pending values are, and a
  * second migration before the first completes keeps the marks of the node both plans have
- * (§4.5). Output exactly once throughout; everything punctuated leaves no state.
+ * (§4.5), and `moving_state` after a restart completes at its switch what `jisc` left
+ * incomplete. Output exactly once throughout; everything punctuated leaves no state.
  * [[MultiJoinLazyCompletionRocksDBSuite]] runs the same on RocksDB.
  */
 class MultiJoinLazyCompletionSuite extends PunctuatedStreamTest {
@@ -126,6 +127,43 @@ class MultiJoinLazyCompletionSuite extends PunctuatedStreamTest {
           MultiAddData(a -> Nil, b -> Seq(xy(1, 7)), c -> Nil, d -> Nil),
           CheckNewAnswer((1L, 1L, 7L, 7L, 50L, 50L)),
           Counters(migrations = 0, incomplete = 0, keys = 1, rows = 10),
+          MultiAddData(a -> Seq(onX(1), onX(9)), b -> Seq(onX(1), onX(9), onY(7)), c -> Seq(onX(7), onY(50), onY(51)),
+            d -> Seq(onX(50), onX(51))),
+          CheckNewAnswer(),
+          Counters(migrations = 0, incomplete = 0, keys = 0, rows = 0))
+      }
+    }
+  }
+
+  test("moving_state over a node a jisc migration left incomplete completes it at the switch, after a restart") {
+    withTempDir { dir =>
+      settings {
+        val (a, da) = stream("a", "x")
+        val (b, db) = stream("b", "x; y")
+        val (c, dc) = stream("c", "x; y")
+        val (d, dd) = stream("d", "x")
+        val joined = da.join(db, da("a_x") === db("b_x")).join(dc, db("b_y") === dc("c_x"))
+          .join(dd, dc("c_y") === dd("d_x")).select("a_x", "b_x", "b_y", "c_x", "c_y", "d_x")
+        val cp = dir.getCanonicalPath
+        testStream(joined)(
+          StartStream(checkpointLocation = cp),
+          MultiAddData(a -> Seq(xy(1, 0)), b -> Seq(xy(1, 7)), c -> Seq(xy(7, 50), xy(7, 51)), d -> Nil),
+          CheckNewAnswer(),
+          Migrate("(((a ⋈ b) ⋈ c) ⋈ d)"),
+          MultiAddData(a -> Seq(xy(9, 0)), b -> Nil, c -> Nil, d -> Nil),
+          CheckNewAnswer(),
+          Counters(migrations = 1, incomplete = 2, keys = 0, rows = 5),
+          StopStream,
+          StartStream(checkpointLocation = cp, additionalConfs = Map(PunctuatedConf.MigrationStrategy -> "moving_state")),
+          Migrate("((a ⋈ b) ⋈ (c ⋈ d))"),
+          // the switch completes {a, b} (kept, incomplete: y = 7) and the new {c, d} (y = 7, no d yet)
+          // before the batch's rows; d(50)'s delta then stores c(7, 50) ⋈ d(50) and meets a(1) ⋈ b(1, 7)
+          MultiAddData(a -> Nil, b -> Nil, c -> Nil, d -> Seq(xy(50, 0))),
+          CheckNewAnswer((1L, 1L, 7L, 7L, 50L, 50L)),
+          Counters(migrations = 1, incomplete = 0, keys = 2, rows = 8),
+          MultiAddData(a -> Nil, b -> Seq(xy(1, 7)), c -> Nil, d -> Nil),
+          CheckNewAnswer((1L, 1L, 7L, 7L, 50L, 50L)),
+          Counters(migrations = 0, incomplete = 0, keys = 0, rows = 10),
           MultiAddData(a -> Seq(onX(1), onX(9)), b -> Seq(onX(1), onX(9), onY(7)), c -> Seq(onX(7), onY(50), onY(51)),
             d -> Seq(onX(50), onX(51))),
           CheckNewAnswer(),
