@@ -43,7 +43,7 @@ import punctuated.spark.PunctuatedStreamTest
  * cannot purge — and the model asserts that no combination keeps a row its input purged.
  *
  * Runs with random plan switches (under each `spark.punctuated.migration.strategy`): the
- * first batch runs a random plan, and two or three run-time requests (`punctuated.migrate`)
+ * first batch runs the MJoin or a random plan, and two or three run-time requests (`punctuated.migrate`)
  * switch to random plans (trees or the MJoin) at random batches — one may fall right after a
  * restart, the restarts may fall inside an incomplete migration, and a second switch may come
  * before the first completed. (a) as above; (b) counts the nodes of the plan in force: under
@@ -138,7 +138,9 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
       // two or three switches at random batches before everything is punctuated; the one at batch 2
       // comes right after a restart, and the restarts at 2 and batches + 2 may fall inside a migration
       val at = rng.shuffle((1 to batches + 1).toList).take(2 + rng.nextInt(2)).sorted
-      run(shape, seed, parts, "mjoin", start = Some(plan()), switches = at.map(_ -> plan()).toMap, strategy = strategy)
+      // half the runs start with the MJoin: their first switch to a tree makes every node new
+      val first = if (rng.nextBoolean()) MultiJoinPlan.mjoin(shape.inputs) else plan()
+      run(shape, seed, parts, "mjoin", start = Some(first), switches = at.map(_ -> plan()).toMap, strategy = strategy)
     }
   }
 
