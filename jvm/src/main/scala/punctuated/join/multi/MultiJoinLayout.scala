@@ -74,6 +74,13 @@ object MultiJoinLayout {
    */
   def nodeNamespace(inputs: Seq[Int]): Int = (1 << 20) + inputs.map(1 << _).sum
 
+  /**
+   * The namespace of `punctuated-meta` keeping a node's completion state while a plan
+   * migration leaves it incomplete ([[MultiJoinCompletion]]): its marks, pending values and
+   * status. `marksNamespace(Seq(0, 1)) == (1 << 21) + 3`.
+   */
+  def marksNamespace(inputs: Seq[Int]): Int = (1 << 21) + inputs.map(1 << _).sum
+
   private val NodePrefix = "inputs-"
   private val RowsSuffix = "-mjoin-rows"
 

@@ -16,12 +16,21 @@ import org.json4s._
  *    the subtree below it): kept;
  *  - a node only the old plan has: its rows are removed at the switch, one pass over its
  *    store (counted in `numRemovedStateRows`), so that a later switch back starts it empty;
- *  - a node only the new plan has: *completed* at the switch batch, before the batch's rows,
+ *  - a node only the new plan has, under `jisc` (default): starts *incomplete* and is
+ *    completed per (class, value) key when a probe first needs it, its marks and pending
+ *    count in `punctuated-meta` ([[MultiJoinCompletion]]: JISC Procedures 1–3, §4.1–4.5);
+ *    `numKeysCompleted` counts the keys completed, `numIncompleteStates` the (node, cell)
+ *    pairs still incomplete;
+ *  - under `moving_state`: *completed* at the switch batch, before the batch's rows,
  *    bottom-up: its combinations are joined from its children's states (one pass over its
- *    first child's rows, look-ups by class value in the others: the `moving_state`
- *    strategy, JISC §3's Moving State baseline), leaving out those its purge would remove
- *    at once ([[ChainedPurge.check]] with its inputs covered). Counted in
- *    `numKeysCompleted` (distinct values of the node's first class).
+ *    first child's rows, look-ups by class value in the others: JISC §3's Moving State
+ *    baseline), leaving out those its purge would remove at once ([[ChainedPurge.check]]
+ *    with its inputs covered). Counted in `numKeysCompleted` (distinct values of the node's
+ *    first class). A node an earlier `jisc` switch left incomplete that the new plan keeps
+ *    (overlapping migrations) is completed at the switch too, value by pending value.
+ *
+ * A node both plans have keeps its completion state (a second switch before the first
+ * completed, §4.5); a node the new plan drops loses it with its rows.
  *
  * Where a node's rows live: the rows stores a checkpoint has are fixed by its first batch
  * (Spark opens a store at a later version only if it was committed at every version before:
@@ -41,7 +50,9 @@ import org.json4s._
  * }}}
  *
  * A retried batch reads its own record (the plan log) and so switches again from the same
- * state (the stores load the version before the batch).
+ * state (the stores load the version before the batch). A restart in the middle of a `jisc`
+ * migration continues it: which nodes are incomplete, per cell, is in the state, not in the
+ * plan record (completion is decided per cell, in the tasks).
  *
  * @param from     the plan of the batch before (canonical)
  * @param strategy how new nodes are completed ([[MultiJoinMigration.Strategies]])
@@ -73,7 +84,7 @@ object MultiJoinMigration {
   def dropped(m: MultiJoinMigration, now: MultiJoinPlan.Join): Seq[Seq[Int]] =
     nodeSets(m.from).filterNot(nodeSets(now).contains)
 
-  /** Nodes the new plan has and the old one does not (bottom-up): completed at the switch. */
+  /** Nodes the new plan has and the old one does not (bottom-up): incomplete, or completed at the switch. */
   def added(m: MultiJoinMigration, now: MultiJoinPlan.Join): Seq[Seq[Int]] =
     nodeSets(now).filterNot(nodeSets(m.from).contains)
 

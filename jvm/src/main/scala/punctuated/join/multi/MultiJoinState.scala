@@ -292,6 +292,21 @@ class MultiJoinState(
    */
   def storedRows: Iterator[UnsafeRow] = rows.entries.filter(_._1.getInt(0) == classes.head).map(_._2)
 
+  /**
+   * The distinct values of class `c` among the stored rows (one-field rows): one pass over
+   * the rows, reading the entries of slot 0 (one per value). A plan migration's count of the
+   * values a node must complete ([[MultiJoinCompletion.start]]). Rows changed in this task
+   * are not seen.
+   */
+  def distinctValues(c: Int): Iterator[UnsafeRow] = rows.entries.filter { case (k, _) =>
+    k.getInt(0) == c && k.getLong(2) == 0L
+  }.map { case (k, _) =>
+    val bytes = k.getBinary(1)
+    val v = new UnsafeRow(1)
+    v.pointTo(bytes, bytes.length)
+    v
+  }
+
   /** Writes this task's changes to the store now (rows read afterwards come from it). */
   def flush(): Unit = {
     writeSlots()

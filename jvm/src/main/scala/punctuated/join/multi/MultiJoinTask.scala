@@ -77,6 +77,15 @@ private[multi] class MultiJoinTask(
   private val climber = if (tree.isMJoin) None
     else Some(new MultiJoinTreeProbe(tree, unitState, exec.classTypes.size, probes, matches,
       exec.cellCoordinates(cell)))
+  /** Lazy completion of nodes a migration left incomplete ([[MultiJoinCompletion]]); tree plans only. */
+  private val completion = climber.map { c =>
+    val lazily = new MultiJoinCompletion(tree, meta, unitState, c,
+      (u, key) => ChainedPurge.check(View, tree.inputsOf(u).toSet, unitState(u).bindingOf(key),
+        MultiJoinState.MaxPartials) != ChainedPurge.Purgeable,
+      (u, key) => nodesStoredNow += (u -> key))
+    c.beforeLookup = lazily.ensure
+    lazily
+  }
   Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit] { _ =>
     allStates.foreach(_.abortIfNeeded())
     if (!meta.hasCommitted) meta.abort()
@@ -141,10 +150,23 @@ private[multi] class MultiJoinTask(
         val st = (tree.nodes.map(_.inputs.sorted).zip(nodeStates) ++ idle).find(_._1 == covered.sorted).map(_._2)
           .getOrElse(nodeState(covered, 3 * n))
         cleared += st.clear()
+        MultiJoinCompletion.drop(meta, covered)
       }
-      // nodes of the new plan only, bottom-up: joined from their children's states
       val added = MultiJoinMigration.added(m, tree.plan)
-      tree.nodes.indices.filter(k => added.contains(tree.nodes(k).inputs)).foreach { k =>
+      val addedUnits = tree.nodes.indices.filter(k => added.contains(tree.nodes(k).inputs)).map(n + _)
+      // a node both plans have that an earlier jisc migration left incomplete (overlapping migrations)
+      val pending = completion.exists(l => tree.nodes.indices.map(n + _).exists(l.isIncomplete))
+      if (m.strategy == "jisc" || pending) {
+        // new nodes start incomplete and are completed key by key when probed (MultiJoinCompletion);
+        // moving_state completes every incomplete node now, bottom-up
+        addedUnits.foreach(u => completion.get.start(u))
+        if (m.strategy != "jisc") tree.nodes.indices.foreach(k => completion.get.completeAll(n + k))
+      } else movingState(addedUnits.map(_ - n))
+    }
+
+    /** Nodes of the new plan only, bottom-up: joined from their (complete) children's states. */
+    private def movingState(added: Seq[Int]): Unit = {
+      added.foreach { k =>
         val st = nodeStates(k)
         val covered = tree.inputsOf(n + k).toSet
         val values = mutable.HashSet.empty[UnsafeRow]
@@ -162,7 +184,8 @@ private[multi] class MultiJoinTask(
 
     def report(): Unit = {
       if (switching.isDefined && cell == 0) metric(MultiJoinMigration.NumMigrations) += 1
-      metric(MultiJoinMigration.NumKeysCompleted) += keys
+      metric(MultiJoinMigration.NumKeysCompleted) += keys + completion.map(_.keysCompleted).getOrElse(0L)
+      metric(MultiJoinMigration.NumIncompleteStates) += completion.map(_.numIncomplete.toLong).getOrElse(0L)
     }
   }
 
@@ -181,6 +204,7 @@ private[multi] class MultiJoinTask(
     metric("allUpdatesTimeMs") += NANOSECONDS.toMillis(System.nanoTime - start)
     val held = states.map(_.numPunctuations).sum // read before the commit
     val t = System.nanoTime
+    completion.foreach(_.finish())
     allStates.foreach(_.prepareCommit())
     val stores = (allStates.map(_.rowsStore) :+ meta).distinct // nodes in punctuated-meta share it
     stores.foreach(_.commit())
@@ -402,7 +426,7 @@ private[multi] class MultiJoinTask(
    * sharing a class value with an input key this batch's purge checked or removed (`keys`) or
    * with a new punctuation's binding (`bindings`) — look-ups by class value, never a scan.
    */
-  private def purgeNodes(keys: Iterable[(Int, Binding)], bindings: Iterable[Binding]): Unit =
+  private def purgeNodes(keys: Iterable[(Int, Binding)], bindings: Iterable[Binding]): Unit = {
     for (k <- nodeStates.indices) {
       val u = n + k
       val st = nodeStates(k)
@@ -422,6 +446,8 @@ private[multi] class MultiJoinTask(
         }
       }
     }
+    completion.foreach(_.afterPurge((keys.map(_._2) ++ bindings).flatten))
+  }
 
   /** This batch's new punctuations, by input, once applied (remembered and held). */
   private val applied = mutable.ArrayBuffer.empty[(Int, KeyPunctuation)]

@@ -213,25 +213,45 @@ private[multi] final class MultiJoinTreeProbe(tree: MultiJoinTree, states: Int =
   private var observing = true
 
   /**
+   * Called before every look-up of an intermediate node's state (its unit, the class and the
+   * value it is looked up by): lazy completion of a node a plan migration left incomplete
+   * ([[MultiJoinCompletion.ensure]]). Default: nothing (every node complete).
+   */
+  var beforeLookup: (Int, Int, UnsafeRow) => Unit = (_, _, _) => ()
+
+  /** Runs `f` with the look-ups it makes not counted in the observed statistics. */
+  def quietly[T](f: => T): T = {
+    val was = observing
+    observing = false
+    try f finally observing = was
+  }
+
+  /**
+   * Node `x`'s combinations (index in [[MultiJoinTree.inner]]) containing one of `rows`, rows
+   * of its child at position `p` (with the child's state): each passed to `add` (the node's
+   * row, a copy, and its key in the node's state). Look-ups not observed.
+   */
+  def combinations(x: Int, p: Int, rows: Iterator[UnsafeRow], add: (UnsafeRow, UnsafeRow) => Unit): Unit = {
+    val child = states(tree.inner(x).children(p))
+    val node = states(tree.inner(x).unit)
+    quietly(rows.foreach { row =>
+      val key = child.keyOf(row).copy()
+      val b = new Array[UnsafeRow](numClasses)
+      child.classes.indices.foreach(q => b(child.classes(q)) = child.classValue(key, q))
+      joinAt(x, p, row, b, { (r, _) =>
+        val nodeRow = toNodeRow(x)(r).copy()
+        add(nodeRow, node.keyOf(nodeRow).copy())
+      })
+    })
+  }
+
+  /**
    * Completes intermediate node `x` (index in [[MultiJoinTree.inner]]) at a plan switch
    * ([[MultiJoinMigration]]): each of its first child's stored rows (`rows`, with the child's
    * state) joined with the other children's states, each combination passed to `add` (the
    * node's row, a copy, and its key in the node's state). One pass over the first child.
    */
-  def fill(x: Int, rows: Iterator[UnsafeRow], add: (UnsafeRow, UnsafeRow) => Unit): Unit = {
-    val child = states(tree.inner(x).children(0))
-    val node = states(tree.inner(x).unit)
-    observing = false
-    try rows.foreach { row =>
-      val key = child.keyOf(row).copy()
-      val b = new Array[UnsafeRow](numClasses)
-      child.classes.indices.foreach(q => b(child.classes(q)) = child.classValue(key, q))
-      joinAt(x, 0, row, b, { (r, _) =>
-        val nodeRow = toNodeRow(x)(r).copy()
-        add(nodeRow, node.keyOf(nodeRow).copy())
-      })
-    } finally observing = true
-  }
+  def fill(x: Int, rows: Iterator[UnsafeRow], add: (UnsafeRow, UnsafeRow) => Unit): Unit = combinations(x, 0, rows, add)
 
   /** Joins one row of child `k` of inner node `x` with the other children's states. */
   private def joinAt(x: Int, k: Int, row: InternalRow, binding: Array[UnsafeRow],
@@ -247,6 +267,7 @@ private[multi] final class MultiJoinTreeProbe(tree: MultiJoinTree, states: Int =
         val st = states(node.children(pos))
         val by = st.classes.find(c => binding(c) != null).get
         val fresh = st.classes.indices.filter(q => binding(st.classes(q)) == null)
+        if (node.children(pos) >= tree.n) beforeLookup(node.children(pos), by, binding(by))
         val candidates = st.rowsWith(by, binding(by))
         if (observing && node.children(pos) < tree.n) {
           if (MultiJoinObserved.once(coordinates, binding, Nil)) probes(node.children(pos))(by) += 1

@@ -3,9 +3,10 @@ package punctuated.join.multi
 import scala.util.Random
 
 import org.apache.spark.sql.{Column, DataFrame, Row}
-import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
+import org.apache.spark.sql.execution.streaming.runtime.{MemoryStream, StreamingQueryWrapper}
 import org.apache.spark.sql.internal.SQLConf
 
+import punctuated.checkpoint.MigrationRequests
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.spark.PunctuatedStreamTest
@@ -40,6 +41,17 @@ import punctuated.spark.PunctuatedStreamTest
  * intermediate nodes' combinations too, as [[MultiJoinModel.nodeRows]] predicts them — the
  * combinations of the model's stored rows that the closure started from the node's inputs
  * cannot purge — and the model asserts that no combination keeps a row its input purged.
+ *
+ * Runs with random plan switches (under each `spark.punctuated.migration.strategy`): the
+ * first batch runs the MJoin or a random plan, and two or three run-time requests (`punctuated.migrate`)
+ * switch to random plans (trees or the MJoin) at random batches — one may fall right after a
+ * restart, the restarts may fall inside an incomplete migration, and a second switch may come
+ * before the first completed. (a) as above; (b) counts the nodes of the plan in force: under
+ * `moving_state` no node is incomplete and the rows are exactly the model's; under `jisc` the
+ * (node, cell) pairs reported incomplete are at most the plan's nodes times the cells, the rows
+ * at least the inputs' and at most the model's, and exactly the model's whenever no node is
+ * incomplete (the completion counters agree with the stored state); (c) once everything is
+ * punctuated no node is incomplete and nothing is left.
  */
 class MultiJoinPropertySuite extends PunctuatedStreamTest {
   import testImplicits._
@@ -115,6 +127,23 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
     }
   }
 
+  /** Runs also made with random plan switches, under each migration strategy. */
+  protected def migrationRuns: Seq[(Shape, Long, Int)] = runs.take(5) ++ runs.drop(6).take(2)
+  protected def strategies: Seq[String] = MultiJoinMigration.Strategies
+
+  for ((shape, seed, parts) <- migrationRuns; strategy <- strategies) {
+    test(s"random interleavings, random plan switches ($strategy), $parts partition(s): ${shape.name} (seed $seed)") {
+      val rng = new Random(seed * 17 + parts)
+      def plan(): MultiJoinPlan.Join = if (rng.nextInt(4) == 0) MultiJoinPlan.mjoin(shape.inputs) else randomTree(shape.inputs, rng)
+      // two or three switches at random batches before everything is punctuated; the one at batch 2
+      // comes right after a restart, and the restarts at 2 and batches + 2 may fall inside a migration
+      val at = rng.shuffle((1 to batches + 1).toList).take(2 + rng.nextInt(2)).sorted
+      // half the runs start with the MJoin: their first switch to a tree makes every node new
+      val first = if (rng.nextBoolean()) MultiJoinPlan.mjoin(shape.inputs) else plan()
+      run(shape, seed, parts, "mjoin", start = Some(first), switches = at.map(_ -> plan()).toMap, strategy = strategy)
+    }
+  }
+
   test("constraint propagation on: a random 5-input query's punctuations decode (seed 15)") {
     // failed with PUNCTUATED_INVALID_PUNCTUATION on in0's first punctuation (both plans) while a
     // copy of a mark could be taken for the mark
@@ -122,13 +151,25 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
   }
 
   /** One query of `shape` under `plan`: random batches, then every scheme punctuated, then every case closed. */
+  /**
+   * @param start    under switches: the plan of the first batch
+   * @param switches batch -> the plan a run-time request (`punctuated.migrate`) switches to before it:
+   *                 then (b) counts the plan's node rows, which `jisc` may not have completed yet (the
+   *                 rows are then at most the model's, and exactly them once no node is incomplete);
+   *                 everything punctuated, no node is incomplete
+   */
   private def run(shape: Shape, seed: Long, partitions: Int, plan: String,
-      constraintPropagation: Boolean = true, nodes: Seq[Seq[Int]] = Nil): Unit = {
+      constraintPropagation: Boolean = true, nodes: Seq[Seq[Int]] = Nil, start: Option[MultiJoinPlan.Join] = None,
+      switches: Map[Int, MultiJoinPlan.Join] = Map.empty, strategy: String = "jisc"): Unit = {
+    def text(p: MultiJoinPlan.Join) = if (p.isMJoin) "mjoin" else p.text(i => s"in$i")
+    def inForce(b: Int): Option[MultiJoinPlan.Join] =
+      switches.filter(_._1 <= b).toSeq.sortBy(_._1).lastOption.map(_._2).orElse(start)
     val rng = new Random(seed)
     val query = safeQuery(shape, rng).getOrElse(fail(s"no safe schemes for ${shape.name} (seed $seed)"))
     val clue = s"seed $seed, $query"
     val multi = plan != "written"
-    withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> partitions.toString, PunctuatedConf.JoinPlan -> plan,
+    withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> partitions.toString,
+        PunctuatedConf.JoinPlan -> start.map(text).getOrElse(plan), PunctuatedConf.MigrationStrategy -> strategy,
         PunctuatedConf.SafetyMode -> (if (multi) "strict" else "off"),
         SQLConf.CONSTRAINT_PROPAGATION_ENABLED.key -> constraintPropagation.toString) {
       val model = new MultiJoinModel(query)
@@ -144,11 +185,14 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
         () => (0 until cases).flatMap(c => model.closeCase(c, Some(rng))),
         () => (0 until cases).flatMap(c => model.closeCase(c, None)))
       val exercised = scala.collection.mutable.ArrayBuffer.empty[String]
+      // per batch: (node, cell) pairs incomplete and keys completed, as the operator reported them
+      val completion = scala.collection.mutable.ArrayBuffer.empty[String]
       val actions = (regular ++ last).zipWithIndex.flatMap { case (gen, b) =>
         val elems = gen()
         model.endBatch(elems)
         val expected = model.output.map(Row.fromSeq)
-        val nodeRows = nodes.map(model.nodeRows).sum
+        val nodesNow = inForce(b).map(p => MultiJoinPlan.intermediates(p).map(_.inputs)).getOrElse(nodes)
+        val nodeRows = nodesNow.map(model.nodeRows).sum
         val (rows, puncts, late) = (model.storedRows + nodeRows, model.heldPunctuations, model.lateInBatch)
         exercised += s"$b: ${model.purgedInBatch} purged, ${model.releasedInBatch} released, $late late, " +
           s"$rows rows ($nodeRows in nodes) and $puncts punctuations left"
@@ -160,7 +204,13 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
           val ops = q.lastProgress.stateOperators.filter(_.operatorName.startsWith("punctuated"))
           assert(ops.map(_.operatorName).toSeq == Seq("punctuatedMultiJoin"), s"($clue) ${q.lastProgress.json}")
           val p = ops.head
-          assert(p.numRowsTotal == rows, s"batch $b: rows ${p.numRowsTotal} != $rows ($clue) ${p.json}")
+          val incomplete = p.customMetrics.get(MultiJoinMigration.NumIncompleteStates)
+          completion += s"$b: $incomplete incomplete, ${p.customMetrics.get(MultiJoinMigration.NumKeysCompleted)} keys completed"
+          if (strategy == "moving_state" || b >= batches) assert(incomplete == 0L, s"batch $b: incomplete ($clue) ${p.json}")
+          assert(incomplete <= nodesNow.size * partitions, s"batch $b: incomplete ($clue) ${p.json}")
+          if (incomplete == 0L) assert(p.numRowsTotal == rows, s"batch $b: rows ${p.numRowsTotal} != $rows ($clue) ${p.json}")
+          else assert(p.numRowsTotal >= model.storedRows && p.numRowsTotal <= rows,
+            s"batch $b: rows ${p.numRowsTotal} not in ${model.storedRows} .. $rows ($clue) ${p.json}")
           assert(p.customMetrics.get("numPunctuationsHeld") == puncts,
             s"batch $b: punctuations ${p.customMetrics.get("numPunctuationsHeld")} != $puncts ($clue) ${p.json}")
           assert(p.customMetrics.get("numLateRowsDropped") == late,
@@ -169,10 +219,13 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
         }
         // stop and restart from the checkpoint before the third batch and before the last
         (if (b == 2 || b == batches + 2) Seq(StopStream, StartStream()) else Nil) ++
+          switches.get(b).map(p => Execute(s"migrate to ${text(p)}") { q => MigrationRequests.request(new StreamingQueryWrapper(q), text(p)) }).toSeq ++
           Seq(add, CheckAnswer(expected: _*)) ++ (if (multi) Seq(check) else Nil)
       }
       info(s"$clue; per batch: ${exercised.mkString("; ")}")
       withClue(clue) { testStream(out)(actions: _*) }
+      if (switches.nonEmpty) info(s"switches ${switches.toSeq.sortBy(_._1).map { case (b, p) => s"$b: ${text(p)}" }
+        .mkString(", ")}; ${completion.mkString("; ")}")
     }
   }
 
@@ -213,4 +266,5 @@ class MultiJoinPropertyRocksDBSuite extends MultiJoinPropertySuite {
   override protected def runs: Seq[(MultiJoinModel.Shape, Long, Int)] = super.runs.filter(_._3 == 4).take(3)
   override protected def writtenRuns: Seq[(MultiJoinModel.Shape, Long, Int)] = Nil
   override protected def treeRuns: Seq[(MultiJoinModel.Shape, Long, Int)] = super.runs.filter(_._3 == 4).take(2)
+  override protected def migrationRuns: Seq[(MultiJoinModel.Shape, Long, Int)] = super.runs.filter(_._3 == 4).take(2)
 }
