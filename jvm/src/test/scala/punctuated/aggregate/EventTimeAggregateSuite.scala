@@ -179,7 +179,7 @@ class EventTimeAggregateSuite extends PunctuatedStreamTest {
         CheckNewAnswer(Row(10, 1L), Row(11, 1L)),
         AssertOnQuery("Spark's aggregation keeps every hour") { q =>
           assert(q.lastExecution.executedPlan.collect { case p: PunctuatedAggregateExec => p }.isEmpty)
-          q.lastProgress.stateOperators.head.numRowsTotal == 2
+          settledProgress(q).stateOperators.head.numRowsTotal == 2
         })
     }
   }

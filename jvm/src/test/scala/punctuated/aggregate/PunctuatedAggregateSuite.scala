@@ -221,7 +221,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       AddData(bids, bid(2, 101, 1.0), closeBids(2)),
       CheckNewAnswer((2L, 4.0)),
       AssertOnQuery { q =>
-        q.lastProgress.stateOperators.forall(_.numRowsTotal == 0)
+        settledProgress(q).stateOperators.forall(_.numRowsTotal == 0)
       })
   }
 
@@ -236,7 +236,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       CheckNewAnswer((1L, 2L, 13.5)),
       AddData(bids, closeBids(2)),
       CheckNewAnswer((2L, 1L, 1.0)),
-      AssertOnQuery(q => q.lastProgress.stateOperators.forall(_.numRowsTotal == 0)))
+      AssertOnQuery(q => settledProgress(q).stateOperators.forall(_.numRowsTotal == 0)))
   }
 
   test("a filter between the stream and the aggregation lets punctuations through") {

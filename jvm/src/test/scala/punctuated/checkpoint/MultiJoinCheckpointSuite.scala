@@ -93,7 +93,7 @@ class MultiJoinCheckpointSuite extends PunctuatedStreamTest {
   private def AssertPlanLog(checkpoint: String, shares: Seq[Int]) =
     AssertOnQuery(s"a plan record per batch, shares $shares") { q =>
     val log = planLog(checkpoint)
-    assert(log.map(_._1) == (0L to q.lastProgress.batchId), log.map(_._1))
+    assert(log.map(_._1) == (0L to settledProgress(q).batchId), log.map(_._1))
     assert(log.forall { case (_, p) => p.kind == "mjoin" && p.inputs == Seq("a", "b", "c") &&
       p.classes == Seq(Seq(0, 1), Seq(1, 2)) && p.shares == shares }, log)
     assert(multiJoin(q).shares == shares, multiJoin(q).shares)
@@ -118,7 +118,7 @@ class MultiJoinCheckpointSuite extends PunctuatedStreamTest {
         CheckNewAnswer((1L, 100L, 10L, 1000L)),
         AssertOnQuery("one multi-way join, reported as one operator") { q =>
           multiJoin(q)
-          q.lastProgress.stateOperators.map(_.operatorName).toSeq == Seq("punctuatedMultiJoin")
+          settledProgress(q).stateOperators.map(_.operatorName).toSeq == Seq("punctuatedMultiJoin")
         },
         // 2 cells: shares 2 x 1 (Hypercube.choose), recorded for every batch
         AssertPlanLog(checkpoint, Seq(2, 1)),

@@ -164,7 +164,7 @@ class PunctuatedDeduplicateSuite extends PunctuatedStreamTest {
       CheckNewAnswer(),
       AddData(bids, bid(1, 102, 1.0), closeBids(1)),
       CheckNewAnswer((1L, 3L)),
-      AssertOnQuery(q => q.lastProgress.stateOperators.forall(_.numRowsTotal == 0)))
+      AssertOnQuery(q => settledProgress(q).stateOperators.forall(_.numRowsTotal == 0)))
   }
 }
 

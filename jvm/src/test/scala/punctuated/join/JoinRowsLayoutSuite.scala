@@ -150,7 +150,7 @@ class JoinRowsLayoutSuite extends PunctuatedStreamTest {
         AddData(bids, (1501 to 4500).map(i => bid(i, i % 89, 1.0)): _*),
         CheckAnswer((1501 to 3000).map(i => (i.toLong, (i % 89).toLong)): _*),
         AssertOnQuery { q =>
-          val s = q.lastProgress.stateOperators.head
+          val s = settledProgress(q).stateOperators.head
           figures = (s.numRowsTotal, s.memoryUsedBytes)
           true
         })

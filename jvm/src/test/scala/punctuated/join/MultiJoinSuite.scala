@@ -40,11 +40,11 @@ class MultiJoinSuite extends PunctuatedStreamTest {
   /** State rows and held punctuations summed over the punctuated operators (and their number). */
   private def AssertAllStates(rows: Long, punctuations: Long, operators: Int = 2) =
     AssertOnQuery(s"all punctuated operators: $rows rows, $punctuations punctuations") { q =>
-      val ops = q.lastProgress.stateOperators.filter(_.operatorName.startsWith("punctuated"))
-      assert(ops.length == operators, q.lastProgress.json)
-      assert(ops.map(_.numRowsTotal).sum == rows, q.lastProgress.json)
+      val ops = settledProgress(q).stateOperators.filter(_.operatorName.startsWith("punctuated"))
+      assert(ops.length == operators, settledProgress(q).json)
+      assert(ops.map(_.numRowsTotal).sum == rows, settledProgress(q).json)
       assert(ops.map(_.customMetrics.get("numPunctuationsHeld").longValue).sum == punctuations,
-        q.lastProgress.json)
+        settledProgress(q).json)
       true
     }
 

@@ -410,7 +410,7 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
             joins.size == 1 && joins.head.leftReplicated && joins.head.rightReplicated
         },
         AssertOnQuery("the rows are in several partitions") { q =>
-          q.lastProgress.stateOperators.head.numRowsTotal == 12
+          settledProgress(q).stateOperators.head.numRowsTotal == 12
         },
         AssertMetric("numRangeIndexEntries", 12),           // readings' days, for "days <= b"
         AddData(days, (Some(8), None, true)),              // no more days <= 8: every partition

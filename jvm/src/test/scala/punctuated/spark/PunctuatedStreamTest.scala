@@ -26,15 +26,23 @@ trait PunctuatedStreamTest extends StreamTest {
   }
 
   /** The progress of the (first) punctuated operator of the last batch. */
-  protected def punctuatedProgress(q: org.apache.spark.sql.execution.streaming.runtime.StreamExecution) = {
-    // the progress is reported just after the batch commits, which the test may see first
+  /**
+   * The progress of the last executed batch. Spark reports it just after the batch commits, so a
+   * test step that runs right after the commit may see the previous batch's progress: wait for it.
+   */
+  protected def settledProgress(q: org.apache.spark.sql.execution.streaming.runtime.StreamExecution) = {
     val executed = Option(q.lastExecution).map(_.currentBatchId).getOrElse(-1L)
     val deadline = System.nanoTime() + 10L * 1000 * 1000 * 1000
     while ((q.lastProgress == null || q.lastProgress.batchId < executed) && System.nanoTime() < deadline) {
       Thread.sleep(10)
     }
-    q.lastProgress.stateOperators.find(_.operatorName.startsWith("punctuated")).getOrElse(
-      throw new AssertionError(s"no punctuated operator in ${q.lastProgress.json}"))
+    q.lastProgress
+  }
+
+  protected def punctuatedProgress(q: org.apache.spark.sql.execution.streaming.runtime.StreamExecution) = {
+    val progress = settledProgress(q)
+    progress.stateOperators.find(_.operatorName.startsWith("punctuated")).getOrElse(
+      throw new AssertionError(s"no punctuated operator in ${progress.json}"))
   }
 
   /** Asserts the punctuated operator's state after the last batch. */

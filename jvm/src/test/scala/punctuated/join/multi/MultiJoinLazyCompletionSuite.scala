@@ -36,7 +36,7 @@ class MultiJoinLazyCompletionSuite extends PunctuatedStreamTest {
   /** The last batch's migration counters and stored rows (inputs and nodes). */
   private def Counters(migrations: Long, incomplete: Long, keys: Long, rows: Long) =
     AssertOnQuery(s"$migrations migration(s), $incomplete incomplete, $keys key(s) completed, $rows rows") { q =>
-      val p = q.lastProgress.stateOperators.filter(_.operatorName == "punctuatedMultiJoin").head
+      val p = settledProgress(q).stateOperators.filter(_.operatorName == "punctuatedMultiJoin").head
       assert(p.customMetrics.get(MultiJoinMigration.NumMigrations) == migrations, p.json)
       assert(p.customMetrics.get(MultiJoinMigration.NumIncompleteStates) == incomplete, p.json)
       assert(p.customMetrics.get(MultiJoinMigration.NumKeysCompleted) == keys, p.json)

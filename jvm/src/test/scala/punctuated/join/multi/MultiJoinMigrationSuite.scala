@@ -43,21 +43,21 @@ class MultiJoinMigrationSuite extends PunctuatedStreamTest {
   private def AssertPlan(plan: MultiJoinPlan.Join, migrations: Long, empty: Boolean = false,
       lazyNodes: Option[Long] = None) =
     AssertOnQuery(s"plan ${plan.text(_.toString)}, $migrations migration(s)${if (empty) ", no state" else ""}") { q =>
-      val ops = q.lastProgress.stateOperators.filter(_.operatorName.startsWith("punctuated"))
-      assert(ops.map(_.operatorName).toSeq == Seq("punctuatedMultiJoin"), q.lastProgress.json)
-      assert(ops.head.customMetrics.get(MultiJoinMigration.NumMigrations) == migrations, q.lastProgress.json)
+      val ops = settledProgress(q).stateOperators.filter(_.operatorName.startsWith("punctuated"))
+      assert(ops.map(_.operatorName).toSeq == Seq("punctuatedMultiJoin"), settledProgress(q).json)
+      assert(ops.head.customMetrics.get(MultiJoinMigration.NumMigrations) == migrations, settledProgress(q).json)
       val incomplete = ops.head.customMetrics.get(MultiJoinMigration.NumIncompleteStates)
       lazyNodes match {
-        case Some(most) if !empty => assert(incomplete >= 0L && incomplete <= most, q.lastProgress.json)
-        case _ => assert(incomplete == 0L, q.lastProgress.json)
+        case Some(most) if !empty => assert(incomplete >= 0L && incomplete <= most, settledProgress(q).json)
+        case _ => assert(incomplete == 0L, settledProgress(q).json)
       }
       val m = q.lastExecution.executedPlan.collect { case m: PunctuatedMultiJoinExec => m }.head
       assert(m.joinPlan == plan.canonical, m.joinPlan)
       assert(m.simpleString(10).contains(s"plan=${plan.canonical.asInstanceOf[MultiJoinPlan.Join].text(_.toString)}"),
         m.simpleString(10))
       if (empty) {
-        assert(ops.head.numRowsTotal == 0, q.lastProgress.json)
-        assert(ops.head.customMetrics.get("numPunctuationsHeld") == 0L, q.lastProgress.json)
+        assert(ops.head.numRowsTotal == 0, settledProgress(q).json)
+        assert(ops.head.customMetrics.get("numPunctuationsHeld") == 0L, settledProgress(q).json)
       }
       true
     }

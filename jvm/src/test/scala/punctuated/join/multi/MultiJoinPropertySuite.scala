@@ -201,8 +201,8 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
         if (b == batches + 2) assert(puncts == 0, s"model holds $puncts punctuations at the end ($clue)")
         val add = MultiAddData(sources.indices.map(i => sources(i) -> elems.filter(_.input == i).map(_.row)): _*)
         val check = AssertOnQuery(s"batch $b: $rows rows, $puncts punctuations, $late late ($clue)") { q =>
-          val ops = q.lastProgress.stateOperators.filter(_.operatorName.startsWith("punctuated"))
-          assert(ops.map(_.operatorName).toSeq == Seq("punctuatedMultiJoin"), s"($clue) ${q.lastProgress.json}")
+          val ops = settledProgress(q).stateOperators.filter(_.operatorName.startsWith("punctuated"))
+          assert(ops.map(_.operatorName).toSeq == Seq("punctuatedMultiJoin"), s"($clue) ${settledProgress(q).json}")
           val p = ops.head
           val incomplete = p.customMetrics.get(MultiJoinMigration.NumIncompleteStates)
           completion += s"$b: $incomplete incomplete, ${p.customMetrics.get(MultiJoinMigration.NumKeysCompleted)} keys completed"

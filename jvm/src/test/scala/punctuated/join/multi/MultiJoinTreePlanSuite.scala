@@ -39,10 +39,10 @@ class MultiJoinTreePlanSuite extends PunctuatedStreamTest {
   /** The multi-way join's total rows (inputs' and nodes') and held punctuations, and its node stores. */
   private def AssertState(rows: Option[Long], punctuations: Option[Long], nodeStores: Seq[String]) =
     AssertOnQuery(s"state: rows $rows, punctuations $punctuations, node stores $nodeStores") { q =>
-      val ops = q.lastProgress.stateOperators.filter(_.operatorName.startsWith("punctuated"))
-      assert(ops.map(_.operatorName).toSeq == Seq("punctuatedMultiJoin"), q.lastProgress.json)
-      rows.foreach(r => assert(ops.head.numRowsTotal == r, q.lastProgress.json))
-      punctuations.foreach(p => assert(ops.head.customMetrics.get("numPunctuationsHeld") == p, q.lastProgress.json))
+      val ops = settledProgress(q).stateOperators.filter(_.operatorName.startsWith("punctuated"))
+      assert(ops.map(_.operatorName).toSeq == Seq("punctuatedMultiJoin"), settledProgress(q).json)
+      rows.foreach(r => assert(ops.head.numRowsTotal == r, settledProgress(q).json))
+      punctuations.foreach(p => assert(ops.head.customMetrics.get("numPunctuationsHeld") == p, settledProgress(q).json))
       val m = q.lastExecution.executedPlan.collect { case m: PunctuatedMultiJoinExec => m }.head
       assert(m.stateStoreNames.filter(_.startsWith("inputs-")) == nodeStores, m.stateStoreNames)
       true

@@ -40,8 +40,8 @@ class MultiWayJoinSuite extends PunctuatedStreamTest {
    */
   private def AssertMultiJoin(rows: Seq[Int], punctuations: Seq[(Int, String)]) =
     AssertOnQuery(s"one multi-way join: rows of $rows, punctuations $punctuations") { q =>
-      val ops = q.lastProgress.stateOperators.filter(_.operatorName.startsWith("punctuated"))
-      assert(ops.map(_.operatorName).toSeq == Seq("punctuatedMultiJoin"), q.lastProgress.json)
+      val ops = settledProgress(q).stateOperators.filter(_.operatorName.startsWith("punctuated"))
+      assert(ops.map(_.operatorName).toSeq == Seq("punctuatedMultiJoin"), settledProgress(q).json)
       val plan = q.lastExecution.executedPlan
       assert(plan.collect { case j: PunctuatedSymmetricHashJoinExec => j }.isEmpty, plan.treeString)
       val m = plan.collect { case m: PunctuatedMultiJoinExec => m }.head
@@ -52,11 +52,11 @@ class MultiWayJoinSuite extends PunctuatedStreamTest {
       }.sum
       // a copy in a cell where it has no partner left goes earlier than the row elsewhere
       // (each purge is decided in its cell): between one copy per row and every copy
-      if (m.shares.product == 1) assert(ops.head.numRowsTotal == rows.size, q.lastProgress.json)
+      if (m.shares.product == 1) assert(ops.head.numRowsTotal == rows.size, settledProgress(q).json)
       else assert(ops.head.numRowsTotal >= rows.size && ops.head.numRowsTotal <= expectedRows,
-        s"shares ${m.shares}: ${ops.head.numRowsTotal} rows, not in [${rows.size}, $expectedRows]: ${q.lastProgress.json}")
+        s"shares ${m.shares}: ${ops.head.numRowsTotal} rows, not in [${rows.size}, $expectedRows]: ${settledProgress(q).json}")
       assert(ops.head.customMetrics.get("numPunctuationsHeld") == expectedHeld,
-        s"shares ${m.shares}: ${q.lastProgress.json}")
+        s"shares ${m.shares}: ${settledProgress(q).json}")
       true
     }
 
@@ -64,7 +64,7 @@ class MultiWayJoinSuite extends PunctuatedStreamTest {
 
   private def AssertMetric(name: String, value: Long) = AssertOnQuery(s"$name == $value") { q =>
     val op = punctuatedProgress(q)
-    assert(op.customMetrics.get(name) == value, q.lastProgress.json)
+    assert(op.customMetrics.get(name) == value, settledProgress(q).json)
     true
   }
 
@@ -174,7 +174,7 @@ class MultiWayJoinSuite extends PunctuatedStreamTest {
         // cells; b's implied punctuation k = 1 held in the 2 cells agreeing on k
         AssertOnQuery("a(1) gone where b(1, 7) is not") { q =>
           val op = punctuatedProgress(q)
-          assert(op.numRowsTotal == 4 && op.customMetrics.get("numPunctuationsHeld") == 2, q.lastProgress.json)
+          assert(op.numRowsTotal == 4 && op.customMetrics.get("numPunctuationsHeld") == 2, settledProgress(q).json)
           true
         },
         AddData(b, xy(1, 8)),              // late: b's own key 1 is closed
@@ -241,10 +241,10 @@ class MultiWayJoinSuite extends PunctuatedStreamTest {
           AddData(a, onX(2)), AddData(b, onX(2)), AddData(c, onX(2)),
           CheckNewAnswer(),
           AssertOnQuery(s"$operators punctuated operators, no state") { q =>
-            val ops = q.lastProgress.stateOperators.filter(_.operatorName.startsWith("punctuated"))
-            assert(ops.length == operators, q.lastProgress.json)
-            assert(ops.map(_.numRowsTotal).sum == 0, q.lastProgress.json)
-            assert(ops.map(_.customMetrics.get("numPunctuationsHeld").longValue).sum == 0, q.lastProgress.json)
+            val ops = settledProgress(q).stateOperators.filter(_.operatorName.startsWith("punctuated"))
+            assert(ops.length == operators, settledProgress(q).json)
+            assert(ops.map(_.numRowsTotal).sum == 0, settledProgress(q).json)
+            assert(ops.map(_.customMetrics.get("numPunctuationsHeld").longValue).sum == 0, settledProgress(q).json)
             true
           })
       }
