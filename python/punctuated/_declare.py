@@ -109,9 +109,14 @@ def declarations(df) -> list[dict]:
     """The declarations the extension reads for the streams ``df`` reads (JVM's view).
 
     Each item: ``{"table", "schemes": [[{"attr", "kind"}]], "marker", "unique"}``.
+    Over Spark Connect the server's ``punctuated_declarations`` table function gives the
+    same list (docs/connect.md).
     """
+    from punctuated import _connect
     from punctuated._session import require_extension
 
     require_extension(df.sparkSession)
+    if _connect.is_connect(df.sparkSession):  # no Py4J: the server's punctuated_declarations
+        return _connect.declarations(df)
     jvm = df.sparkSession._jvm
     return json.loads(jvm.punctuated.spark.PythonApi.declarations(df._jdf))

@@ -58,6 +58,18 @@ def require_extension(spark) -> None:
     created before :func:`configure_spark` (or without it) never gets the extension, and
     declarations on it would be silently ignored.
     """
+    from punctuated import _connect
+
+    if _connect.is_connect(spark):
+        if not _has_extension(spark.conf.get("spark.sql.extensions", None)):
+            raise ExtensionNotLoadedError(
+                "[PUNCTUATED_EXTENSION_NOT_LOADED] The Spark Connect server this session talks to "
+                f"runs without the Punctuated extension ({EXTENSION_CLASS} is not in its "
+                "spark.sql.extensions), so punctuation declarations are neither read nor validated. "
+                "The server gets the jar and the extension when it starts: start it with `--jars "
+                f"<punctuated jar> --conf spark.sql.extensions={EXTENSION_CLASS}` (`punctuated jar` "
+                "prints the jar's path; docs/connect.md).")
+        return
     if not _has_extension(spark.conf.get("spark.sql.extensions", None)):
         raise ExtensionNotLoadedError(
             "[PUNCTUATED_EXTENSION_NOT_LOADED] This SparkSession runs without the Punctuated "
@@ -100,13 +112,28 @@ def configure_spark(builder):
         import punctuated
         spark = punctuated.configure_spark(SparkSession.builder.master("local[2]")).getOrCreate()
 
+    With ``builder.remote("local[2]")`` pyspark starts a local Spark Connect server with these
+    settings, so the Connect session has the extension; a builder for a running server
+    (``remote("sc://...")``) raises ``ValueError``: that server must be started with the jar
+    and the extension (docs/connect.md).
+
     Spark adds extensions only when a session's context starts, and the jar only when the
     driver JVM starts: if a session without the extension is running (``getOrCreate()``
     would return it unchanged), or this process's driver JVM started without the jar, this
     raises :class:`ExtensionNotLoadedError` saying how to get a session that has it.
     """
-    _refuse_running_context_without_extension()
     options = getattr(builder, "_options", {})
+    remote = str(options.get("spark.remote", "") or "")
+    if remote.startswith("sc://"):
+        # a Connect client sets no jar or extension on a server that is already running
+        raise ValueError(
+            f"configure_spark cannot add the Punctuated jar to the Spark Connect server at {remote}: "
+            "a server reads spark.jars and spark.sql.extensions when it starts. Start the server "
+            f"with `--jars <punctuated jar> --conf spark.sql.extensions={EXTENSION_CLASS}` "
+            "(`punctuated jar` prints the jar's path) and connect with "
+            "SparkSession.builder.remote(url).getOrCreate() (docs/connect.md). "
+            "builder.remote('local[...]'), which starts its own server, works with configure_spark.")
+    _refuse_running_context_without_extension()
     jar = jar_path()
     builder = builder.config("spark.jars", _append(options.get("spark.jars"), jar))
     return builder.config(

@@ -75,6 +75,10 @@ def _from_tree(tree, names):
     return [_from_tree(c, names) for c in tree]
 
 
+def _is_connect_query(query) -> bool:
+    return type(query).__module__.startswith("pyspark.sql.connect.")
+
+
 def _jvm_query(query):
     from pyspark.sql import SparkSession
 
@@ -94,8 +98,13 @@ def migrate(query, plan) -> int:
     tree, ``"mjoin"``, or ``"auto"`` (hand the choice back to
     ``spark.punctuated.join.plan``). A plan that does not fit the query's multi-way
     join fails at once (``IllegalArgumentException`` from the JVM, naming the inputs
-    and an example), before anything is written.
+    and an example), before anything is written. Over Spark Connect it raises
+    ``NotImplementedError`` saying how to restart the query under the plan instead.
     """
+    if _is_connect_query(query):
+        from punctuated._connect import migrate_unsupported
+
+        raise migrate_unsupported()
     jvm, jsq = _jvm_query(query)
     return int(jvm.punctuated.checkpoint.MigrationRequests.request(jsq, plan_text(plan)))
 
@@ -105,10 +114,19 @@ def join_plan(query):
 
     ``"mjoin"``, or a list of input names (nested lists for bushy trees). With
     several multi-way joins, a list of ``{"inputs": [...], "plan": ...}``; with none
-    yet (no micro-batch ran), ``None``.
+    yet (no micro-batch ran), ``None``. Over Spark Connect the server's
+    ``punctuated_join_plan`` table function answers.
     """
-    jvm, jsq = _jvm_query(query)
-    plans = json.loads(jvm.punctuated.checkpoint.MigrationRequests.joinPlans(jsq))
+    if _is_connect_query(query):  # no Py4J: the server's punctuated_join_plan
+        from punctuated import _connect
+        from punctuated._session import require_extension
+
+        session = query._session  # the Connect session that started the query
+        require_extension(session)
+        plans = _connect.join_plans(session, query)
+    else:
+        jvm, jsq = _jvm_query(query)
+        plans = json.loads(jvm.punctuated.checkpoint.MigrationRequests.joinPlans(jsq))
     shown = [{"inputs": p["inputs"], "plan": _from_tree(p["plan"], p["inputs"])} for p in plans]
     if not shown:
         return None

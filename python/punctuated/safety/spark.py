@@ -382,36 +382,65 @@ def check_safety(spark, query, *, draw: str | None = None) -> QuerySafetyReport:
     deduplication over declared streams is closed by the punctuations that reach
     it.  Raises ``ValueError`` for a query that is not streaming.
 
+    Over Spark Connect (``spark`` a Connect session) the server's table function
+    ``punctuated_describe`` gives the same document and the server refuses
+    anything but a query (``PUNCTUATED_TABLE_FUNCTION_ARGUMENT``, raised as
+    ``pyspark.errors.AnalysisException``); a DataFrame is read through a
+    temporary view (docs/connect.md).
+
     >>> report = check_safety(spark, "SELECT * FROM STREAM(auctions) a "
     ...                              "JOIN STREAM(bids) b ON a.id = b.auction")  # doctest: +SKIP
     >>> report.safe  # doctest: +SKIP
     True
     """
+    from punctuated import _connect
+
     source = None
-    if isinstance(query, str):
-        source = query
-        _refuse_non_query(spark, query)
-        df = spark.sql(query)
+    if _connect.is_connect(spark):
+        # no Py4J: the server parses, refuses anything but a query and describes it
+        # (punctuated_describe); a DataFrame is read through a temporary view
+        from punctuated._session import require_extension
+
+        require_extension(spark)
+        if isinstance(query, str):
+            source = query
+            doc, streaming = _connect.describe(spark, query)
+        elif hasattr(query, "isStreaming"):
+            doc, streaming = _connect.describe_dataframe(query)
+        else:
+            raise TypeError(f"query must be SQL text or a streaming DataFrame, got {type(query).__name__}")
+        _refuse_batch(streaming, source)
+        session = spark
     else:
-        df = query
-    if not hasattr(df, "isStreaming"):
-        raise TypeError(f"query must be SQL text or a streaming DataFrame, got {type(query).__name__}")
-    if not hasattr(df, "_jdf"):
-        raise ValueError("check_safety needs a classic (JVM) SparkSession with the punctuated "
-                         "extension; Spark Connect DataFrames are not supported")
-    if not df.isStreaming:
+        if isinstance(query, str):
+            source = query
+            _refuse_non_query(spark, query)
+            df = spark.sql(query)
+        else:
+            df = query
+        if not hasattr(df, "isStreaming"):
+            raise TypeError(f"query must be SQL text or a streaming DataFrame, got {type(query).__name__}")
+        if not hasattr(df, "_jdf"):
+            raise ValueError("check_safety of a Spark Connect DataFrame needs its Connect session: "
+                             "call check_safety(spark, df) with the session the DataFrame came from")
+        _refuse_batch(df.isStreaming, source)
+        doc = json.loads(df.sparkSession._jvm.punctuated.spark.PythonApi.describe(df._jdf))
+        session = df.sparkSession
+    report = report_from_document(doc, source=source)
+    from .shedding import annotate
+    annotate(report, session.conf)
+    if draw:
+        report.draw(draw)
+    return report
+
+
+def _refuse_batch(streaming: bool, source: str | None) -> None:
+    if not streaming:
         what = "this SQL query" if source is not None else "this DataFrame"
         raise ValueError(f"{what} is not a streaming query, so it holds no join state to check: "
                          "read the tables as streams, with STREAM(table) in SQL "
                          "(SELECT ... FROM STREAM(a) JOIN STREAM(b) ON ...) or "
                          "spark.readStream.table(...) for a DataFrame")
-    doc = json.loads(df.sparkSession._jvm.punctuated.spark.PythonApi.describe(df._jdf))
-    report = report_from_document(doc, source=source)
-    from .shedding import annotate
-    annotate(report, df.sparkSession.conf)
-    if draw:
-        report.draw(draw)
-    return report
 
 
 def _refuse_non_query(spark, text: str) -> None:
@@ -421,8 +450,8 @@ def _refuse_non_query(spark, text: str) -> None:
     shown = text.strip() if len(text.strip()) <= 80 else text.strip()[:77] + "..."
     jsession = getattr(spark, "_jsparkSession", None)
     if jsession is None:
-        raise ValueError("check_safety needs a classic (JVM) SparkSession with the punctuated "
-                         "extension; Spark Connect sessions are not supported")
+        raise ValueError("check_safety could not reach Spark's parser: give a classic (Py4J) "
+                         "SparkSession, or a Spark Connect session (docs/connect.md)")
     parser = jsession.sessionState().sqlParser()
     try:
         plan = parser.parsePlan(text)

@@ -167,4 +167,32 @@ object PunctuatedErrors {
     new PunctuatedAnalysisException(text, "PUNCTUATED_SHEDDING_UNSUPPORTED",
       Map("operator" -> what, "reason" -> reason), "0A000")
   }
+
+  /**
+   * A `punctuated_*` SQL table function (`punctuated.spark.functions.TableFunctions`) got an
+   * argument it cannot use (SQLSTATE 42K09, wrong argument): not one string literal, text that is
+   * not one query (a statement it would have to run), a query Spark cannot analyse, or a query
+   * that is not streaming where a stream is needed.
+   *
+   * {{{
+   *   tableFunctionArgument("punctuated_describe", "DROP TABLE bids",
+   *     "is a DropTable statement, not a query; it was not run",
+   *     "give the streaming query itself, e.g. SELECT ... FROM STREAM(a) JOIN STREAM(b) ON ...", None)
+   * }}}
+   *
+   * @param function the function's name
+   * @param text     the argument as given (quoted, shortened to 200 characters)
+   * @param problem  what is wrong with it
+   * @param fix      what to give instead
+   * @param cause    Spark's error, when analysis failed
+   */
+  def tableFunctionArgument(function: String, text: String, problem: String, fix: String,
+      cause: Option[Throwable]): AnalysisException = {
+    val shown = DeclarationError.shorten(text)
+    new PunctuatedAnalysisException(
+      s"[PUNCTUATED_TABLE_FUNCTION_ARGUMENT] $function('$shown'): the argument $problem. Fix: $fix." +
+        cause.map(c => s"\nSpark's error: ${c.getMessage}").getOrElse(""),
+      "PUNCTUATED_TABLE_FUNCTION_ARGUMENT",
+      Map("function" -> function, "text" -> shown, "problem" -> problem), "42K09", cause)
+  }
 }

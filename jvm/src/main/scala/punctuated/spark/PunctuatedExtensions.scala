@@ -2,6 +2,7 @@ package punctuated.spark
 
 import org.apache.spark.sql.SparkSessionExtensions
 
+import punctuated.spark.functions.TableFunctions
 import punctuated.spark.rules._
 
 /**
@@ -82,5 +83,13 @@ class PunctuatedExtensions extends (SparkSessionExtensions => Unit) {
 
     // Per micro-batch: run punctuated deduplications with the punctuation-purging operator.
     extensions.injectColumnar(PlanPunctuatedDeduplicates)
+
+    // SQL table functions answering what Python asks through Py4J, for clients without it (Spark
+    // Connect, spark-sql, JDBC): declarations, the query document, the start-time safety verdict,
+    // a running query's join plan (docs/connect.md).
+    extensions.injectTableFunction(TableFunctions.declarations)
+    extensions.injectTableFunction(TableFunctions.describe)
+    extensions.injectTableFunction(TableFunctions.checkSafety)
+    extensions.injectTableFunction(TableFunctions.joinPlan)
   }
 }

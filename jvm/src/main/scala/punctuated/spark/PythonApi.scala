@@ -12,7 +12,10 @@ import punctuated.spark.rules.{MultiJoinSafety, StatefulSafety}
 
 /**
  * Entry points called from the Python package through Py4J: [[describe]] (all that
- * `punctuated.check_safety` reads) and [[declarations]] (`punctuated.declarations`).
+ * `punctuated.check_safety` reads) and [[declarations]] (`punctuated.declarations`). The SQL
+ * table functions `punctuated_describe` and `punctuated_declarations`
+ * ([[punctuated.spark.functions.TableFunctions]], what a Spark Connect client calls) return the
+ * same JSON, produced here.
  */
 object PythonApi {
 
@@ -20,12 +23,21 @@ object PythonApi {
    * The declarations of the streams a DataFrame reads, as JSON:
    * `[{"table": ..., "schemes": [[{"attr", "kind"}...]], "marker": ..., "unique": [...]}]`.
    */
-  def declarations(df: Dataset[_]): String = {
+  def declarations(df: Dataset[_]): String =
+    compact(render(JArray(declarationsOf(df).map(toJson).toList)))
+
+  /**
+   * The distinct declarations of the streams a DataFrame reads, in plan order: what
+   * [[declarations]] writes as JSON and the SQL table function `punctuated_declarations` as rows.
+   */
+  def declarationsOf(df: Dataset[_]): Seq[Declaration] = {
     val plan = df.queryExecution.analyzed
     val conf = df.sparkSession.sessionState.conf
-    val streams = DeclaredStreams.find(plan, conf.caseSensitiveAnalysis)
-    compact(render(JArray(streams.map(_.declaration).distinct.map(toJson).toList)))
+    DeclaredStreams.find(plan, conf.caseSensitiveAnalysis).map(_.declaration).distinct
   }
+
+  /** One declaration as [[declarations]] writes it: `{"table", "schemes", "marker", "unique"}`. */
+  def declarationJson(d: Declaration): String = compact(render(toJson(d)))
 
   /** Version of the [[describe]] document; raised whenever its shape changes. */
   val DescribeVersion = 2

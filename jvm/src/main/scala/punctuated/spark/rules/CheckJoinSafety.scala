@@ -59,10 +59,8 @@ case class CheckJoinSafety(session: SparkSession) extends Rule[LogicalPlan] with
     // load shedding where results would be wrong is refused whatever the mode
     if (declared) SheddingSafety.refuse(query, conf)
     if (mode != "off" && declared) {
-      // with shedding on, the budget bounds the binary joins' unpurgeable state (partial results)
-      val (bounded, unbounded) = SheddingSafety.split(query, conf)
+      val (problems, bounded) = JoinSafety.startProblems(query, conf)
       if (bounded.nonEmpty) logWarning(SheddingSafety.warning(bounded, conf))
-      val problems = unbounded ++ StatefulSafety.problems(query)
       if (problems.nonEmpty) {
         val text = problems.map(_.message).mkString("\n")
         if (mode == "strict") throw PunctuatedErrors.unsafeQuery(text)
@@ -77,6 +75,19 @@ object JoinSafety {
 
   /** A join input whose state can never be purged, and the sentence saying how to fix it. */
   final case class Problem(input: String, message: String)
+
+  /**
+   * What the start-time check ([[CheckJoinSafety]]) finds in a query reading declared streams:
+   * the problems that make `strict` fail (unpurgeable join state that no shedding budget bounds,
+   * then aggregations and deduplications that are never closed), and the unpurgeable join inputs
+   * the budget of `spark.punctuated.shedding.maxStateRows` bounds (accepted with a warning).
+   * One place for `start()` and the SQL table function `punctuated_check_safety`.
+   */
+  def startProblems(query: LogicalPlan, conf: PunctuatedConf): (Seq[Problem], Seq[Problem]) = {
+    // with shedding on, the budget bounds the binary joins' unpurgeable state (partial results)
+    val (bounded, unbounded) = SheddingSafety.split(query, conf)
+    (unbounded ++ StatefulSafety.problems(query), bounded)
+  }
 
   /**
    * The verdict on one stream-stream join of a plan (Li et al. 2006, Theorem 1 for a binary
