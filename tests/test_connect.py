@@ -53,7 +53,7 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    """A Spark Connect server with the extension, from the pyspark package; its URL."""
+    """A Spark Connect server with the extension, from the pyspark package: (process, URL, directory)."""
     import pyspark
 
     home = Path(pyspark.__file__).resolve().parent
@@ -78,18 +78,8 @@ def server(tmp_path_factory):
     proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=tmp,
                             start_new_session=True)
     try:
-        deadline = time.monotonic() + 180
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"the Connect server exited ({proc.returncode}):\n"
-                                   + (tmp / "server.log").read_text()[-3000:])
-            if "Spark Connect server started" in (tmp / "server.log").read_text():
-                break
-            if time.monotonic() > deadline:
-                raise RuntimeError("the Connect server did not start in 180 s:\n"
-                                   + (tmp / "server.log").read_text()[-3000:])
-            time.sleep(0.5)
-        yield f"sc://127.0.0.1:{port}", tmp
+        # not waited for here: the classic session starts while the server does (see `remote`)
+        yield proc, f"sc://127.0.0.1:{port}", tmp
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -101,12 +91,25 @@ def server(tmp_path_factory):
         log.close()
 
 
+def _wait_until_started(proc, tmp: Path) -> None:
+    deadline = time.monotonic() + 180
+    while "Spark Connect server started" not in (tmp / "server.log").read_text():
+        if proc.poll() is not None:
+            raise RuntimeError(f"the Connect server exited ({proc.returncode}):\n"
+                               + (tmp / "server.log").read_text()[-3000:])
+        if time.monotonic() > deadline:
+            raise RuntimeError("the Connect server did not start in 180 s:\n"
+                               + (tmp / "server.log").read_text()[-3000:])
+        time.sleep(0.5)
+
+
 @pytest.fixture(scope="module")
 def remote(server):
     """A Connect client session with the declared tables (server side)."""
     from pyspark.sql.connect.session import SparkSession as RemoteSession
 
-    url, _ = server
+    proc, url, tmp = server
+    _wait_until_started(proc, tmp)
     session = RemoteSession.builder.remote(url).create()
     session.sql(f"CREATE DATABASE IF NOT EXISTS {DB}")
     for statement in TABLES:
@@ -126,7 +129,7 @@ def classic(spark):
 
 
 @needs_connect
-def test_the_session_is_a_connect_session_with_the_extension(remote, classic):
+def test_the_session_is_a_connect_session_with_the_extension(server, classic, remote):
     from punctuated import _connect
 
     assert _connect.is_connect(remote) and not _connect.is_connect(classic)
@@ -135,7 +138,7 @@ def test_the_session_is_a_connect_session_with_the_extension(remote, classic):
 
 @needs_connect
 def test_auction_query_runs_over_connect_with_the_batch_answer(remote, server):
-    _, tmp = server
+    _, _, tmp = server
     remote.sql(f"INSERT INTO {DB}.auctions VALUES (1, 10, 3, false), (2, 11, 3, false), (3, 12, 5, false)")
     remote.sql(f"INSERT INTO {DB}.bids VALUES (1, 100, 5.0, false), (1, 101, 7.5, false), "
                "(2, 100, 3.0, false), (1, NULL, NULL, true), (3, 102, 9.0, false), "
@@ -177,6 +180,26 @@ def test_declarations_are_those_of_classic_pyspark(remote, classic):
     assert punctuated.declarations(remote.readStream.table(f"{DB}.persons")) == []
     # the temporary views that carried the DataFrames are gone
     assert not [t for t in remote.catalog.listTables() if t.name.startswith("punctuated_query_")]
+
+
+@needs_connect
+def test_python_declarations_over_connect(remote, classic):
+    """register_schemes writes the properties through SQL; with_schemes' column metadata
+    reaches the server with the DataFrame's plan."""
+    for session in (remote, classic):
+        session.sql(f"CREATE TABLE IF NOT EXISTS {DB}.sellers (id BIGINT, rating INT, p BOOLEAN) USING parquet")
+        punctuated.register_schemes(session, f"{DB}.sellers", schemes=["id"], marker="p")
+    sellers = punctuated.declarations(remote.readStream.table(f"{DB}.sellers"))
+    assert sellers == punctuated.declarations(classic.readStream.table(f"{DB}.sellers"))
+    assert sellers[0]["schemes"] == [[{"attr": "id", "kind": "constant"}]]
+
+    def rate(session):
+        return punctuated.with_schemes(session.readStream.format("rate").load(), unique=["value"],
+                                       name="rate_events")
+
+    events = punctuated.declarations(rate(remote))
+    assert events == punctuated.declarations(rate(classic))
+    assert events[0]["unique"] == ["value"]
 
 
 @needs_connect
@@ -222,7 +245,7 @@ def test_check_safety_over_connect_runs_nothing_and_refuses_batch_queries(remote
 
 @needs_connect
 def test_join_plan_over_connect_and_migrate_says_what_to_do(remote, server):
-    _, tmp = server
+    _, _, tmp = server
     for name, columns in (("a", "x BIGINT, y BIGINT, p BOOLEAN"), ("b", "x BIGINT, y BIGINT, p BOOLEAN"),
                           ("c", "x BIGINT, y BIGINT, p BOOLEAN")):
         remote.sql(f"CREATE TABLE IF NOT EXISTS {DB}.{name} ({columns}) USING parquet "
@@ -240,6 +263,32 @@ def test_join_plan_over_connect_and_migrate_says_what_to_do(remote, server):
             punctuated.migrate(query, ["a", "b", "c"])
     finally:
         query.stop()
+
+
+LOCAL_REMOTE = """
+import sys
+from pyspark.sql import SparkSession
+import punctuated
+from punctuated import _connect
+spark = punctuated.configure_spark(SparkSession.builder.remote("local[1]")
+    .config("spark.sql.warehouse.dir", sys.argv[1]).config("spark.ui.enabled", "false")).getOrCreate()
+assert _connect.is_connect(spark), type(spark)
+spark.sql("CREATE TABLE bids (auction BIGINT, price DOUBLE, is_punct BOOLEAN) USING parquet "
+          "TBLPROPERTIES ('punctuated.schemes' = 'auction', 'punctuated.marker' = 'is_punct')")
+print(punctuated.declarations(spark.readStream.table("bids"))[0]["schemes"])
+spark.stop()
+"""
+
+
+@needs_connect
+def test_configure_spark_with_a_local_remote_starts_a_server_with_the_extension(tmp_path):
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", LOCAL_REMOTE, str(tmp_path / "warehouse")], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300,
+                          env={k: v for k, v in os.environ.items() if k not in ("SPARK_REMOTE", "SPARK_HOME")})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "[[{'attr': 'auction', 'kind': 'constant'}]]" in done.stdout
 
 
 def test_configure_spark_refuses_a_running_connect_server():

@@ -91,7 +91,12 @@ def with_schemes(df, schemes=None, marker=None, unique=None, name: str | None = 
         raise (e.on_table(name) if name else e) from None
     if name is not None:
         props[STREAM_NAME_KEY] = name
-    from pyspark.sql import functions as F
+    from punctuated import _connect
+
+    if _connect.is_connect(df.sparkSession):  # a Connect DataFrame takes Connect columns
+        from pyspark.sql.connect import functions as F
+    else:
+        from pyspark.sql import functions as F
 
     columns = []
     for field in df.schema.fields:
