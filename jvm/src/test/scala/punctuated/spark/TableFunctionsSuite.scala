@@ -92,6 +92,13 @@ class TableFunctionsSuite extends PunctuatedStreamTest {
       assert(started.getCondition == "PUNCTUATED_UNSAFE_QUERY")
       problems.foreach(p => assert(started.getMessage.contains(p), s"$p not in ${started.getMessage}"))
 
+      // shedding where results would be wrong: start()'s own error
+      withSQLConf(PunctuatedConf.SheddingMaxStateRows -> "10") {
+        val outer = "SELECT * FROM STREAM(auctions) a LEFT JOIN STREAM(bids) b ON a.id = b.auction"
+        val shed = failure(s"SELECT * FROM punctuated_check_safety(${quoted(outer)})")
+        assert(shed.getCondition == "PUNCTUATED_SHEDDING_UNSUPPORTED", shed.getMessage)
+      }
+
       // no declared input: start() checks nothing, so nothing is unsafe
       val plain = "SELECT * FROM STREAM(persons) p JOIN STREAM(persons) q ON p.id = q.id"
       assert(sql(s"SELECT safe FROM punctuated_check_safety(${quoted(plain)})").head().getBoolean(0))

@@ -14,7 +14,7 @@ import punctuated.conf.PunctuatedConf
 import punctuated.errors.{PunctuatedAnalysisException, PunctuatedErrors}
 import punctuated.input.DeclaredStreams
 import punctuated.spark.PythonApi
-import punctuated.spark.rules.JoinSafety
+import punctuated.spark.rules.{JoinSafety, SheddingSafety}
 
 /**
  * SQL table functions that answer what the Python API asks the extension through Py4J, for
@@ -38,7 +38,8 @@ import punctuated.spark.rules.JoinSafety
  *  - `punctuated_check_safety(query)`: one row, the verdict of the start-time check
  *    (`spark.punctuated.safety.mode`, Li et al. 2006, Theorems 1, 2 and 4; Tucker et al. 2003,
  *    §5.2): `safe` (whether `strict` would start it), `problems` (the sentences `start()` prints),
- *    `bounded` (unpurgeable inputs a shedding budget bounds), `mode`. The suggestions (smallest
+ *    `bounded` (unpurgeable inputs a shedding budget bounds), `mode`; shedding set where it would
+ *    make results wrong fails with `start()`'s `PUNCTUATED_SHEDDING_UNSUPPORTED`. The suggestions (smallest
  *    sets of extra schemes) are the Python analysis's, from `punctuated_describe`'s document.
  *  - `punctuated_join_plan(query id or name)`: one row, `plans`: the JSON
  *    [[MigrationRequests.joinPlans]] gives for a running query of this session.
@@ -100,6 +101,8 @@ object TableFunctions {
     val plan = df.queryExecution.analyzed
     val conf = PunctuatedConf(df.sparkSession.sessionState.conf)
     val declared = DeclaredStreams.find(plan, caseSensitive = false).nonEmpty
+    // shedding where results would be wrong: the error start() gives, whatever the mode
+    if (declared) SheddingSafety.refuse(plan, conf)
     val (problems, bounded) = if (declared) JoinSafety.startProblems(plan, conf) else (Nil, Nil)
     rows(Seq("safe" -> BooleanType, "problems" -> ArrayType(StringType, containsNull = false),
         "bounded" -> ArrayType(StringType, containsNull = false), "mode" -> StringType),
