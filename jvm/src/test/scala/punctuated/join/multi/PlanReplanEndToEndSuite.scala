@@ -23,7 +23,7 @@ import punctuated.spark.rules.PunctuatedMultiJoinReplan
  *
  * {{{
  *   batches  input (per batch)                                    plan              why
- *   0-5      A: 10 rows of each, one-to-one keys                  mjoin             the defaults, then A's statistics
+ *   0-3      A: 10 rows of each, one-to-one keys                  mjoin (0-5)       the defaults, then A's statistics
  *   4-11     B: 10 a, 10 b on one v, 100 c on that v (skew)       ((a ⋈ b) ⋈ c)     switch at 6 (from batch 5's statistics: ~50% saving)
  *            (stop and restart after batch 7)
  *   12-15    C: 10 a, 10 b, 15 c, one-to-one                      ((a ⋈ b) ⋈ c)     the MJoin is cheaper by ~14% < 20%: kept (hysteresis)
