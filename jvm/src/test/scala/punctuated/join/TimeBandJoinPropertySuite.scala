@@ -58,6 +58,8 @@ class TimeBandJoinPropertySuite extends PunctuatedStreamTest {
       def storedNow(i: Int, r: TimedRow) =
         !reach(i).exists(re => r.ts.get + re <= bound(1 - i)) && !keysClosed(1 - i).contains(r.k.get)
       var lateTotal = 0L
+      // the run must exercise what it checks: results, purges by time, late rows
+      var purgedByTime = 0
 
       val actions = (0 until batches).flatMap { batch =>
         clock += 2 + rng.nextInt(4)
@@ -90,6 +92,7 @@ class TimeBandJoinPropertySuite extends PunctuatedStreamTest {
         val expected = for (x <- rows(0); y <- rows(1) if joins(x, y))
           yield (x.k.get, x.ts.get, x.v.get, y.ts.get, y.v.get)
         val stored = (0 to 1).map(i => rows(i).count(storedNow(i, _))).sum
+        purgedByTime += (0 to 1).map(i => rows(i).count(r => reach(i).exists(re => r.ts.get + re <= bound(1 - i)))).sum
         val lateNow = late
         (if (batch == 3) Seq(StopStream, StartStream()) else Nil) ++ Seq(
           MultiAddData(as, add(0).toSeq: _*)(bs, add(1).toSeq: _*),
@@ -103,6 +106,8 @@ class TimeBandJoinPropertySuite extends PunctuatedStreamTest {
           })
       }
       testStream(joined)(actions: _*)
+      assert(rows.forall(_.nonEmpty) && purgedByTime > 0 && lateTotal > 0,
+        s"the run exercised too little: $purgedByTime rows out of their band, $lateTotal late")
     }
   }
 }
