@@ -58,6 +58,8 @@ case class CheckJoinSafety(session: SparkSession) extends Rule[LogicalPlan] with
     val declared = DeclaredStreams.find(query, caseSensitive = false).nonEmpty
     // load shedding where results would be wrong is refused whatever the mode
     if (declared) SheddingSafety.refuse(query, conf)
+    // a band without an equality predicate is refused whatever the mode (TimeBandSafety)
+    if (declared) TimeBandSafety.refuseBandOnly(query)
     if (mode != "off" && declared) {
       // with shedding on, the budget bounds the binary joins' unpurgeable state (partial results)
       val (bounded, unbounded) = SheddingSafety.split(query, conf)

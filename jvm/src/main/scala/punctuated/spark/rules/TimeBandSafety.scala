@@ -1,7 +1,10 @@
 package punctuated.spark.rules
 
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
-import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
+import org.apache.spark.sql.catalyst.expressions.Expression
+import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
+import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
+
+import punctuated.errors.PunctuatedAnalysisException
 
 import punctuated.input.PunctuatedInput
 import punctuated.join.TimeBand
@@ -43,6 +46,27 @@ final case class TimeBandSafety(terms: Option[TimeBand.Terms], rangeOn: IndexedS
 }
 
 object TimeBandSafety {
+
+  /**
+   * Refuses a stream-stream join with a time band and no equality predicate (a band-only
+   * join), whatever the safety mode, with `PUNCTUATED_BAND_ONLY_JOIN` naming the join and the
+   * fix: such a join would be a nested loop over the band, which this build does not run.
+   */
+  def refuseBandOnly(plan: LogicalPlan): Unit = plan.foreach {
+    case j: Join if j.left.isStreaming && j.right.isStreaming && !ExtractEquiJoinKeys.unapply(j).isDefined =>
+      TimeBand.terms(j.condition, j.left.output, j.right.output).foreach { t =>
+        val text = s"[PUNCTUATED_BAND_ONLY_JOIN] The stream-stream join ON ${j.condition.map(_.sql).getOrElse("")} " +
+          s"has a time band (${t.text}) but no equality predicate between its inputs: band-only joins " +
+          "are not supported (they would join every stored row within the band, a nested loop). Fix: add " +
+          "an equality predicate between the inputs (a.k = b.k on a key both share); a constant column " +
+          "on both inputs (lit(0).alias(\"one\"), " +
+          "joined ON a.one = b.one) puts every row under one key, held in one partition."
+        throw new PunctuatedAnalysisException(text, "PUNCTUATED_BAND_ONLY_JOIN",
+          Map("band" -> t.text), "0A000")
+      }
+    case _ =>
+  }
+
   def of(condition: Option[Expression], left: LogicalPlan, right: LogicalPlan,
       leftInput: Option[PunctuatedInput], rightInput: Option[PunctuatedInput]): TimeBandSafety = {
     val terms = TimeBand.terms(condition, left.output, right.output)
