@@ -25,13 +25,16 @@ import punctuated.state.PunctuatedJoinMetrics
  *
  * @param partitionWide per input, this batch's partition-wide punctuations gathered on the
  *                      driver (see [[PunctuatedSymmetricHashJoinExec.partitionWide]])
+ * @param bandBounds    per input, the highest bound of this batch's range punctuations on the
+ *                      band's time column gathered on the driver ([[TimeBandJoin.gather]])
  */
 private[join] class PunctuatedJoinTask(
     exec: PunctuatedSymmetricHashJoinExec,
     partitionId: Int,
     storeConf: StateStoreConf,
     hadoopConf: org.apache.hadoop.conf.Configuration,
-    partitionWide: IndexedSeq[Array[(KeyScheme, UnsafeRow)]]) {
+    partitionWide: IndexedSeq[Array[(KeyScheme, UnsafeRow)]],
+    bandBounds: IndexedSeq[Option[Long]] = IndexedSeq(None, None)) {
   import exec.{condition, getStateInfo, indexSchemes, joinType, metric, other, output, preserved,
     reportCustomStoreMetrics, reportStoreMetrics, settings, usesSharedStore}
   import PunctuatedJoinMetrics._
@@ -49,6 +52,8 @@ private[join] class PunctuatedJoinTask(
     new JoinInput(in, state, partitionWide(in.number))
   }
   private val states = inputs.map(_.state)
+  /** The time band's purge, bounds and late rows ([[TimeBandJoin]]), for a band join. */
+  private val band = exec.band.map(new TimeBandJoin(_, inputs, shared.get, bandBounds))
   /** Load shedding under `spark.punctuated.shedding.maxStateRows` (inner joins; see [[JoinShedder]]). */
   private val shedder =
     if (!settings.shedding.enabled || joinType != Inner) None
@@ -91,6 +96,7 @@ private[join] class PunctuatedJoinTask(
       metric("allUpdatesTimeMs") += NANOSECONDS.toMillis(System.nanoTime - start)
       val held = states.map(_.numPunctuations).sum // read before the commit
       metric("commitTimeMs") += timed {
+        band.foreach(_.flush())
         states.foreach(_.prepareCommit())
         (states.map(_.rowsStore) ++ shared).foreach(_.commit())
       }
@@ -137,7 +143,7 @@ private[join] class PunctuatedJoinTask(
           val value = own.state.valueOf(row, matched = false)
           if (preserved(i) && joinType != LeftSemi) Iterator.single(padded(value, i))
           else Iterator.empty
-        } else if (own.state.covers(key)) {
+        } else if (own.state.covers(key) || band.exists(_.isLate(i, row))) {
           late(row, own)
           Iterator.empty
         } else {
@@ -183,12 +189,14 @@ private[join] class PunctuatedJoinTask(
     if (semi && preserved(i) && matched) {
       // semi: emitted once, nothing more to wait for; anti: never emitted
       if (joinType == LeftSemi) results += emit(i, value, theirs.nullRow)
-    } else if (theirs.state.covers(key) || theirs.closedNow.contains(key)) {
+    } else if (theirs.state.covers(key) || theirs.closedNow.contains(key) ||
+        band.exists(_.noFuturePartner(i, row))) {
       // The other input closed this key: no future partner, so the row is not stored.
       if (preserved(i) && !matched && joinType != LeftSemi) results += padded(value, i)
     } else {
       val slot = own.state.append(key, (batch << 32) | seq, own.state.valueOf(row, matched))
       shedder.foreach(_.stored(i, key, slot))
+      band.foreach(_.stored(i, key, row))
       seq += 1; stored += 1
     }
     own.spec.unique.foreach { u =>
@@ -203,7 +211,8 @@ private[join] class PunctuatedJoinTask(
       case Some(keyScheme) =>
         // a partition-wide punctuation of a replicated input comes to every partition: the
         // copy in the partition the hash names (its home) counts it and applies the rest
-        val home = !own.replicated || !keyScheme.exists(!_.isWholeKey(own.keyLength)) ||
+        val onBand = band.exists(_.punctuation(own.number, row))
+        val home = !own.replicated || !(onBand || keyScheme.exists(!_.isWholeKey(own.keyLength))) ||
           own.homePartition(row) == partitionId
         if (home) metric(PunctuationsReceived) += 1
         // partition-wide ones of other inputs come to every partition from `partitionWide`
@@ -271,6 +280,7 @@ private[join] class PunctuatedJoinTask(
         }
       }
     }
+    band.foreach(_.endOfBatch((value, i) => purge(value, i, results)))
     if (ranges.nonEmpty) releaseClosedByRanges(ranges.toSeq)
     results ++= outputPunctuations    // after the rows they cover
     if (settings.punctuationRetention > 0) {

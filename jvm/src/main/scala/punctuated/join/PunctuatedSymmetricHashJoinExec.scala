@@ -89,6 +89,8 @@ import punctuated.input.InputSpec
  * @param rightReplicated the same, for the right input
  * @param left       left input plan
  * @param right      right input plan
+ * @param band       the condition's time band whose inputs' range punctuations on time purge
+ *                   state ([[TimeBand]], [[TimeBandJoin]]), if any
  */
 case class PunctuatedSymmetricHashJoinExec(
     leftKeys: Seq[Expression],
@@ -102,7 +104,8 @@ case class PunctuatedSymmetricHashJoinExec(
     leftReplicated: Boolean,
     rightReplicated: Boolean,
     left: SparkPlan,
-    right: SparkPlan)
+    right: SparkPlan,
+    band: Option[TimeBand] = None)
   extends BinaryExecNode with PunctuatedStatefulOperator {
 
   require(Seq(Inner, LeftOuter, RightOuter, FullOuter, LeftSemi, LeftAnti).contains(joinType),
@@ -139,7 +142,7 @@ case class PunctuatedSymmetricHashJoinExec(
     RangeIndex.indexedSchemes(inputs(other(i)).spec.keySchemes, inputs(i).keys.length)
 
   /** Does any input hold punctuations or keep a range index (in the shared store)? */
-  private[join] def usesSharedStore: Boolean = settings.shedding.enabled || inputs.exists { in =>
+  private[join] def usesSharedStore: Boolean = settings.shedding.enabled || band.isDefined || inputs.exists { in =>
     JoinInputState.usesShared(in.spec.keySchemes, indexSchemes(in.number).nonEmpty)
   }
 
@@ -192,9 +195,15 @@ case class PunctuatedSymmetricHashJoinExec(
       if (in.replicated) Array.empty[(KeyScheme, UnsafeRow)]
       else PunctuatedSymmetricHashJoinExec.partitionWide(rdds(in.number), in.spec, in.keys, in.plan.output)
     }
+    // the same for range punctuations on a band's time column: their highest bound
+    val bandBounds = inputs.map { in =>
+      if (in.replicated) None
+      else band.flatMap(b => TimeBandJoin.gather(rdds(in.number), in.spec, b, in.number))
+    }
     rdds(0).stateStoreAwareZipPartitions(
       rdds(1), getStateInfo, stateStoreNames, coordinator) { (partitionId, l, r) =>
-      new PunctuatedJoinTask(this, partitionId, storeConf, hadoopConf.value.value, global).run(IndexedSeq(l, r))
+      new PunctuatedJoinTask(this, partitionId, storeConf, hadoopConf.value.value, global, bandBounds)
+        .run(IndexedSeq(l, r))
     }
   }
 

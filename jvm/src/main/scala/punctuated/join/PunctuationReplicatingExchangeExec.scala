@@ -37,12 +37,15 @@ import punctuated.input.InputSpec
  * @param spec         the input's declaration (which rows are punctuations, of what scheme)
  * @param keyLength    number of join-key columns (a scheme fixing all of them is not replicated)
  * @param child        the input below the shuffle
+ * @param bandScheme   the index of the input's range scheme on a join's time band column
+ *                     ([[TimeBand.schemes]]): its punctuations go to every partition too
  */
 case class PunctuationReplicatingExchangeExec(
     partitioning: HashPartitioning,
     spec: InputSpec,
     keyLength: Int,
-    child: SparkPlan) extends UnaryExecNode {
+    child: SparkPlan,
+    bandScheme: Option[Int] = None) extends UnaryExecNode {
 
   override def output: Seq[Attribute] = child.output
   override def outputPartitioning: Partitioning = partitioning
@@ -58,7 +61,7 @@ case class PunctuationReplicatingExchangeExec(
   protected override def doExecute(): RDD[InternalRow] = {
     val n = partitioning.numPartitions
     val target = PunctuationReplicatingExchangeExec.partitionOf(partitioning, child.output)
-    val (inputSpec, keys) = (spec, keyLength)
+    val (inputSpec, keys, onBand) = (spec, keyLength, bandScheme)
     val copies = longMetric("numReplicatedPunctuations")
     // as Spark's exchange: rows are copied only for a shuffle writer that keeps them
     val copy = !PunctuationReplicatingExchangeExec.serializesAtOnce(n)
@@ -68,7 +71,7 @@ case class PunctuationReplicatingExchangeExec(
       def record(p: Int, row: InternalRow): Product2[Int, InternalRow] =
         if (copy) (p, row.copy()) else pair.update(p, row)
       iter.flatMap { row =>
-        if (PunctuationReplicatingExchangeExec.isPartitionWide(inputSpec, keys, row)) {
+        if (PunctuationReplicatingExchangeExec.isPartitionWide(inputSpec, keys, row, onBand)) {
           copies += n
           Iterator.tabulate(n)(p => record(p, row))
         } else Iterator.single(record(partitionOf(row), row))
@@ -107,8 +110,10 @@ object PunctuationReplicatingExchangeExec {
   }
 
   /** Is this row a punctuation of a scheme that does not fix the whole join key? */
-  def isPartitionWide(spec: InputSpec, keyLength: Int, row: InternalRow): Boolean =
-    spec.isPunctuation(row) && spec.schemeOf(row).flatten.exists(!_.isWholeKey(keyLength))
+  def isPartitionWide(spec: InputSpec, keyLength: Int, row: InternalRow,
+      bandScheme: Option[Int] = None): Boolean =
+    spec.isPunctuation(row) && (spec.schemeOf(row).flatten.exists(!_.isWholeKey(keyLength)) ||
+      bandScheme.exists(_ == TimeBandJoin.schemeIndex(spec, row)))
 
   /** Sends a record to the partition its key names (the key is the partition id). */
   final class PartitionIdPassthrough(override val numPartitions: Int) extends Partitioner {

@@ -58,6 +58,8 @@ case class CheckJoinSafety(session: SparkSession) extends Rule[LogicalPlan] with
     val declared = DeclaredStreams.find(query, caseSensitive = false).nonEmpty
     // load shedding where results would be wrong is refused whatever the mode
     if (declared) SheddingSafety.refuse(query, conf)
+    // a band without an equality predicate is refused whatever the mode (TimeBandSafety)
+    if (declared) TimeBandSafety.refuseBandOnly(query)
     if (mode != "off" && declared) {
       val (problems, bounded) = JoinSafety.startProblems(query, conf)
       if (bounded.nonEmpty) logWarning(SheddingSafety.warning(bounded, conf))
@@ -125,7 +127,7 @@ object JoinSafety {
     val out = scala.collection.mutable.ArrayBuffer.empty[Verdict]
     plan.foreachUp {
       case j: Join if grouped.exists(_ eq j) =>
-      case j @ ExtractEquiJoinKeys(_, leftKeys, rightKeys, _, _, left, right, _)
+      case j @ ExtractEquiJoinKeys(_, leftKeys, rightKeys, otherCondition, _, left, right, _)
           if left.isStreaming && right.isStreaming =>
         val join = j.asInstanceOf[Join]
         PunctuationColumns.find(join.condition) match {
@@ -133,8 +135,12 @@ object JoinSafety {
             val lName = name(mark.left, left, "left")
             val rName = name(mark.right, right, "right")
             val on = leftKeys.zip(rightKeys).map { case (l, r) => s"${l.sql} = ${r.sql}" }.mkString(" AND ")
+            // a time band purges an input whose band the other input's range on time closes
+            val band = TimeBandSafety.of(otherCondition, left, right, mark.left, mark.right)
             val lp = missing(lName, rName, mark.right, rightKeys, right, on, graph)
+              .filterNot(_ => band.purgeable(0)).map(band.withFix(0, rName, _))
             val rp = missing(rName, lName, mark.left, leftKeys, left, on, graph)
+              .filterNot(_ => band.purgeable(1)).map(band.withFix(1, lName, _))
             out += Verdict(join, lName, rName, (lp.isEmpty, rp.isEmpty), (lp ++ rp).toSeq)
           case None =>
             val problems = if (watermarked) Nil else

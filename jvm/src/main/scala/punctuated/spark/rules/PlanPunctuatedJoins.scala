@@ -11,7 +11,7 @@ import org.apache.spark.sql.execution.streaming.operators.stateful.join.Streamin
 import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateMetadata, StoreSchemas}
 import punctuated.conf.PunctuatedConf
 import punctuated.input.{InputSpec, PunctuationColumns}
-import punctuated.join.{PunctuatedSymmetricHashJoinExec, PunctuationReplicatingExchangeExec}
+import punctuated.join.{PunctuatedSymmetricHashJoinExec, PunctuationReplicatingExchangeExec, TimeBand}
 
 /**
  * Physical rule (run before columnar transitions, after Spark's incremental planner has given
@@ -20,7 +20,8 @@ import punctuated.join.{PunctuatedSymmetricHashJoinExec, PunctuationReplicatingE
  * [[PunctuationColumns]] mark becomes a [[PunctuatedSymmetricHashJoinExec]] with the same
  * keys, join type, condition (less the mark), state location and children. Spark's shuffle
  * below an input whose punctuations can concern every partition becomes a
- * [[PunctuationReplicatingExchangeExec]]. Every other plan is returned unchanged.
+ * [[PunctuationReplicatingExchangeExec]] (as is the one below an input whose range
+ * punctuations on a time band's column purge: [[TimeBand]]). Every other plan is returned unchanged.
  */
 case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
 
@@ -45,8 +46,10 @@ case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
         val mark = PunctuationColumns.find(j.condition.full).get
         val leftSpec = InputSpec.of(mark.left, j.leftKeys, j.left.output)
         val rightSpec = InputSpec.of(mark.right, j.rightKeys, j.right.output)
-        val (left, leftReplicated) = replicating(j.left, leftSpec, j.leftKeys)
-        val (right, rightReplicated) = replicating(j.right, rightSpec, j.rightKeys)
+        val band = TimeBand.of(j.condition.full.flatMap(withoutMark), j.left.output, j.right.output,
+          mark.left, mark.right)
+        val (left, leftReplicated) = replicating(j.left, leftSpec, j.leftKeys, band.flatMap(_.schemes(0)))
+        val (right, rightReplicated) = replicating(j.right, rightSpec, j.rightKeys, band.flatMap(_.schemes(1)))
         val exec = PunctuatedSymmetricHashJoinExec(
           leftKeys = j.leftKeys,
           rightKeys = j.rightKeys,
@@ -62,7 +65,8 @@ case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
           leftReplicated = leftReplicated,
           rightReplicated = rightReplicated,
           left = left,
-          right = right)
+          right = right,
+          band = band)
         exec.copyTagsFrom(j)
         // before any of its state stores is opened: the state's declarations are followable
         CheckpointDeclarations.verify(j.stateInfo.get, OperatorRecords.join(exec,
@@ -80,12 +84,14 @@ case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
    * becomes a [[PunctuationReplicatingExchangeExec]] (same partitioning; such punctuation
    * rows go to every partition): returns the input and whether it was replaced.
    */
-  private def replicating(child: SparkPlan, spec: InputSpec, keys: Seq[Expression]): (SparkPlan, Boolean) =
+  private def replicating(child: SparkPlan, spec: InputSpec, keys: Seq[Expression],
+      bandScheme: Option[Int]): (SparkPlan, Boolean) =
     child match {
-      case s: ShuffleExchangeExec if PunctuatedSymmetricHashJoinExec.hasPartitionWide(spec, keys) =>
+      case s: ShuffleExchangeExec
+          if PunctuatedSymmetricHashJoinExec.hasPartitionWide(spec, keys) || bandScheme.isDefined =>
         s.outputPartitioning match {
           case h: HashPartitioning =>
-            (PunctuationReplicatingExchangeExec(h, spec, keys.length, s.child), true)
+            (PunctuationReplicatingExchangeExec(h, spec, keys.length, s.child, bandScheme), true)
           case _ => (child, false)
         }
       case _ => (child, false)

@@ -1,0 +1,129 @@
+package punctuated.join
+
+import scala.collection.mutable
+
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow
+import org.apache.spark.sql.execution.streaming.state.StateStore
+
+import punctuated.input.InputSpec
+import punctuated.state.StoreNamespace
+
+/**
+ * A [[TimeBand]] at work in one task of [[PunctuatedSymmetricHashJoinExec]] (Tucker et al.
+ * 2003, §5; the purge rule of [[TimeBand]]): each input's range punctuations on its time
+ * column (`ts<=c`) raise its bound at the end of the batch; the other input's stored rows
+ * whose band ends at or below it are purged through the [[TimeIndex]]; a later row of the
+ * input at or below its own bound is late; a later row of the other input whose band ends at
+ * or below the bound is joined with what is stored and not stored (it can meet no future
+ * partner), as for key punctuations. Rows with a NULL time join nothing through the band and
+ * are never stored.
+ *
+ * {{{
+ *   band reach (10 min, 5 min); a stores (k=1, 12:00), b says ts<=12:10 at the end of batch n
+ *   -> a's row is purged (12:00 + 10 min <= 12:10); an a row at 12:00 in batch n+1 is joined, not stored
+ * }}}
+ *
+ * @param band     the join's band
+ * @param inputs   the task's inputs
+ * @param shared   the join's shared store
+ * @param gathered per input, the highest bound of this batch's band punctuations gathered on
+ *                 the driver (an input that is not replicated), else None
+ */
+private[join] final class TimeBandJoin(band: TimeBand, inputs: IndexedSeq[JoinInput], shared: StateStore,
+    gathered: IndexedSeq[Option[Long]]) {
+
+  private def other(i: Int) = 1 - i
+
+  /** Is input `i`'s state purged by the other input's bound? */
+  private def indexed(i: Int) = band.reach(i).isDefined && band.schemes(other(i)).isDefined
+
+  private val width = TimeIndex.widthFor(band)
+  val indexes: IndexedSeq[TimeIndex] = inputs.map { in =>
+    val n = in.number
+    new TimeIndex(StoreNamespace(shared, TimeIndex.metaNamespace(n), 1, TimeIndex.MetaValueSchema.length),
+      if (indexed(n)) Some(StoreNamespace(shared, TimeIndex.bucketNamespace(n), 1, 1)) else None,
+      in.keyLength, width)
+  }
+
+  /** This batch's highest band-punctuation bound per input. */
+  private val pending: Array[Option[Long]] = gathered.toArray
+
+  /** Is `row` (a punctuation of input `i`) a range punctuation on the band's time column? */
+  def isBandPunctuation(i: Int, row: InternalRow): Boolean =
+    band.schemes(i).exists(s => TimeBandJoin.schemeIndex(inputs(i).spec, row) == s)
+
+  /** Takes a punctuation row of input `i` into account; returns whether it was a band one. */
+  def punctuation(i: Int, row: InternalRow): Boolean = isBandPunctuation(i, row) && {
+    band.timeOf(i, row).foreach(t => pending(i) = Some(pending(i).fold(t)(Math.max(_, t))))
+    true
+  }
+
+  /** Is this data row of input `i` late (at or below a bound its input punctuated before)? */
+  def isLate(i: Int, row: InternalRow): Boolean = band.schemes(i).isDefined &&
+    band.timeOf(i, row).exists(t => indexes(i).bound.exists(t <= _))
+
+  /** Can this data row of input `i` meet no future row of the other input? */
+  def noFuturePartner(i: Int, row: InternalRow): Boolean = band.timeOf(i, row) match {
+    case None => true
+    case Some(t) => band.reach(i).exists(r => indexes(other(i)).bound.exists(c => t + r <= c))
+  }
+
+  /** Input `i` stored a row with this key. */
+  def stored(i: Int, key: UnsafeRow, row: InternalRow): Unit =
+    if (indexed(i)) band.timeOf(i, row).foreach(t => indexes(i).add(key, t))
+
+  /**
+   * Raises each input's bound by this batch's band punctuations and purges the other input's
+   * rows they put out of reach; `purged(value, i)` is told of each row of input `i` removed.
+   */
+  def endOfBatch(purged: (UnsafeRow, Int) => Unit): Unit = {
+    for (o <- inputs.indices; c <- pending(o) if indexes(o).raise(c)) {
+      val i = other(o)
+      if (indexed(i)) purge(i, c - band.reach(i).get, purged)
+    }
+  }
+
+  private def purge(i: Int, upTo: Long, purged: (UnsafeRow, Int) => Unit): Unit = {
+    val state = inputs(i).state
+    val index = indexes(i)
+    val (keys, bs) = index.keysUpTo(upTo)
+    val left = mutable.HashMap.empty[UnsafeRow, mutable.Set[Long]]
+    keys.foreach { key =>
+      val rows = state.rowsWithKey(key).map(p => (p.key.copy(), p.value.copy())).toArray
+      val remaining = mutable.Set.empty[Long]
+      rows.foreach { case (storeKey, value) =>
+        band.timeOf(i, value) match {
+          case Some(t) if t <= upTo => state.removeRow(storeKey, key); purged(value, i)
+          case Some(t) => remaining += index.bucketOf(t)
+          case None =>
+        }
+      }
+      left(key) = remaining
+    }
+    index.settle(upTo, bs, (k, b) => left.get(k).forall(_.contains(b)))
+  }
+
+  /** Writes the bounds and indexes back (before the shared store commits). */
+  def flush(): Unit = indexes.foreach(_.flush())
+}
+
+private[join] object TimeBandJoin {
+
+  /** The index of the scheme a punctuation row instantiates (see [[InputSpec.schemeOf]]). */
+  def schemeIndex(spec: InputSpec, row: InternalRow): Int =
+    spec.decoder.scheme(row.isNullAt, m => !row.isNullAt(m) && row.getBoolean(m))
+
+  /**
+   * The highest bound of this batch's band punctuations of an input that is not replicated (one
+   * small job over its rows; None if it sent none).
+   */
+  def gather(rdd: RDD[InternalRow], spec: InputSpec, band: TimeBand, i: Int): Option[Long] =
+    band.schemes(i).flatMap { s =>
+      val found = rdd.mapPartitions { iter =>
+        iter.filter(r => spec.isPunctuation(r) && schemeIndex(spec, r) == s).flatMap(r => band.timeOf(i, r))
+      }.collect()
+      found.maxOption
+    }
+}
