@@ -60,7 +60,7 @@ private[multi] class MultiJoinTask(
   /** Nodes of no plan this task runs but a migration touches, in `punctuated-meta` (by the inputs they cover). */
   private val otherNodes = mutable.LinkedHashMap.empty[Seq[Int], MultiJoinState]
   /** Every state the task commits: its plan's, the idle stores, and those a migration opened. */
-  private def committing: Seq[MultiJoinState] = allStates ++ otherNodes.values ++ parallel.states
+  private def committing: Seq[MultiJoinState] = allStates ++ otherNodes.values ++ (if (parallelOpened) parallel.states else Nil)
 
   /** The one state object of the node covering `covered` in its usual storage, whichever plan has it. */
   private def nodeStateOf(covered: Seq[Int]): MultiJoinState =
@@ -98,7 +98,8 @@ private[multi] class MultiJoinTask(
   /** Node combinations stored this batch by a migration's other plan, by state (purge candidates). */
   private val statesStoredNow = mutable.LinkedHashSet.empty[(MultiJoinState, UnsafeRow)]
   /** The old plan running beside this one, under `parallel_track` ([[ParallelTrack]]). */
-  private lazy val parallel: ParallelTrack = new ParallelTrack(new ParallelTrack.Host {
+  private var parallelOpened = false // a failed task's listener does not read its status first
+  private lazy val parallel: ParallelTrack = { parallelOpened = true; new ParallelTrack(new ParallelTrack.Host {
     override def tree: MultiJoinTree = MultiJoinTask.this.tree
     override def meta: org.apache.spark.sql.execution.streaming.state.StateStore = MultiJoinTask.this.meta
     override def batch: Long = MultiJoinTask.this.batch
@@ -121,7 +122,7 @@ private[multi] class MultiJoinTask(
       statesStoredNow += (state -> key)
       stored += 1
     }
-  })
+  }) }
   Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit] { _ =>
     committing.foreach(_.abortIfNeeded())
     if (!meta.hasCommitted) meta.abort()
