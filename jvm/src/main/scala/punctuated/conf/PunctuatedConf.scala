@@ -54,7 +54,7 @@ object PunctuatedConf {
   val JoinPlan = "spark.punctuated.join.plan"
   /**
    * How a multi-way join completes the intermediate state of a plan it migrates to
-   * ([[punctuated.join.multi.MultiJoinMigration]]): `jisc` (default) or `moving_state`.
+   * ([[punctuated.join.multi.MultiJoinMigration]]): `jisc` (default), `moving_state` or `parallel_track`.
    */
   val MigrationStrategy = "spark.punctuated.migration.strategy"
   /**
@@ -105,7 +105,7 @@ object PunctuatedConf {
         s"or a join tree of the inputs' names such as ((a ⋈ b) ⋈ c), not '$text'")
     },
     shedding = shedding(conf),
-    migrationStrategy = choice(conf, MigrationStrategy, "jisc", Seq("jisc", "moving_state")),
+    migrationStrategy = choice(conf, MigrationStrategy, "jisc", Seq("jisc", "moving_state", "parallel_track")),
     replanEvery = {
       val text = conf.getConfString(ReplanEvery, DefaultReplanEvery.toString).trim
       text.toIntOption.filter(_ >= 0).getOrElse(throw new IllegalArgumentException(

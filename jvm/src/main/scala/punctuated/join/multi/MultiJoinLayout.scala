@@ -81,6 +81,21 @@ object MultiJoinLayout {
    */
   def marksNamespace(inputs: Seq[Int]): Int = (1 << 21) + inputs.map(1 << _).sum
 
+  /**
+   * The namespace of `punctuated-meta` where, while a `parallel_track` migration runs the old
+   * plan beside the new one ([[ParallelTrack]]), the new plan keeps its own rows of the unit
+   * covering `inputs` (new rows only): an input's shadow (one input) or a copy of a node both
+   * plans have, laid out as a rows store. `parallelNamespace(Seq(1)) == (1 << 22) + 2`.
+   */
+  def parallelNamespace(inputs: Seq[Int]): Int = (1 << 22) + inputs.map(1 << _).sum
+
+  /**
+   * The namespace of `punctuated-meta` with a `parallel_track` migration's status in a cell
+   * ([[ParallelTrack]]): key 0 -> (switch batch, old plan as JSON); the next namespace holds
+   * the old rows left per input (key i -> count).
+   */
+  val parallelStatus: Int = 1 << 23
+
   private val NodePrefix = "inputs-"
   private val RowsSuffix = "-mjoin-rows"
 

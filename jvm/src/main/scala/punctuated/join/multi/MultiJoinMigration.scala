@@ -28,6 +28,11 @@ import org.json4s._
  *    with its inputs covered). Counted in `numKeysCompleted` (distinct values of the node's
  *    first class). A node an earlier `jisc` switch left incomplete that the new plan keeps
  *    (overlapping migrations) is completed at the switch too, value by pending value.
+ *  - under `parallel_track`: nothing is completed and nothing emptied at the switch; the
+ *    old plan runs beside the new one (whose nodes hold combinations of new rows only) until
+ *    punctuations have purged every row stored before the switch in the cell, then it is
+ *    dropped ([[ParallelTrack]]: Zhu et al.'s Parallel Track, JISC §2's baseline);
+ *    `numParallelPlans` counts the cells still running an old plan.
  *
  * A node both plans have keeps its completion state (a second switch before the first
  * completed, §4.5); a node the new plan drops loses it with its rows.
@@ -65,7 +70,7 @@ final case class MultiJoinMigration(from: MultiJoinPlan.Join, strategy: String, 
 
 object MultiJoinMigration {
   /** `spark.punctuated.migration.strategy`'s values (results are identical under each). */
-  val Strategies: Seq[String] = Seq("jisc", "moving_state")
+  val Strategies: Seq[String] = Seq("jisc", "moving_state", "parallel_track")
 
   def fromJValue(v: JValue): MultiJoinMigration = (v \ "from", v \ "strategy", v \ "since") match {
     case (from: JArray, JString(s), JInt(b)) =>
@@ -92,4 +97,6 @@ object MultiJoinMigration {
   val NumMigrations = "numMigrations"
   val NumIncompleteStates = "numIncompleteStates"
   val NumKeysCompleted = "numKeysCompleted"
+  /** Cells still running an old plan beside the current one (`parallel_track`, [[ParallelTrack]]). */
+  val NumParallelPlans = "numParallelPlans"
 }

@@ -57,6 +57,15 @@ private[multi] class MultiJoinTask(
     .map { case (s, x) => s.sorted -> nodeState(s, 2 * n + x) }
   private val idleStates = idle.map(_._2)
   private val allStates = states ++ nodeStates ++ idleStates
+  /** Nodes of no plan this task runs but a migration touches, in `punctuated-meta` (by the inputs they cover). */
+  private val otherNodes = mutable.LinkedHashMap.empty[Seq[Int], MultiJoinState]
+  /** Every state the task commits: its plan's, the idle stores, and those a migration opened. */
+  private def committing: Seq[MultiJoinState] = allStates ++ otherNodes.values ++ (if (parallelOpened) parallel.states else Nil)
+
+  /** The one state object of the node covering `covered` in its usual storage, whichever plan has it. */
+  private def nodeStateOf(covered: Seq[Int]): MultiJoinState =
+    (tree.nodes.map(_.inputs.sorted).zip(nodeStates) ++ idle).find(_._1 == covered.sorted).map(_._2)
+      .getOrElse(otherNodes.getOrElseUpdate(covered.sorted, nodeState(covered.sorted, 3 * n + otherNodes.size)))
 
   /**
    * The state of a node covering `covered` (its rows' layout order) as unit `unit`: in its own
@@ -86,8 +95,36 @@ private[multi] class MultiJoinTask(
     c.beforeLookup = lazily.ensure
     lazily
   }
+  /** Node combinations stored this batch by a migration's other plan, by state (purge candidates). */
+  private val statesStoredNow = mutable.LinkedHashSet.empty[(MultiJoinState, UnsafeRow)]
+  /** The old plan running beside this one, under `parallel_track` ([[ParallelTrack]]). */
+  private var parallelOpened = false // a failed task's listener does not read its status first
+  private lazy val parallel: ParallelTrack = { parallelOpened = true; new ParallelTrack(new ParallelTrack.Host {
+    override def tree: MultiJoinTree = MultiJoinTask.this.tree
+    override def meta: org.apache.spark.sql.execution.streaming.state.StateStore = MultiJoinTask.this.meta
+    override def batch: Long = MultiJoinTask.this.batch
+    override def numClasses: Int = exec.classTypes.size
+    override def coordinates: IndexedSeq[Int] = exec.cellCoordinates(cell)
+    override def probes: Array[Array[Long]] = MultiJoinTask.this.probes
+    override def matches: Array[Array[Long]] = MultiJoinTask.this.matches
+    override def condition: Option[org.apache.spark.sql.catalyst.expressions.Expression] = exec.condition
+    override def projection: Seq[org.apache.spark.sql.catalyst.expressions.Attribute] = exec.projection
+    override def leaf(i: Int): MultiJoinState = states(i)
+    override def nodeStateOf(covered: Seq[Int]): MultiJoinState = MultiJoinTask.this.nodeStateOf(covered)
+    override def inMeta(covered: Seq[Int], ns: Int): MultiJoinState =
+      new MultiJoinState(tree.specOf(covered, 4 * n + covered.map(1 << _).sum), tree.outputOfInputs(covered), meta,
+        info, cell, settings.maxRemembered, storeConf, hadoopConf, None, Some(ns))
+    override def treeOf(plan: MultiJoinPlan.Join): MultiJoinTree =
+      new MultiJoinTree(plan, exec.inputs, exec.children.map(_.output))
+    override def keep(covered: Set[Int], state: MultiJoinState, key: UnsafeRow): Boolean =
+      ChainedPurge.check(View, covered, state.bindingOf(key), MultiJoinState.MaxPartials) != ChainedPurge.Purgeable
+    override def storedNode(state: MultiJoinState, key: UnsafeRow): Unit = {
+      statesStoredNow += (state -> key)
+      stored += 1
+    }
+  }) }
   Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit] { _ =>
-    allStates.foreach(_.abortIfNeeded())
+    committing.foreach(_.abortIfNeeded())
     if (!meta.hasCommitted) meta.abort()
   })
 
@@ -144,12 +181,15 @@ private[multi] class MultiJoinTask(
     private var keys = 0L
     private val switching = exec.migration.filter(_.since == batch)
 
-    def switchPlan(): Unit = switching.foreach { m =>
+    def switchPlan(): Unit = switching.map(parallel.beforeSwitch).filter(_.from != tree.plan).foreach { m =>
+      if (m.strategy == "parallel_track") parallel.start(m.from) else others(m)
+    }
+
+    /** The switch under `jisc` or `moving_state`. */
+    private def others(m: MultiJoinMigration): Unit = {
       // nodes of the old plan only: emptied (the current plan's state object if it shares the storage)
       MultiJoinMigration.dropped(m, tree.plan).foreach { covered =>
-        val st = (tree.nodes.map(_.inputs.sorted).zip(nodeStates) ++ idle).find(_._1 == covered.sorted).map(_._2)
-          .getOrElse(nodeState(covered, 3 * n))
-        cleared += st.clear()
+        cleared += nodeStateOf(covered).clear()
         MultiJoinCompletion.drop(meta, covered)
       }
       val added = MultiJoinMigration.added(m, tree.plan)
@@ -184,8 +224,11 @@ private[multi] class MultiJoinTask(
 
     def report(): Unit = {
       if (switching.isDefined && cell == 0) metric(MultiJoinMigration.NumMigrations) += 1
-      metric(MultiJoinMigration.NumKeysCompleted) += keys + completion.map(_.keysCompleted).getOrElse(0L)
-      metric(MultiJoinMigration.NumIncompleteStates) += completion.map(_.numIncomplete.toLong).getOrElse(0L)
+      metric(MultiJoinMigration.NumKeysCompleted) += keys + completion.map(_.keysCompleted).getOrElse(0L) +
+        parallel.keysCompleted
+      metric(MultiJoinMigration.NumIncompleteStates) += completion.map(_.numIncomplete.toLong).getOrElse(0L) +
+        parallel.numIncomplete
+      metric(MultiJoinMigration.NumParallelPlans) += parallel.numParallelPlans
     }
   }
 
@@ -204,7 +247,9 @@ private[multi] class MultiJoinTask(
     metric("allUpdatesTimeMs") += NANOSECONDS.toMillis(System.nanoTime - start)
     val held = states.map(_.numPunctuations).sum // read before the commit
     val t = System.nanoTime
+    parallel.finish()
     completion.foreach(_.finish())
+    val allStates = committing
     allStates.foreach(_.prepareCommit())
     val stores = (allStates.map(_.rowsStore) :+ meta).distinct // nodes in punctuated-meta share it
     stores.foreach(_.commit())
@@ -216,7 +261,7 @@ private[multi] class MultiJoinTask(
     metric("stateMemory") += stores.map(_.metrics.memoryUsedBytes).sum
     stores.foreach(s => exec.reportCustomStoreMetrics(s.metrics.customMetrics))
     metric("numUpdatedStateRows") += stored
-    metric("numRemovedStateRows") += purged + migration.cleared
+    metric("numRemovedStateRows") += purged + migration.cleared + parallel.cleared
     migration.report()
     metric(RowsPurged) += purged
     metric(PunctuatedMultiJoinExec.PurgeChecksAbandoned) += abandoned
@@ -251,7 +296,7 @@ private[multi] class MultiJoinTask(
       } else {
         val value = toUnsafe(i)(row).copy()
         val complete = closedOnArrival.getOrElseUpdate(key, purgeableNow(i, key))
-        val results = climber match {
+        val results = if (parallel.active) parallel.process(i, value, key, store = !complete) else climber match {
           case None => probe(i, value, key)
           case Some(c) =>
             // neither is a combination of a row not stored (no future row joins it)
@@ -264,6 +309,7 @@ private[multi] class MultiJoinTask(
           unstored += (i -> key) // no future row can join it: not stored
         } else {
           state.append(value, key)
+          if (parallel.active) parallel.stored(i, value, key)
           storedNow += (i -> key)
           stored += 1
         }
@@ -391,7 +437,12 @@ private[multi] class MultiJoinTask(
       }
     }
     override def isStored(j: Int, key: Binding): Boolean = states(j).isStored(keyOf(j, key))
-    override def remove(j: Int, key: Binding): Unit = purged += states(j).removeKey(keyOf(j, key))
+    override def remove(j: Int, key: Binding): Unit = {
+      val k = keyOf(j, key)
+      val removed = states(j).removeKey(k)
+      purged += removed
+      if (parallel.active) parallel.removed(j, k, removed)
+    }
     private def keyOf(j: Int, key: Binding): UnsafeRow = states(j).keyOfBinding(key)
   }
 
@@ -412,7 +463,7 @@ private[multi] class MultiJoinTask(
     val touched = applied.nonEmpty
     val result = ChainedPurge.purge(View, candidates, MultiJoinState.MaxPartials)
     abandoned += result.abandoned
-    if (!tree.isMJoin) purgeNodes(candidates ++ result.purged ++ unstored.map { case (i, k) =>
+    if (!tree.isMJoin || parallel.active) purgeNodes(candidates ++ result.purged ++ unstored.map { case (i, k) =>
       i -> states(i).bindingOf(k) }, applied.map { case (j, p) => bindingOf(j, p) })
     if (touched || result.purged.nonEmpty) releaseHeld()
     if (settings.punctuationRetention > 0) states.foreach(_.releaseExpired(batch, settings.punctuationRetention))
@@ -427,12 +478,13 @@ private[multi] class MultiJoinTask(
    * with a new punctuation's binding (`bindings`) — look-ups by class value, never a scan.
    */
   private def purgeNodes(keys: Iterable[(Int, Binding)], bindings: Iterable[Binding]): Unit = {
-    for (k <- nodeStates.indices) {
-      val u = n + k
-      val st = nodeStates(k)
-      val covered = tree.inputsOf(u).toSet
+    // the plan's nodes, and those of an old plan running beside it (parallel_track)
+    val targets = nodeStates.indices.map(k => nodeStates(k) -> tree.inputsOf(n + k).toSet) ++
+      (if (parallel.active) parallel.nodesToPurge else Nil)
+    for ((st, covered) <- targets) {
       val candidates = mutable.LinkedHashSet.empty[UnsafeRow]
-      nodesStoredNow.foreach { case (v, key) => if (v == u) candidates += key }
+      nodesStoredNow.foreach { case (v, key) => if (unitState(v) eq st) candidates += key }
+      statesStoredNow.foreach { case (s, key) => if (s eq st) candidates += key }
       (keys.map(_._2) ++ bindings).foreach { b =>
         b.foreach { case (c, v) => if (st.classes.contains(c)) candidates ++= st.keysWith(c, v) }
       }

@@ -163,7 +163,9 @@ case class PunctuatedMultiJoinExec(
       StatefulOperatorCustomSumMetric(MultiJoinMigration.NumIncompleteStates,
         "number of intermediate states of the plan not yet complete"),
       StatefulOperatorCustomSumMetric(MultiJoinMigration.NumKeysCompleted,
-        "number of keys of intermediate states completed by a plan migration"))) ++
+        "number of keys of intermediate states completed by a plan migration"),
+      StatefulOperatorCustomSumMetric(MultiJoinMigration.NumParallelPlans,
+        "number of cells still running an old plan beside the current one (parallel_track)"))) ++
       MultiJoinObserved.metrics(inputs.map(_.classes))
 
   require(probeOrders.isEmpty || joinPlan.isMJoin && probeOrders.size == inputs.size &&

@@ -122,7 +122,8 @@ class MultiJoinMigrationSuite extends PunctuatedStreamTest {
       val add = MultiAddData(declared.indices.map(s => declared(s)._1 -> batches(b).collect { case (`s`, e) => e }): _*)
       val restart = b > 0 && b % 2 == 0 && b / 2 < segments
       val migrations = if (restart && tree(plans(segment)).canonical != tree(plans(segment - 1)).canonical) 1L else 0L
-      val lazyNodes = if (strategy == "jisc") Some(MultiJoinPlan.intermediates(tree(plans(segment))).size.toLong * partitions)
+      // under parallel_track: the current plan's nodes, in cells still running the old plan beside it
+      val lazyNodes = if (strategy == "jisc" || strategy == "parallel_track") Some(MultiJoinPlan.intermediates(tree(plans(segment))).size.toLong * partitions)
         else None
       (if (restart) Seq(StopStream, StartStream(checkpointLocation = checkpoint,
         additionalConfs = Map(PunctuatedConf.JoinPlan -> plans(segment)))) else Nil) ++
@@ -144,8 +145,9 @@ class MultiJoinMigrationSuite extends PunctuatedStreamTest {
     Seq((0, 0) -> (1, 0), (1, 1) -> (2, 0), (2, 1) -> (3, 0)))
 
   /** (strategy, partitions) runs of the chain of three, and of the chain of four. */
-  protected def runs: Seq[(String, Int)] = Seq("moving_state" -> 1, "moving_state" -> 4, "jisc" -> 4)
-  protected def runs4: Seq[(String, Int)] = Seq("moving_state" -> 1, "jisc" -> 4)
+  protected def runs: Seq[(String, Int)] = Seq("moving_state" -> 1, "moving_state" -> 4, "jisc" -> 4,
+    "parallel_track" -> 1, "parallel_track" -> 4)
+  protected def runs4: Seq[(String, Int)] = Seq("moving_state" -> 1, "jisc" -> 4, "parallel_track" -> 4)
 
   for ((strategy, partitions) <- runs) {
     test(s"chain of three: mjoin -> left-deep -> right-deep -> mjoin -> left-deep, $strategy, $partitions partitions") {
@@ -165,7 +167,7 @@ class MultiJoinMigrationSuite extends PunctuatedStreamTest {
 
 /** [[MultiJoinMigrationSuite]] on RocksDB state stores. */
 class MultiJoinMigrationRocksDBSuite extends MultiJoinMigrationSuite {
-  override protected def runs: Seq[(String, Int)] = Seq("moving_state" -> 1, "jisc" -> 4)
+  override protected def runs: Seq[(String, Int)] = Seq("moving_state" -> 1, "jisc" -> 4, "parallel_track" -> 4)
   override protected def runs4: Seq[(String, Int)] = Seq("moving_state" -> 1)
   override protected def sparkConf = super.sparkConf
     .set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
