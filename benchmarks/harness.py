@@ -10,8 +10,8 @@ with its figures. The machine's load average is recorded before and after every 
 Summaries: per figure the median and the spread (min to max) per engine; per ratio (an
 engine against a reference engine) the median and spread of the per-repetition ratios,
 repetition k of one engine paired with repetition k of the other. Used by ``nexmark.py``,
-``auction_join.py``, ``state_memory.py``, ``undeclared_overhead.py`` and
-``multiway_join.py``::
+``auction_join.py``, ``state_memory.py``, ``undeclared_overhead.py``,
+``multiway_join.py`` and ``migration.py``::
 
     runs = run({e: [sys.executable, "-m", "benchmarks.nexmark", "--child", e] for e in ("a", "b")}, 3)
     ratio_spread(runs, "events_per_second", "b", "a")   # {"median": 1.4, "min": 1.3, "max": 1.5}
