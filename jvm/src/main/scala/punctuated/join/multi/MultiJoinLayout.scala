@@ -96,6 +96,14 @@ object MultiJoinLayout {
    */
   val parallelStatus: Int = 1 << 23
 
+  /**
+   * The namespace of `punctuated-meta` with input `number`'s distinct-value counters in a cell
+   * ([[MultiJoinState.distinctValuesOf]]): key c (a class of the input) -> the distinct values
+   * of c among its stored rows; key -1 -> present once the counters are exact.
+   * `distinctNamespace(2) == (1 << 24) + 2`.
+   */
+  def distinctNamespace(number: Int): Int = (1 << 24) + number
+
   private val NodePrefix = "inputs-"
   private val RowsSuffix = "-mjoin-rows"
 

@@ -13,19 +13,30 @@ import org.apache.spark.sql.streaming.StateOperatorProgress
  *  - `input<i>RowsStored`: input i's stored rows after the batch;
  *  - `input<j>Probes.c<c>`: look-ups of input j's state by a value of attribute class c (by
  *    the join's probes of every input and intermediate node);
- *  - `input<j>ProbeMatches.c<c>`: the stored rows those look-ups found.
+ *  - `input<j>ProbeMatches.c<c>`: the stored rows those look-ups found;
+ *  - `input<j>DistinctValues.c<c>`: the distinct values of class c among input j's stored rows
+ *    after the batch, summed over cells ([[MultiJoinDistinctValues]]: kept incrementally);
+ *  - `input<j>UncountedCells`: cells of a checkpoint older than those counters that cannot
+ *    count input j's values yet.
  *
- * Rows and probes are counted once however the hypercube copies them ([[once]]): a row in the
- * one cell of its copies whose coordinates of the classes it does not bind are 0.
+ * Rows, probes and values are counted once however the hypercube copies them ([[once]]): a row
+ * in the one cell of its copies whose coordinates of the classes it does not bind are 0.
  *
  * The driver turns the previous batch's values into the statistics of the next ([[statistics]]):
- * rate = rows arrived, stored = rows stored, fan-out = matches / probes (1 without probes).
+ * rate = rows arrived, stored = rows stored, fan-out of input j on class c = j's rows stored /
+ * distinct values of c among them — what the state holds, the same whichever plan runs and
+ * whatever order the batch's rows came in (a plan that never looks j up by c, as `((a ⋈ b) ⋈ c)`
+ * never looks b up by v, measures it all the same). 1 when j stores no rows; from look-ups
+ * (matches / probes, 1 without probes) while some cell of j is uncounted. Look-ups stay metrics.
  *
  * {{{
- *   a(k) ⋈ b(k, v) ⋈ c(v), a batch of 1000 rows of a, 10 of b, 10 of c, each a's row finding
- *   2 rows of b by k:  input0RowsArrived = 1000, input1Probes.c0 = 1000,
- *                      input1ProbeMatches.c0 = 2000  ->  rate(0) = 1000, fanout(1)(0) = 2
+ *   a(k) ⋈ b(k, v) ⋈ c(v), after a batch b stores 20 rows on 2 values of v and 20 of k:
+ *     input1RowsStored = 20, input1DistinctValues.c0 = 20, input1DistinctValues.c1 = 2
+ *     ->  fanout(1) = {0: 1, 1: 10}
  * }}}
+ *
+ * The hypercube splits an input's rows of one value over the cells of its other classes'
+ * coordinates: a value counts once per cell it has rows in (what a look-up in one cell finds).
  */
 object MultiJoinObserved {
   /**
@@ -49,19 +60,25 @@ object MultiJoinObserved {
   def stored(i: Int): String = s"input${i}RowsStored"
   def probes(j: Int, c: Int): String = s"input${j}Probes.c$c"
   def matches(j: Int, c: Int): String = s"input${j}ProbeMatches.c$c"
+  def distinctValues(j: Int, c: Int): String = s"input${j}DistinctValues.c$c"
+  def uncounted(j: Int): String = s"input${j}UncountedCells"
 
   /** The metrics of inputs of these classes (input i's classes `classes(i)`). */
   def metrics(classes: Seq[Seq[Int]]): Seq[StatefulOperatorCustomMetric] = classes.indices.flatMap { i =>
     Seq(StatefulOperatorCustomSumMetric(arrived(i), s"data rows of input $i arrived"),
-      StatefulOperatorCustomSumMetric(stored(i), s"rows of input $i stored after the batch")) ++
+      StatefulOperatorCustomSumMetric(stored(i), s"rows of input $i stored after the batch"),
+      StatefulOperatorCustomSumMetric(uncounted(i), s"cells not counting input $i's distinct values")) ++
       classes(i).flatMap(c => Seq(
         StatefulOperatorCustomSumMetric(probes(i, c), s"look-ups of input $i by class $c"),
-        StatefulOperatorCustomSumMetric(matches(i, c), s"rows of input $i found by class $c")))
+        StatefulOperatorCustomSumMetric(matches(i, c), s"rows of input $i found by class $c"),
+        StatefulOperatorCustomSumMetric(distinctValues(i, c), s"distinct values of class $c among input $i's rows")))
   }
 
   /**
    * The statistics a batch's metrics (`values`, by name) show, for inputs of these classes;
-   * None when a metric is missing (another operator's progress).
+   * None when a metric is missing (another operator's progress). The distinct-value metrics
+   * may be missing (a progress from before they existed): then, as while a cell of the input
+   * is uncounted, the input's fan-outs come from look-ups.
    */
   def statistics(values: String => Option[Long], classes: Seq[Seq[Int]]): Option[MultiJoinStatistics] = {
     val n = classes.size
@@ -70,11 +87,19 @@ object MultiJoinObserved {
     else Some(MultiJoinStatistics(
       (0 until n).map(i => values(arrived(i)).get.toDouble),
       (0 until n).map(i => values(stored(i)).get.toDouble),
-      (0 until n).map(j => classes(j).map { c =>
-        val p = values(probes(j, c)).get
-        c -> (if (p == 0) MultiJoinStatistics.DefaultFanout else values(matches(j, c)).get.toDouble / p)
-      }.toMap)))
+      (0 until n).map(j => classes(j).map(c => c -> fanout(values, j, c)).toMap)))
   }
+
+  /** Input j's fan-out on class c: rows stored / distinct values (see above), else from look-ups. */
+  private def fanout(values: String => Option[Long], j: Int, c: Int): Double =
+    (values(distinctValues(j, c)), values(uncounted(j))) match {
+      case (Some(d), Some(0L)) =>
+        val rows = values(stored(j)).get
+        if (rows == 0 || d == 0) MultiJoinStatistics.DefaultFanout else rows.toDouble / d
+      case _ =>
+        val p = values(probes(j, c)).get
+        if (p == 0) MultiJoinStatistics.DefaultFanout else values(matches(j, c)).get.toDouble / p
+    }
 
   /** [[statistics]] of one state operator's progress (None: not a multi-way join of these inputs). */
   def fromProgress(p: StateOperatorProgress, classes: Seq[Seq[Int]]): Option[MultiJoinStatistics] =

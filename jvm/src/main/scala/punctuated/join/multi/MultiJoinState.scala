@@ -85,6 +85,22 @@ class MultiJoinState(
       inputSchema.length), StoreNamespace(meta, id, MultiJoinLayout.RowKeySchema.length, 1))
   }
 
+  // ---- distinct values per class (an input's own rows only) ---------------------------
+
+  /** Input i's distinct values per class in this cell ([[MultiJoinDistinctValues]]); nodes have none. */
+  private val distinct: Option[MultiJoinDistinctValues] =
+    if (storeName.isEmpty && inMeta.isEmpty) Some(new MultiJoinDistinctValues(meta, number, classes, !rows.entries.hasNext))
+    else None
+
+  /**
+   * The distinct values of class `c` among this input's stored rows in this cell, as of the
+   * last [[prepareCommit]] (None: a node, or a cell not counting: [[MultiJoinDistinctValues]]).
+   */
+  def distinctValuesOf(c: Int): Option[Long] = distinct.flatMap(_.of(c))
+
+  /** Is this an input whose cell does not count its distinct values (yet)? */
+  def uncounted: Boolean = distinct.exists(!_.counting)
+
   /** The input's key (its class values in class order) of one of its rows (reused: copy to keep). */
   val keyOf: UnsafeProjection = UnsafeProjection.create(input.keys, output)
   private val valueProjs: IndexedSeq[UnsafeProjection] = keySchema.fields.indices.map { q =>
@@ -202,6 +218,8 @@ class MultiJoinState(
   private def writeSlots(): Unit = cache.foreach { case ((c, value), slots) =>
     val n = slots.rows.size
     if (c == classes.head) rows.counted(n - slots.committed)
+    if (slots.committed == 0 && n > 0) distinct.foreach(_.add(c, 1))
+    else if (slots.committed > 0 && n == 0) distinct.foreach(_.add(c, -1))
     slots.dirty.foreach(s => if (s < n) rows.put(storeKey(c, value, s), slots.rows(s)))
     var s = n.toLong
     while (s < slots.committed) { rows.remove(storeKey(c, value, s)); s += 1 }
@@ -275,6 +293,7 @@ class MultiJoinState(
   /** Writes the changed rows and closed values back, before the stores commit. */
   def prepareCommit(): Unit = {
     writeSlots()
+    distinct.foreach(_.write(numRows == 0))
     forgotten += table.flushClosed()
     remembered = table.numRemembered
   }
@@ -319,6 +338,7 @@ class MultiJoinState(
     val keys = rows.entries.map(_._1).toList
     keys.foreach(rows.remove)
     rows.emptied()
+    distinct.foreach(_.emptied())
     keys.count(_.getInt(0) == classes.head).toLong
   }
   def numPunctuations: Long = table.count

@@ -268,10 +268,14 @@ private[multi] class MultiJoinTask(
     metric(StateRowsScanned) += allStates.map(_.rowsScanned).sum
     for (i <- 0 until n) {
       metric(MultiJoinObserved.arrived(i)) += arrived(i)
-      if (countsRows(i)) metric(MultiJoinObserved.stored(i)) += states(i).numRows
+      if (countsRows(i)) {
+        metric(MultiJoinObserved.stored(i)) += states(i).numRows
+        if (states(i).uncounted) metric(MultiJoinObserved.uncounted(i)) += 1
+      }
       states(i).classes.foreach { c =>
         metric(MultiJoinObserved.probes(i, c)) += probes(i)(c)
         metric(MultiJoinObserved.matches(i, c)) += matches(i)(c)
+        if (countsRows(i)) states(i).distinctValuesOf(c).foreach(metric(MultiJoinObserved.distinctValues(i, c)) += _)
       }
     }
     exec.reportStoreMetrics()

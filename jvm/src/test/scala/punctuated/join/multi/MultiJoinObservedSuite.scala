@@ -19,10 +19,12 @@ case class Obs(k: Option[Long], v: Option[Long], is_punct: Boolean = false)
  * The multi-way join observes the statistics `auto` chooses from ([[MultiJoinObserved]]): a
  * chain `a(k, x) ⋈ b(k, v) ⋈ c(v, z)` where c is much faster than a and b; the plan log's
  * record of each batch carries the statistics the previous batch showed (rates exact, stored
- * sizes, fan-outs), the choice under them picks the tree the cost model predicts for such
- * skew, a restart keeps the plan and the statistics, and the MJoin's probe orders follow them.
- * On 1 and 4 partitions (2 x 2 cells: a's and c's rows copied to two cells each, counted
- * once). HDFS-backed state store; [[MultiJoinObservedRocksDBSuite]] runs the same on RocksDB.
+ * sizes, fan-outs = rows stored / distinct values, whatever the batch looked up), the choice
+ * under them picks the tree the cost model predicts for such skew, a restart keeps the plan
+ * and the statistics, and the MJoin's probe orders follow them. On 1 and 4 partitions (2 x 2
+ * cells: a's and c's rows copied to two cells each, counted once; b's rows of v = 7 split over
+ * the two cells of k, so v = 7 counts once in each). HDFS-backed state store;
+ * [[MultiJoinObservedRocksDBSuite]] runs the same on RocksDB.
  */
 class MultiJoinObservedSuite extends PunctuatedStreamTest {
   import testImplicits._
@@ -66,11 +68,13 @@ class MultiJoinObservedSuite extends PunctuatedStreamTest {
       def results(zs: Seq[Long]) = for (z <- zs; k <- 1L to 10L) yield (k, 100 + k, 7L, z)
       val zs0 = 1L to 300L
       val zs1 = 301L to 500L
-      // what batch 0 shows (input order: a's rows, then b's, then c's, in every cell)
+      // what batch 0 leaves in state: rows stored / distinct values (whatever order rows came in)
+      // b's ten rows of v = 7: one value on 1 partition, one in each of the two cells of k on 4
+      val bOnV = if (partitions == 1) 10.0 else 5.0
       val batch0 = MultiJoinStatistics(Seq(10.0, 10.0, 300.0), Seq(10.0, 10.0, 300.0), Seq(
-        Map(0 -> 1.0), // b's 10 rows and c's 300 x 10 partial results find one a row each by k
-        Map(0 -> 0.0, 1 -> 10.0), // a's rows came before b's; c's rows find ten b rows each by v
-        Map(1 -> 0.0))) // b's rows came before c's
+        Map(0 -> 1.0), // ten rows of a, ten values of k
+        Map(0 -> 1.0, 1 -> bOnV), // ten rows of b, ten values of k (a's rows came first: no matter)
+        Map(1 -> 300.0))) // 300 rows of c, all v = 7 (b's rows came first: no matter)
       withSQLConf(PunctuatedConf.SafetyMode -> "warn", SQLConf.SHUFFLE_PARTITIONS.key -> partitions.toString) {
         testStream(joined)(
           AddData(a, as: _*), AddData(b, bs: _*), AddData(c, cs(zs0): _*),
@@ -86,16 +90,25 @@ class MultiJoinObservedSuite extends PunctuatedStreamTest {
             assert(log(0).tree == mjoin(3) && log(1).tree == mjoin(3))
             val seen = log(1).statistics.get
             assert(seen == batch0, seen.toJson)
-            // b's rows probe c first: c's fan-out on v (0) is below a's on k (1)
-            assert(log(1).probeOrders == Seq(Seq(1, 2), Seq(2, 0), Seq(1, 0)), log(1).probeOrders)
+            // b's rows probe a first: a's fan-out on k (1) is below c's on v (300)
+            assert(log(1).probeOrders == Seq(Seq(1, 2), Seq(0, 2), Seq(1, 0)), log(1).probeOrders)
             assert(log(1).probeOrders == PlanCost.probeOrders(mjoin(3), seen))
-            assert(multiJoin(q).probeOrder(1) == Seq(2, 0))
+            assert(multiJoin(q).probeOrder(1) == Seq(0, 2))
+            // the metrics behind them, after batch 1 (500 rows of c on v = 7), each value once
+            val m = punctuatedProgress(q).customMetrics
+            def metric(name: String): Long = Option(m.get(name)).map(_.longValue).getOrElse(-1L)
+            assert(Seq(metric("input0DistinctValues.c0"), metric("input1DistinctValues.c0"),
+              metric("input1DistinctValues.c1"), metric("input2DistinctValues.c1")) ==
+              Seq(10L, 10L, if (partitions == 1) 1L else 2L, 1L), m)
+            assert((0 to 2).map(j => metric(s"input${j}UncountedCells")) == Seq(0L, 0L, 0L), m)
             // such skew (c fast, ten b rows per v): the cost model picks ((a ⋈ b) ⋈ c)
             assert(PlanChoice.choose(inputs, seen) == Join(Seq(Join(Seq(Input(0), Input(1))), Input(2))),
               PlanChoice.ranked(inputs, seen))
-            // c's 300 rows x (10 b rows + 10 a rows) against 300 x 10 at the root + 20 at (a ⋈ b)
-            assert(PlanCost.cost(mjoin(3), seen) == 6000.0)
-            assert(PlanCost.cost(Join(Seq(Join(Seq(Input(0), Input(1))), Input(2))), seen) == 3020.0)
+            // MJoin: a's and b's 10 rows x (1 + 300) each, c's 300 x (bOnV + bOnV);
+            // the tree: 20 probes + 20 writes + 0.1 at (a ⋈ b), its 20 new rows x 300 and c's 300 x bOnV at the root
+            assert(PlanCost.cost(mjoin(3), seen) == 6020.0 + 600 * bOnV)
+            assert(math.abs(PlanCost.cost(Join(Seq(Join(Seq(Input(0), Input(1))), Input(2))), seen) -
+              (6040.1 + 300 * bOnV)) < 1e-6)
             true
           },
           StopStream,
@@ -117,8 +130,8 @@ class MultiJoinObservedSuite extends PunctuatedStreamTest {
             val seen = planLog(checkpoint)(3).statistics.get
             assert(seen.rate == Seq(1.0, 0.0, 0.0), seen.toJson)
             assert(seen.stored == Seq(11.0, 10.0, 500.0), seen.toJson)
-            // a(11) found no b by k; nothing looked b up by v: 1
-            assert(seen.fanout == Seq(Map(0 -> 1.0), Map(0 -> 0.0, 1 -> 1.0), Map(1 -> 1.0)), seen.toJson)
+            // what the state holds, whatever batch 2 looked up (a(11) found no b; nothing looked b up by v)
+            assert(seen.fanout == Seq(Map(0 -> 1.0), Map(0 -> 1.0, 1 -> bOnV), Map(1 -> 500.0)), seen.toJson)
             true
           },
           StopStream)
