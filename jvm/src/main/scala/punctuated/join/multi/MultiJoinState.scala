@@ -293,7 +293,9 @@ class MultiJoinState(
   /** Writes the changed rows and closed values back, before the stores commit. */
   def prepareCommit(): Unit = {
     writeSlots()
-    distinct.foreach(_.write(numRows == 0))
+    // whether rows are left: one step of an iterator (a RocksDB store cannot report its row
+    // count while it is being updated)
+    distinct.foreach(_.write(!rows.entries.hasNext))
     forgotten += table.flushClosed()
     remembered = table.numRemembered
   }
