@@ -215,7 +215,7 @@ def run_engine(spark, args, engine: str, root: Path, checkpoint: Path) -> dict:
             "batch_ms": p["durationMs"].get("triggerExecution", 0),
             "state_rows": sum(op["numRowsTotal"] for op in ops),
             "migrations": m.get("numMigrations", 0), "incomplete": m.get("numIncompleteStates", 0),
-            "keys_completed": m.get("numKeysCompleted", 0)})
+            "keys_completed": m.get("numKeysCompleted", 0), "parallel_plans": m.get("numParallelPlans", 0)})
     plans = punctuated.join_plan(query)
     return {"per_batch": per_batch, "totals": totals, "seconds": seconds, "requests": migrated,
             "final_plan": plans, "error": None}

@@ -40,6 +40,18 @@ def test_figures_of_a_run():
     assert f["stage_rows_per_second"] == 200 / 0.3
     assert f["own_stage_batches"] == 2 and f["migrations"] == 1
     assert f["total_batch_ms"] == 800  # batch 0 (the warm-up) left out
+    assert f["pt_stage_rows_per_second"] is None
+
+
+def test_parallel_track_own_stage_ends_when_the_old_plan_is_dropped():
+    args = SimpleNamespace(batches=8, switch_batch=4)
+    run = {"per_batch": [{"batch": b, "input_rows": 100, "batch_ms": 100, "state_rows": 10, "migrations": int(b == 4),
+                          "incomplete": 0, "keys_completed": 0, "parallel_plans": 2 if 4 <= b <= 6 else 0}
+                         for b in range(8)]}
+    assert migration_report.own_stage_key(run) == "parallel_plans"
+    f = migration_report.figures(run, args, stage=1, pt_stage=3)
+    assert f["own_stage_batches"] == 4  # the old plan still runs after batches 4, 5 and 6
+    assert f["pt_stage_rows_per_second"] == 300 / 0.3 and f["stage_rows_per_second"] == 100 / 0.1
 
 
 @pytest.mark.spark
