@@ -147,7 +147,8 @@ class WatermarkPunctuationJoinSuite extends PunctuatedStreamTest {
         CheckNewAnswer((1, t(10), t(12))),
         AddData(as, r(1, 5)),
         ExpectFailure[org.apache.spark.SparkException](e =>
-          assert(e.getMessage.contains("PUNCTUATED_LATE_ROW") && e.getMessage.contains(" of a "), e.getMessage)))
+          assert(e.getMessage.contains("PUNCTUATED_LATE_ROW") && e.getMessage.contains(" of a ") &&
+            e.getMessage.contains("event-time watermark"), e.getMessage)))
     }
   }
 
