@@ -143,8 +143,11 @@ private[join] class PunctuatedJoinTask(
           val value = own.state.valueOf(row, matched = false)
           if (preserved(i) && joinType != LeftSemi) Iterator.single(padded(value, i))
           else Iterator.empty
-        } else if (own.state.covers(key) || band.exists(_.isLate(i, row))) {
+        } else if (own.state.covers(key)) {
           late(row, own)
+          Iterator.empty
+        } else if (band.exists(_.isLate(i, row))) {
+          late(row, own, band.get.lateReason(i))
           Iterator.empty
         } else {
           shedder.foreach(_.arrived(i, key))
@@ -230,10 +233,11 @@ private[join] class PunctuatedJoinTask(
     }
   }
 
-  private def late(row: InternalRow, own: JoinInput): Unit = {
+  /** A late row of `own`: dropped and counted, or fails the query; `after` says what it came after. */
+  private def late(row: InternalRow, own: JoinInput, after: String = "punctuated its key"): Unit = {
     if (settings.failOnLateRows) {
       throw PunctuatedErrors.lateRow(
-        s"Row ${own.render(row)} of ${own.spec.name} arrived after ${own.spec.name} punctuated its key")
+        s"Row ${own.render(row)} of ${own.spec.name} arrived after ${own.spec.name} $after")
     }
     metric(LateRowsDropped) += 1
   }

@@ -91,6 +91,10 @@ import punctuated.input.InputSpec
  * @param right      right input plan
  * @param band       the condition's time band whose inputs' range punctuations on time purge
  *                   state ([[TimeBand]], [[TimeBandJoin]]), if any
+ * @param eventTimeWatermark the event-time watermark (ms) Spark's incremental planner gave the
+ *                   join for eviction this batch (the global watermark as it reaches the join):
+ *                   a range punctuation `ts<=w` of the band's watermark-fed inputs
+ *                   ([[WatermarkPunctuations]]); it also gives the watermark the join passes on
  */
 case class PunctuatedSymmetricHashJoinExec(
     leftKeys: Seq[Expression],
@@ -105,7 +109,8 @@ case class PunctuatedSymmetricHashJoinExec(
     rightReplicated: Boolean,
     left: SparkPlan,
     right: SparkPlan,
-    band: Option[TimeBand] = None)
+    band: Option[TimeBand] = None,
+    eventTimeWatermark: Option[Long] = None)
   extends BinaryExecNode with PunctuatedStatefulOperator {
 
   require(Seq(Inner, LeftOuter, RightOuter, FullOuter, LeftSemi, LeftAnti).contains(joinType),
@@ -196,15 +201,39 @@ case class PunctuatedSymmetricHashJoinExec(
       else PunctuatedSymmetricHashJoinExec.partitionWide(rdds(in.number), in.spec, in.keys, in.plan.output)
     }
     // the same for range punctuations on a band's time column: their highest bound
-    val bandBounds = inputs.map { in =>
+    val gathered = inputs.map { in =>
       if (in.replicated) None
       else band.flatMap(b => TimeBandJoin.gather(rdds(in.number), in.spec, b, in.number))
     }
+    // and a watermark-fed input's watermark, as its range punctuation ts<=w (every partition)
+    val bandBounds = band.fold(gathered)(WatermarkPunctuations.bounds(gathered, _, eventTimeWatermark))
     rdds(0).stateStoreAwareZipPartitions(
       rdds(1), getStateInfo, stateStoreNames, coordinator) { (partitionId, l, r) =>
       new PunctuatedJoinTask(this, partitionId, storeConf, hadoopConf.value.value, global, bandBounds)
         .run(IndexedSeq(l, r))
     }
+  }
+
+  /** Does a watermark purge this join's state (a band with a watermark-fed input)? */
+  private def watermarkPurges: Boolean = band.exists(b => b.purges && b.watermarked.contains(true))
+
+  /**
+   * A batch without new data when the watermark has passed what this join applied: its
+   * watermark-fed inputs' new bound then purges state (as Spark's own join evicts).
+   */
+  override def shouldRunAnotherBatch(newInputWatermark: Long): Boolean =
+    watermarkPurges && newInputWatermark > 0 && newInputWatermark > eventTimeWatermark.getOrElse(0L)
+
+  /**
+   * The watermark the join passes on to Spark's operators downstream, as Spark's join computes
+   * it: an output row pairs a stored row with a new one, so its time can lag the input
+   * watermark by the band; the lowest time either input's state can still hold is passed on.
+   * A join whose condition relates no watermarked columns passes the input watermark on.
+   */
+  override def produceOutputWatermark(inputWatermarkMs: Long): Option[Long] = {
+    val (l, r) = org.apache.spark.sql.execution.streaming.operators.stateful.join.StreamingSymmetricHashJoinHelper.getStateWatermark(left.output, right.output,
+      leftKeys, rightKeys, condition, Some(inputWatermarkMs), !conf.getConf(org.apache.spark.sql.internal.SQLConf.STATEFUL_OPERATOR_ALLOW_MULTIPLE))
+    (l.toSeq ++ r).minOption.orElse(Some(inputWatermarkMs))
   }
 
   override protected def withNewChildrenInternal(newLeft: SparkPlan, newRight: SparkPlan): SparkPlan =

@@ -36,9 +36,13 @@ import punctuated.input.PunctuatedInput
  *                  [[punctuated.input.InputSpec.schemes]]) of its range scheme on the time column (`ts<=`)
  * @param dataType  the time columns' type
  * @param text      the band as written, for messages
+ * @param watermarked per input, whether Spark's event-time watermark is a range punctuation
+ *                  `ts<=w` of it (its `withWatermark` column is the band's time column, under a
+ *                  sound policy: [[WatermarkPunctuations]])
  */
 final case class TimeBand(times: IndexedSeq[Int], reach: IndexedSeq[Option[Long]],
-    schemes: IndexedSeq[Option[Int]], dataType: DataType, text: String) {
+    schemes: IndexedSeq[Option[Int]], dataType: DataType, text: String,
+    watermarked: IndexedSeq[Boolean] = IndexedSeq(false, false)) {
 
   /** The time of a row of an input as a Long (NULL: None). */
   def timeOf(i: Int, row: InternalRow): Option[Long] =
@@ -47,8 +51,11 @@ final case class TimeBand(times: IndexedSeq[Int], reach: IndexedSeq[Option[Long]
   /** Does input `i`'s punctuation of scheme index `scheme` advance its time bound? */
   def isBandScheme(i: Int, scheme: Int): Boolean = schemes(i).contains(scheme)
 
-  /** Is any input's state purged by time (a bounded side whose partner punctuates its time)? */
-  def purges: Boolean = reach.indices.exists(i => reach(i).isDefined && schemes(1 - i).isDefined)
+  /** Does input `i` bound its time: by range punctuations on its time column, or by its watermark? */
+  def bounded(i: Int): Boolean = schemes(i).isDefined || watermarked(i)
+
+  /** Is any input's state purged by time (a bounded side whose partner bounds its time)? */
+  def purges: Boolean = reach.indices.exists(i => reach(i).isDefined && bounded(1 - i))
 }
 
 object TimeBand {
@@ -107,16 +114,19 @@ object TimeBand {
 
   /**
    * The band of a planned join (None if its condition has none, or if no input's state is
-   * purged by it): time ordinals, reach, and each input's range scheme on its time column.
+   * purged by it): time ordinals, reach, each input's range scheme on its time column, and
+   * (`watermarked`, given the band's left and right time columns) which inputs' watermarks
+   * act as range punctuations ([[WatermarkPunctuations.inputs]]).
    */
   def of(condition: Option[Expression], left: Seq[Attribute], right: Seq[Attribute],
-      leftInput: Option[PunctuatedInput], rightInput: Option[PunctuatedInput]): Option[TimeBand] =
+      leftInput: Option[PunctuatedInput], rightInput: Option[PunctuatedInput],
+      watermarked: IndexedSeq[Attribute] => IndexedSeq[Boolean] = _ => IndexedSeq(false, false)): Option[TimeBand] =
     terms(condition, left, right).map { t =>
       TimeBand(
         IndexedSeq(left.indexWhere(_.exprId == t.left.exprId), right.indexWhere(_.exprId == t.right.exprId)),
         IndexedSeq(t.hi, t.lo.map(-_)),
         IndexedSeq(rangeSchemeOn(leftInput, t.left), rangeSchemeOn(rightInput, t.right)),
-        t.left.dataType, t.text)
+        t.left.dataType, t.text, watermarked(IndexedSeq(t.left, t.right)))
     }.filter(_.purges)
 
   /**

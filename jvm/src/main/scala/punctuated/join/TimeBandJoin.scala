@@ -29,7 +29,8 @@ import punctuated.state.StoreNamespace
  * @param inputs   the task's inputs
  * @param shared   the join's shared store
  * @param gathered per input, the highest bound of this batch's band punctuations gathered on
- *                 the driver (an input that is not replicated), else None
+ *                 the driver (an input that is not replicated), and of its watermark as a
+ *                 punctuation ([[WatermarkPunctuations]]), else None
  */
 private[join] final class TimeBandJoin(band: TimeBand, inputs: IndexedSeq[JoinInput], shared: StateStore,
     gathered: IndexedSeq[Option[Long]]) {
@@ -37,7 +38,7 @@ private[join] final class TimeBandJoin(band: TimeBand, inputs: IndexedSeq[JoinIn
   private def other(i: Int) = 1 - i
 
   /** Is input `i`'s state purged by the other input's bound? */
-  private def indexed(i: Int) = band.reach(i).isDefined && band.schemes(other(i)).isDefined
+  private def indexed(i: Int) = band.reach(i).isDefined && band.bounded(other(i))
 
   private val width = TimeIndex.widthFor(band)
   val indexes: IndexedSeq[TimeIndex] = inputs.map { in =>
@@ -61,8 +62,15 @@ private[join] final class TimeBandJoin(band: TimeBand, inputs: IndexedSeq[JoinIn
   }
 
   /** Is this data row of input `i` late (at or below a bound its input punctuated before)? */
-  def isLate(i: Int, row: InternalRow): Boolean = band.schemes(i).isDefined &&
+  def isLate(i: Int, row: InternalRow): Boolean = band.bounded(i) &&
     band.timeOf(i, row).exists(t => indexes(i).bound.exists(t <= _))
+
+  /** What a late row of input `i` came after, for the late-row error. */
+  def lateReason(i: Int): String = {
+    val bound = indexes(i).bound.fold("")(c => s" (bound $c in the column's internal unit)")
+    if (band.watermarked(i)) s"its event-time watermark or a range punctuation passed its time$bound"
+    else s"punctuated its time column up to it with a range punctuation$bound"
+  }
 
   /** Can this data row of input `i` meet no future row of the other input? */
   def noFuturePartner(i: Int, row: InternalRow): Boolean = band.timeOf(i, row) match {

@@ -6,12 +6,14 @@ import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, SparkPlan}
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
+import org.apache.spark.sql.execution.streaming.operators.stateful.EventTimeWatermarkExec
 import org.apache.spark.sql.execution.streaming.operators.stateful.join.StreamingSymmetricHashJoinExec
 
 import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateMetadata, StoreSchemas}
 import punctuated.conf.PunctuatedConf
 import punctuated.input.{InputSpec, PunctuationColumns}
-import punctuated.join.{PunctuatedSymmetricHashJoinExec, PunctuationReplicatingExchangeExec, TimeBand}
+import punctuated.join.{PunctuatedSymmetricHashJoinExec, PunctuationReplicatingExchangeExec, TimeBand,
+  WatermarkPunctuations}
 
 /**
  * Physical rule (run before columnar transitions, after Spark's incremental planner has given
@@ -21,7 +23,10 @@ import punctuated.join.{PunctuatedSymmetricHashJoinExec, PunctuationReplicatingE
  * keys, join type, condition (less the mark), state location and children. Spark's shuffle
  * below an input whose punctuations can concern every partition becomes a
  * [[PunctuationReplicatingExchangeExec]] (as is the one below an input whose range
- * punctuations on a time band's column purge: [[TimeBand]]). Every other plan is returned unchanged.
+ * punctuations on a time band's column purge: [[TimeBand]]). The event-time watermark Spark
+ * assigned the join for eviction is carried over: it is the range punctuation `ts<=w` of the
+ * band's inputs whose `withWatermark` column is the band's time column ([[WatermarkPunctuations]]).
+ * Every other plan is returned unchanged.
  */
 case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
 
@@ -40,6 +45,8 @@ case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
           .flatten.flatMap(m => (m.left.toSeq ++ m.right).filter(_.declaration.derived.isDefined))
           .flatMap(_.markerIds)
       val conf = PunctuatedConf(session.sessionState.conf)
+      // withWatermark operators of the query: with several, the policy decides the global watermark
+      val watermarks = plan.collect { case w: EventTimeWatermarkExec => w }.size
       plan.transformUp {
       case j: StreamingSymmetricHashJoinExec if j.stateInfo.isDefined &&
           PunctuationColumns.find(j.condition.full).isDefined =>
@@ -47,7 +54,8 @@ case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
         val leftSpec = InputSpec.of(mark.left, j.leftKeys, j.left.output)
         val rightSpec = InputSpec.of(mark.right, j.rightKeys, j.right.output)
         val band = TimeBand.of(j.condition.full.flatMap(withoutMark), j.left.output, j.right.output,
-          mark.left, mark.right)
+          mark.left, mark.right, WatermarkPunctuations.inputs(_, IndexedSeq(j.left.output, j.right.output),
+            session.sessionState.conf, watermarks))
         val (left, leftReplicated) = replicating(j.left, leftSpec, j.leftKeys, band.flatMap(_.schemes(0)))
         val (right, rightReplicated) = replicating(j.right, rightSpec, j.rightKeys, band.flatMap(_.schemes(1)))
         val exec = PunctuatedSymmetricHashJoinExec(
@@ -66,7 +74,8 @@ case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
           rightReplicated = rightReplicated,
           left = left,
           right = right,
-          band = band)
+          band = band,
+          eventTimeWatermark = j.eventTimeWatermarkForEviction)
         exec.copyTagsFrom(j)
         // before any of its state stores is opened: the state's declarations are followable
         CheckpointDeclarations.verify(j.stateInfo.get, OperatorRecords.join(exec,

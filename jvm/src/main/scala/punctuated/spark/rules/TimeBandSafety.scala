@@ -2,12 +2,13 @@ package punctuated.spark.rules
 
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
-import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
+import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Join, LogicalPlan}
+import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.errors.PunctuatedAnalysisException
 
 import punctuated.input.PunctuatedInput
-import punctuated.join.TimeBand
+import punctuated.join.{TimeBand, WatermarkPunctuations}
 
 /**
  * Safety of a binary join with a time band ([[TimeBand]]), for [[CheckJoinSafety]]. Li et al.
@@ -16,7 +17,8 @@ import punctuated.join.TimeBand
  * input `i`'s stored rows are purgeable when the band bounds how far the other input's time can
  * run ahead of them (`reach(i)` is defined) and the other input declares a range scheme on its
  * band column (`ts<=`), whose punctuations then cover every partner a stored row could still
- * meet. The Python analysis (`punctuated.safety`, `band` predicates) applies the same rule;
+ * meet. A real event-time watermark on the other input's band column (`withWatermark`) counts as
+ * such a range scheme: it is the range punctuation `ts<=w` ([[WatermarkPunctuations]]). The Python analysis (`punctuated.safety`, `band` predicates) applies the same rule;
  * shared vectors `testdata/band_safety_vectors.json`.
  *
  * {{{
@@ -70,9 +72,13 @@ object TimeBandSafety {
   def of(condition: Option[Expression], left: LogicalPlan, right: LogicalPlan,
       leftInput: Option[PunctuatedInput], rightInput: Option[PunctuatedInput]): TimeBandSafety = {
     val terms = TimeBand.terms(condition, left.output, right.output)
+    // a watermark on the band column is a range punctuation on it (WatermarkPunctuations)
+    val watermarks = Seq(left, right).map(_.collect { case w: EventTimeWatermark => w }.size).sum
+    def watermarked(a: org.apache.spark.sql.catalyst.expressions.Attribute) =
+      WatermarkPunctuations.isWatermarked(a) && WatermarkPunctuations.soundPolicy(SQLConf.get, watermarks)
     TimeBandSafety(terms, IndexedSeq(
-      terms.exists(t => TimeBand.rangeSchemeOn(leftInput, t.left).isDefined),
-      terms.exists(t => TimeBand.rangeSchemeOn(rightInput, t.right).isDefined)))
+      terms.exists(t => TimeBand.rangeSchemeOn(leftInput, t.left).isDefined || watermarked(t.left)),
+      terms.exists(t => TimeBand.rangeSchemeOn(rightInput, t.right).isDefined || watermarked(t.right))))
   }
 
 }
