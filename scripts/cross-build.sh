@@ -4,7 +4,7 @@
 # wheel, and a smoke test of the wheel installed offline into a fresh virtual environment.
 #
 # Usage: scripts/cross-build.sh MINOR [--no-suites]     e.g. scripts/cross-build.sh 4.1
-# Output goes to stdout; a run's record is kept in docs/spark-versions/ (docs/spark-versions.md).
+# Output goes to stdout; recorded runs are kept in docs/spark-versions/ (docs/spark-versions.md).
 # Compiled output: target/spark-MINOR/; environment: .venv-spark-MINOR (scripts/setup.sh --spark).
 # Exits non-zero if any step fails; the last line is "cross-build MINOR: N passed, N failed".
 set -uo pipefail
