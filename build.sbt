@@ -1,8 +1,45 @@
-// Punctuated: the Spark extension (Scala 2.13, one pinned Spark 4.x).
-// Spark versions must match the pyspark pinned in pyproject.toml: the jar runs
-// inside that pyspark's JVM, so Spark and Scala come from there ("provided").
+// Punctuated: the Spark extension (Scala 2.13), cross-built for Spark 4.1 and 4.2.
+// The jar runs inside pyspark's JVM, so Spark and Scala come from there ("provided").
+//
+// Which Spark: `-Dspark.version=4.1` (a minor, looked up in project/spark-versions) or a
+// full version (`-Dspark.version=4.1.3`), else the SPARK_VERSION environment variable, else
+// the default: the pyspark pinned in pyproject.toml (one place for the default version).
+// Sources shared by every version live in jvm/src/main/scala; code whose Spark API differs
+// between minors lives in jvm/src/{main,test}/scala-spark-<minor>/ (shims, docs/spark-versions.md).
+// A non-default version compiles into target/spark-<minor>/, so switching never clobbers
+// the default build in target/.
 
-val sparkVersion = "4.2.0"
+import scala.io.Source
+
+/** The default Spark version: the `pyspark==X.Y.Z` pin in pyproject.toml. */
+lazy val defaultSparkVersion: String = {
+  val pin = """"pyspark==([0-9][0-9.]*)"""".r
+  val src = Source.fromFile("pyproject.toml")
+  try pin.findFirstMatchIn(src.mkString).map(_.group(1)).getOrElse(
+    sys.error("build.sbt: pyproject.toml has no \"pyspark==X.Y.Z\" dependency to take the default Spark version from"))
+  finally src.close()
+}
+
+/** Supported minors and the full Spark version each builds against (project/spark-versions). */
+lazy val sparkMinors: Map[String, String] = {
+  val src = Source.fromFile("project/spark-versions")
+  try src.getLines().map(_.trim).filter(l => l.nonEmpty && !l.startsWith("#"))
+    .map(_.split("\\s+")).collect { case Array(minor, full) => minor -> full }.toMap
+  finally src.close()
+}
+
+val sparkVersion: String = {
+  val asked = sys.props.get("spark.version").orElse(sys.env.get("SPARK_VERSION")).map(_.trim).filter(_.nonEmpty)
+  asked match {
+    case None => defaultSparkVersion
+    case Some(v) if v.count(_ == '.') == 1 => sparkMinors.getOrElse(v, sys.error(
+      s"build.sbt: Spark $v is not a supported minor (spark.version / SPARK_VERSION); " +
+        s"supported: ${sparkMinors.keys.toSeq.sorted.mkString(", ")} (project/spark-versions)"))
+    case Some(v) => v
+  }
+}
+val sparkMinor: String = sparkVersion.split('.').take(2).mkString(".")
+val isDefaultSpark: Boolean = sparkMinor == defaultSparkVersion.split('.').take(2).mkString(".")
 
 ThisBuild / organization := "io.punctuated"
 ThisBuild / version      := "0.1.0"
@@ -17,6 +54,17 @@ lazy val root = (project in file("."))
     Test / resourceDirectory    := baseDirectory.value / "jvm" / "src" / "test" / "resources",
     // Shared JSON test vectors (read by scalatest and pytest alike).
     Test / unmanagedResourceDirectories += baseDirectory.value / "testdata",
+    // Per-minor shims (only where Spark's API differs); absent directories are ignored.
+    Compile / unmanagedSourceDirectories += baseDirectory.value / "jvm" / "src" / "main" / s"scala-spark-$sparkMinor",
+    Test / unmanagedSourceDirectories    += baseDirectory.value / "jvm" / "src" / "test" / s"scala-spark-$sparkMinor",
+    // Compiled output of a non-default Spark apart from the default build's.
+    target := (if (isDefaultSpark) baseDirectory.value / "target" else baseDirectory.value / "target" / s"spark-$sparkMinor"),
+    // The Spark version the jar was built for, read by the Python package's version check.
+    Compile / resourceGenerators += Def.task {
+      val f = (Compile / resourceManaged).value / "punctuated" / "build.properties"
+      IO.write(f, s"spark.version=$sparkVersion\nspark.minor=$sparkMinor\npunctuated.version=${version.value}\n")
+      Seq(f)
+    }.taskValue,
     javacOptions ++= Seq("--release", "17"),
     scalacOptions ++= Seq("-release", "17", "-deprecation", "-feature", "-unchecked"),
     libraryDependencies ++= Seq(

@@ -121,6 +121,8 @@ def configure_spark(builder):
     driver JVM starts: if a session without the extension is running (``getOrCreate()``
     would return it unchanged), or this process's driver JVM started without the jar, this
     raises :class:`ExtensionNotLoadedError` saying how to get a session that has it.
+    If pyspark's Spark minor is not the one the bundled jar was built for, it raises
+    :class:`punctuated.spark_version.SparkVersionMismatchError` (docs/spark-versions.md).
     """
     options = getattr(builder, "_options", {})
     remote = str(options.get("spark.remote", "") or "")
@@ -135,6 +137,10 @@ def configure_spark(builder):
             "builder.remote('local[...]'), which starts its own server, works with configure_spark.")
     _refuse_running_context_without_extension()
     jar = jar_path()
+    # the jar is built for one Spark minor: fail now, naming the wheel to install, on another
+    from punctuated.spark_version import check_spark_version
+
+    check_spark_version()
     builder = builder.config("spark.jars", _append(options.get("spark.jars"), jar))
     return builder.config(
         "spark.sql.extensions", _append(options.get("spark.sql.extensions"), EXTENSION_CLASS)

@@ -2,6 +2,7 @@ package punctuated.spark
 
 import org.apache.spark.sql.SparkSessionExtensions
 
+import punctuated.spark.compat.SparkCompat
 import punctuated.spark.functions.TableFunctions
 import punctuated.spark.rules._
 
@@ -71,18 +72,18 @@ class PunctuatedExtensions extends (SparkSessionExtensions => Unit) {
 
     // Per micro-batch: run each stamped group of joins as one multi-way join, its inputs routed
     // to hypercube cells (before the next rule plans the remaining joins one by one).
-    extensions.injectColumnar(PlanPunctuatedMultiJoins)
+    extensions.injectColumnar(s => SparkCompat.columnar(PlanPunctuatedMultiJoins(s)))
 
     // Per micro-batch: run marked joins with the punctuation-purging symmetric hash join,
     // keeping the state location Spark's incremental planner assigned.
-    extensions.injectColumnar(PlanPunctuatedJoins)
+    extensions.injectColumnar(s => SparkCompat.columnar(PlanPunctuatedJoins(s)))
 
     // Per micro-batch: run the state-store step of punctuated aggregations with the
     // punctuation-closing operator (Spark's aggregation operators do the rest).
-    extensions.injectColumnar(PlanPunctuatedAggregates)
+    extensions.injectColumnar(s => SparkCompat.columnar(PlanPunctuatedAggregates(s)))
 
     // Per micro-batch: run punctuated deduplications with the punctuation-purging operator.
-    extensions.injectColumnar(PlanPunctuatedDeduplicates)
+    extensions.injectColumnar(s => SparkCompat.columnar(PlanPunctuatedDeduplicates(s)))
 
     // SQL table functions answering what Python asks through Py4J, for clients without it (Spark
     // Connect, spark-sql, JDBC): declarations, the query document, the start-time safety verdict,
