@@ -55,18 +55,30 @@ def run_join(spark, root: Path, window: int, memory: int | None, policy: str, ch
              name: str = "shedding_out") -> dict:
     """Runs the band join over the files under ``root`` to their end (``Trigger.AvailableNow``,
     one file per input per micro-batch) with budget ``memory`` (``None``: no shedding) and
-    ``policy``. Returns the result pairs ``(r id, s id, r step, s step)``, the most state rows
-    after any batch, the rows shed and the wall time."""
-    import punctuated
-
+    ``policy`` (the session's settings are restored afterwards). Returns the result pairs
+    ``(r id, s id, r step, s step)``, the most state rows after any batch, the rows shed and
+    the wall time."""
     conf = {"spark.sql.shuffle.partitions": "1", "spark.punctuated.shedding.policy": policy,
-            "spark.sql.streaming.numRecentProgressUpdates": "1000000"}
+            "spark.sql.streaming.numRecentProgressUpdates": "1000000",
+            "spark.punctuated.shedding.maxStateRows": None if memory is None else str(memory)}
+    saved = {k: spark.conf.get(k, None) for k in conf}
+    try:
+        _set(spark, conf)
+        return _run(spark, root, window, checkpoint, name)
+    finally:
+        _set(spark, saved)   # the session's settings as they were
+
+
+def _set(spark, conf: dict) -> None:
     for k, v in conf.items():
-        spark.conf.set(k, v)
-    if memory is None:
-        spark.conf.unset("spark.punctuated.shedding.maxStateRows")
-    else:
-        spark.conf.set("spark.punctuated.shedding.maxStateRows", str(memory))
+        if v is None:
+            spark.conf.unset(k)
+        else:
+            spark.conf.set(k, v)
+
+
+def _run(spark, root: Path, window: int, checkpoint: Path, name: str) -> dict:
+    import punctuated
 
     def read(side):
         df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).json(str(root / side))
