@@ -142,8 +142,10 @@ def write(res: dict, out: Path, name: str) -> None:
           "Columns: `op_*` the punctuated join in Spark (one partition, budget M for both inputs, "
           "shedding at the end of each micro-batch); `batched_*` the offline replay of that model on "
           "the same micro-batches; `step_*` the paper's per-step replays (one pool of M); OPT-offline "
-          "(min-cost flow, one pool of M, per step); EXACT (and the operator without a budget, which "
-          "must equal it). Output = result rows whose later row arrives after the 2w warm-up.", ""]
+          "(min-cost flow, one pool of M, per step); EXACT (and, unless `--no-exact-run`, the operator "
+          "without a budget, which must equal it). Output = result rows whose later row arrives after "
+          "the 2w warm-up. Every operator run was checked: distinct pairs, a subset of the exact join, "
+          "at most M rows stored after every batch.", ""]
     for exp in res["experiments"]:
         md += [f"## Zipf {exp['skew']}, w = {exp['window']}, {exp['steps']} steps "
                f"({exp['batches']} micro-batches of {exp['steps_per_batch']} steps), EXACT {exp['exact']}"

@@ -74,3 +74,12 @@ def test_bad_arguments_are_named():
         batched_replay(FIGURE3.trace(), 3, 2, "lru")
     with pytest.raises(ValueError, match="steps_per_batch"):
         batched_replay(FIGURE3.trace(), 3, 2, "prob", steps_per_batch=0)
+
+
+def test_batched_module_examples():
+    import doctest
+
+    from punctuated.shedding import batched
+
+    res = doctest.testmod(batched)
+    assert res.attempted > 0 and res.failed == 0
