@@ -143,8 +143,12 @@ final class JoinShedder(conf: SheddingConf, meta: StateStore, batch: Long, seed:
 }
 
 object JoinShedder {
-  /** The shared-store namespace of input `i`'s estimator (clear of the inputs' other namespaces). */
-  def namespaceOf(i: Int): Int = 1000 + i
+  /**
+   * The shared-store namespace of input `i`'s estimator: `(1 << 25) + i`, clear of the inputs'
+   * other namespaces, of a time-band join's time index (`1000 + 2n`, `1001 + 2n`, [[punctuated.join.TimeIndex]])
+   * and of the multi-way join's (`(1 << 20)` to `(1 << 24) + n`).
+   */
+  def namespaceOf(i: Int): Int = (1 << 25) + i
 
   private def intRow(i: Int): UnsafeRow =
     UnsafeProjection.create(Array[DataType](IntegerType))(new GenericInternalRow(Array[Any](i))).copy()
