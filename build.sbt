@@ -2,7 +2,7 @@
 // The jar runs inside pyspark's JVM, so Spark and Scala come from there ("provided").
 //
 // Which Spark: `-Dspark.version=4.1` (a minor, looked up in project/spark-versions) or a
-// full version (`-Dspark.version=4.1.3`), else the SPARK_VERSION environment variable, else
+// full version (`-Dspark.version=4.1.3`), else the PUNCTUATED_SPARK_VERSION environment variable, else
 // the default: the pyspark pinned in pyproject.toml (one place for the default version).
 // Sources shared by every version live in jvm/src/main/scala; code whose Spark API differs
 // between minors lives in jvm/src/{main,test}/scala-spark-<minor>/ (shims, docs/spark-versions.md).
@@ -29,11 +29,11 @@ lazy val sparkMinors: Map[String, String] = {
 }
 
 val sparkVersion: String = {
-  val asked = sys.props.get("spark.version").orElse(sys.env.get("SPARK_VERSION")).map(_.trim).filter(_.nonEmpty)
+  val asked = sys.props.get("spark.version").orElse(sys.env.get("PUNCTUATED_SPARK_VERSION")).map(_.trim).filter(_.nonEmpty)
   asked match {
     case None => defaultSparkVersion
     case Some(v) if v.count(_ == '.') == 1 => sparkMinors.getOrElse(v, sys.error(
-      s"build.sbt: Spark $v is not a supported minor (spark.version / SPARK_VERSION); " +
+      s"build.sbt: Spark $v is not a supported minor (spark.version / PUNCTUATED_SPARK_VERSION); " +
         s"supported: ${sparkMinors.keys.toSeq.sorted.mkString(", ")} (project/spark-versions)"))
     case Some(v) => v
   }

@@ -4,7 +4,7 @@
 # docs/spark-versions.md.
 #
 # Usage: scripts/build-wheel.sh [--spark MINOR] [--jar PATH] [--out DIR]
-#   --spark MINOR  a minor listed in project/spark-versions (default: SPARK_VERSION, else the
+#   --spark MINOR  a minor listed in project/spark-versions (default: PUNCTUATED_SPARK_VERSION, else the
 #                  pyspark pinned in pyproject.toml)
 #   --jar PATH     use this assembly jar (it must be built for MINOR) instead of running
 #                  `scripts/sbt -Dspark.version=MINOR assembly`
@@ -16,7 +16,7 @@ cd "$root"
 say() { echo "[punctuated wheel] $*" >&2; }
 
 default_full="$(sed -n 's/.*"pyspark==\([0-9][0-9.]*\)".*/\1/p' pyproject.toml | head -1)"
-minor="${SPARK_VERSION:-${default_full%.*}}"
+minor="${PUNCTUATED_SPARK_VERSION:-${default_full%.*}}"
 jar="" out="$root/dist"
 while [ $# -gt 0 ]; do
   case "$1" in

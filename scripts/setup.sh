@@ -3,7 +3,7 @@
 # Maven Central, PyPI), then the extension jar built and installed inside the Python
 # package. Idempotent: a second run only rebuilds what changed.
 #
-# Usage: scripts/setup.sh [--spark MINOR]   (or SPARK_VERSION=MINOR scripts/setup.sh)
+# Usage: scripts/setup.sh [--spark MINOR]   (or PUNCTUATED_SPARK_VERSION=MINOR scripts/setup.sh)
 # MINOR is a Spark minor listed in project/spark-versions; the default is the pyspark pinned in
 # pyproject.toml (the newest). Another minor gets its own environment, .venv-spark-MINOR
 # (PUNCTUATED_VENV overrides), and its jar builds into target/spark-MINOR/: the default .venv
@@ -14,7 +14,7 @@ cd "$root"
 say() { echo "[punctuated setup] $*" >&2; }
 
 default_full="$(sed -n 's/.*"pyspark==\([0-9][0-9.]*\)".*/\1/p' pyproject.toml | head -1)"
-spark="${SPARK_VERSION:-}"
+spark="${PUNCTUATED_SPARK_VERSION:-}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --spark) spark="$2"; shift 2 ;;
