@@ -27,7 +27,7 @@ shared vectors ``testdata/band_safety_vectors.json``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, NamedTuple, Sequence
 
 from .model import parse_predicate
 
@@ -36,24 +36,126 @@ Attr = tuple[str, str]
 
 @dataclass(frozen=True)
 class Band:
-    """``right - left`` in ``[lo, hi]`` (``None``: no bound on that side), in the time column's unit."""
+    """``right - left`` in ``[lo, hi]`` (``None``: no bound on that side), in the time column's unit.
+
+    ``watermarked``: whether the left and the right input's event-time watermark is on its band
+    column, where it acts as the range punctuation ``ts<=w`` (the extension's
+    ``WatermarkPunctuations``); ``text``: the band's condition as the query writes it.
+    """
 
     left: Attr
     right: Attr
     lo: int | None = None
     hi: int | None = None
+    watermarked: tuple[bool, bool] = (False, False)
+    text: str = ""
 
     @staticmethod
     def of(d: Mapping) -> "Band":
-        """From a vector's ``{"left": "a.ts", "right": "b.ts", "lo": -2, "hi": 3}``."""
-        def attr(text: str) -> Attr:
-            s, a = text.split(".", 1)
+        """From a vector's ``{"left": "a.ts", "right": "b.ts", "lo": -2, "hi": 3}``, or from the
+        extension's document (``{"left": {"stream": "a", "attribute": "ts"}, ...,
+        "watermarked": [false, true], "text": "..."}``).
+
+        >>> Band.of({"left": {"stream": "a", "attribute": "ts"}, "right": {"stream": "b",
+        ...          "attribute": "ts"}, "lo": None, "hi": 3, "watermarked": [False, True]})
+        Band(left=('a', 'ts'), right=('b', 'ts'), lo=None, hi=3, watermarked=(False, True), text='')
+        """
+        def attr(x) -> Attr:
+            if isinstance(x, Mapping):
+                return (x["stream"], x["attribute"])
+            s, a = x.split(".", 1)
             return (s.strip(), a.strip())
-        return Band(attr(d["left"]), attr(d["right"]), d.get("lo"), d.get("hi"))
+        marks = tuple(bool(m) for m in d.get("watermarked") or (False, False))
+        return Band(attr(d["left"]), attr(d["right"]), d.get("lo"), d.get("hi"), marks, d.get("text", ""))
 
     def bounds(self, stream: str) -> bool:
         """Does the band bound how far the other input's time runs ahead of ``stream``'s rows?"""
         return self.hi is not None if stream == self.left[0] else self.lo is not None
+
+    def other(self, stream: str) -> Attr:
+        """The time column of the input ``stream``'s rows are joined with."""
+        return self.right if stream == self.left[0] else self.left
+
+    def closes(self, stored: str, range_on_other: bool) -> bool:
+        """The band edge ``stored -> other`` (Tucker et al. 2003, §5, on Li et al. 2006's Def. 7):
+        the band bounds ``stored``'s rows and the other input punctuates its band column by a
+        range (``range_on_other``: it declares exactly the scheme ``ts<=``) or by its watermark.
+
+        >>> b = Band(("a", "ts"), ("b", "ts"), lo=None, hi=3, watermarked=(False, True))
+        >>> b.closes("a", False), b.closes("b", True)
+        (True, False)
+        """
+        other_side = 1 if stored == self.left[0] else 0
+        return self.bounds(stored) and (range_on_other or self.watermarked[other_side])
+
+    def describe(self) -> str:
+        """The band as explanations print it: ``b.ts - a.ts in [-2, 3]`` (its condition if known)."""
+        if self.text:
+            return self.text
+        lo = "-inf" if self.lo is None else str(self.lo)
+        hi = "+inf" if self.hi is None else str(self.hi)
+        return f"{self.right[0]}.{self.right[1]} - {self.left[0]}.{self.left[1]} in [{lo}, {hi}]"
+
+
+def is_time_range(attributes: Sequence, ranges, column) -> bool:
+    """Is a scheme exactly the range scheme on ``column`` (``ts<=``), the one a band edge needs?
+
+    >>> is_time_range(("ts",), frozenset({"ts"}), "ts"), is_time_range(("k", "ts"), {"ts"}, "ts")
+    (True, False)
+    """
+    return tuple(attributes) == (column,) and set(ranges) == {column}
+
+
+class BandEdge(NamedTuple):
+    """An edge ``source -> target`` a time band adds to a punctuation graph: ``target``'s range
+    punctuations on its band column (``label``: its scheme, or text for its watermark) purge
+    ``source``'s stored rows."""
+
+    source: str
+    target: str
+    label: object
+    band: Band
+
+
+def band_edges(q, bands: Iterable[Band]) -> list[BandEdge]:
+    """The band edges ``x -> y`` the query's bands add to its punctuation graph: the band bounds
+    ``x``'s rows and ``y`` punctuates its band column by a range scheme (the label: that
+    :class:`~punctuated.safety.model.Scheme`) or by its watermark (the label: text).
+
+    >>> from punctuated.safety.model import build_query
+    >>> q = build_query({"a": ["k", "ts"], "b": ["k", "ts"]}, ["a.k = b.k"], {"b": [["ts<="]]})
+    >>> [(e.source, e.target, str(e.label)) for e in band_edges(q, [Band(("a", "ts"), ("b", "ts"), 0, 600)])]
+    [('a', 'b', 'b(ts<=)')]
+    """
+    out = []
+    for b in bands:
+        for x in (b.left[0], b.right[0]):
+            y, ty = b.other(x)
+            rng = next((sc for sc in q.schemes_of(y) if is_time_range(sc.attributes, sc.ranges, ty)), None)
+            if b.closes(x, rng is not None):
+                out.append(BandEdge(x, y, rng if rng is not None else f"{y}({ty}<= by its watermark)", b))
+    return out
+
+
+def with_band_edges(s, edges: Sequence[BandEdge]):
+    """The :class:`~punctuated.safety.graph.Structure` ``s`` with each band edge ``x -> y`` as a
+    one-attribute scheme of ``y`` on a class of its own that only ``x`` touches, so that Def. 7
+    draws exactly that edge and Def. 9's closure follows it. Band classes are negative numbers,
+    apart from the join classes; ``class_name`` prints one as ``the time band <condition>``."""
+    from .graph import Structure
+
+    index = {n: i for i, n in enumerate(s.names)}
+    touches = [set(t) for t in s.touches]
+    schemes = [[(cs, lab) for y, cs, lab in s.usable if y == i] for i in range(s.n)]
+    names: dict[int, str] = {}
+    for k, e in enumerate(edges):
+        if e.source in index and e.target in index:
+            c = -(k + 1)
+            names[c] = f"the time band {e.band.describe()}"
+            touches[index[e.source]].add(c)
+            schemes[index[e.target]].append(({c}, e.label))
+    base = s.class_name
+    return Structure(s.names, touches, schemes, lambda c: names.get(c) or base(c))
 
 
 @dataclass
@@ -111,7 +213,7 @@ def band_purgeability(streams: Mapping[str, Sequence[str]], predicates: Iterable
         # Theorem 1: a scheme of y on its join attributes only (at most one range, as the JVM's KeyScheme)
         key = next((sc for sc in parsed if sc and all(a in keys[y] for a, _ in sc)
                     and sum(r for _, r in sc) <= 1), None)
-        on_band = band.bounds(x) and any(sc == [(time[y], True)] for sc in parsed)
+        on_band = band.closes(x, any(sc == [(time[y], True)] for sc in parsed))
         verdict.purgeable[x] = key is not None or on_band
         if on_band:
             verdict.edges.append((x, y, f"{time[y]}<= (band)"))

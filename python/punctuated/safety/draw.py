@@ -51,7 +51,9 @@ def node_label(report, stream: str) -> str:
 
 def _attr_of(q, stream: str, class_name: str) -> str:
     """The attribute of ``stream`` in the join class printed as ``class_name``."""
-    c = next(c for c in q.members if q.class_name(c) == class_name)
+    c = next((c for c in q.members if q.class_name(c) == class_name), None)
+    if c is None:  # a time band's class (punctuated.safety.band): the band's own words
+        return class_name
     return next(a for s, a in q.members[c] if s == stream)
 
 

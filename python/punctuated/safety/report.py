@@ -28,6 +28,14 @@ def _attr(q: Query, stream: str, c: int) -> str:
     return next(f"{s}.{a}" for s, a in q.members[c] if s == stream)
 
 
+def _provides(q: Query, s: Structure, node: int, c: int, p: int, src: str) -> str:
+    """How a step's class ``c`` takes its value: a join attribute from ``src``, or a time band
+    (a class of its own, :func:`punctuated.safety.band.with_band_edges`) that ends ``src``'s rows."""
+    if c not in q.members:
+        return f"{s.class_name(c)} from {src}: its punctuations pass the band's end"
+    return f"{_attr(q, s.names[node], c)} = {_attr(q, s.names[p], c)} from {src}"
+
+
 def chain_lines(q: Query, s: Structure, start: int) -> list[str]:
     """The chained purge (§3.2.1, generalized in §4.2) of a stored tuple ``t``
     of stream ``start``: which stream punctuates which scheme, with values taken
@@ -40,7 +48,7 @@ def chain_lines(q: Query, s: Structure, start: int) -> list[str]:
         parts = []
         for c, p in st.providers:
             src = "t" if p == start else f"the {s.names[p]} tuples joinable with t (step {step_of[p]})"
-            parts.append(f"{_attr(q, s.names[node], c)} = {_attr(q, s.names[p], c)} from {src}")
+            parts.append(_provides(q, s, node, c, p, src))
         out.append(f"{k}. {s.names[node]} punctuates {st.scheme} with {'; '.join(parts)}")
     return out
 
@@ -122,7 +130,8 @@ class SafetyReport:
             if self.suggestions:
                 lines.append("Fewest extra schemes that make it safe: "
                              + " | ".join(str(x) for x in self.suggestions) + ".")
-        dead = [p for p in q.schemes if q.scheme_classes(p) - q.touches[p.stream]]
+        used = {id(lab) for _, _, lab in s.usable}   # a time band's edge uses a range scheme too
+        dead = [p for p in q.schemes if q.scheme_classes(p) - q.touches[p.stream] and id(p) not in used]
         if dead:
             lines.append("Schemes not on join attributes (never used): " + ", ".join(map(str, dead)) + ".")
         shown = self.purgeable if limit is None else self.purgeable[:limit]

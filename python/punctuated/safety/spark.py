@@ -80,8 +80,9 @@ class QuerySafetyReport(SafetyReport):
     def __init__(self, base: SafetyReport, join_graph: dict, undeclared: list[str],
                  stream_joins: int | None, source: str | None = None, plan=None,
                  enforced: list[dict] | None = None, stateful: list[dict] | None = None,
-                 sources: dict[str, dict] | None = None):
+                 sources: dict[str, dict] | None = None, bands: tuple = ()):
         no_state = stream_joins == 0
+        self.bands = bands
         purgeable = set(base.structure.names) if no_state else set(base.purgeable)
         super().__init__(base.query, base.structure, purgeable)
         self.join_graph = join_graph
@@ -94,7 +95,7 @@ class QuerySafetyReport(SafetyReport):
         if self.plan is not None and not isinstance(self.plan, str):
             from .verdict import plan_verdicts
             try:
-                self.plan_report = plan_verdicts(self.query, self.plan, "spark")
+                self.plan_report = plan_verdicts(self.query, self.plan, "spark", bands)
             except ValueError:  # the tree reads streams the graph does not name
                 self.plan_report = None
         if self.plan_report is not None:
@@ -140,7 +141,7 @@ class QuerySafetyReport(SafetyReport):
     @property
     def query_suggestions(self):
         """Smallest sets of extra schemes that make the query safe as one MJoin (Theorems 2/4)."""
-        return super().suggestions if self.has_join_state else []
+        return super().suggestions if self.has_join_state and not self.query_safe else []
 
     @property
     def suggestions(self):
@@ -152,7 +153,7 @@ class QuerySafetyReport(SafetyReport):
         from .verdict import plan_verdicts
         return [x for x in found
                 if plan_verdicts(self.query.with_schemes(Scheme(st, tuple(a)) for st, a in x.schemes),
-                                 self.plan, "spark").safe]
+                                 self.plan, "spark", self.bands).safe]
 
     @property
     def suggestions_minimal(self) -> bool:
@@ -306,8 +307,10 @@ def report_from_document(doc: dict, source: str | None = None) -> QuerySafetyRep
     verdicts = doc.get("verdicts", {})
     # a multi-way join's verdict has the shape of a join's: the inputs and their purgeability
     enforced = list(verdicts.get("joins") or []) + list(verdicts.get("multiJoins") or [])
+    from .band import Band
+    bands = [Band.of(b) for b in doc.get("bands") or []]
     return _report(entries, streams, predicates, schemes, doc.get("stream_joins"), source,
-                   _plan_of(doc.get("tree")), enforced, verdicts.get("stateful"))
+                   _plan_of(doc.get("tree")), enforced, verdicts.get("stateful"), bands)
 
 
 def _plan_of(tree):
@@ -342,8 +345,11 @@ def _joins_of(tree):
 
 
 def _report(entries: list[dict], streams: dict, predicates: list, schemes: dict,
-            stream_joins: int | None, source: str | None, plan, enforced, stateful) -> QuerySafetyReport:
+            stream_joins: int | None, source: str | None, plan, enforced, stateful,
+            bands=()) -> QuerySafetyReport:
     from . import analyze_safety
+    from .band import band_edges, with_band_edges
+    from .report import SafetyReport
 
     if not streams:
         raise ValueError("the query reads no stream: nothing to analyse")
@@ -352,12 +358,16 @@ def _report(entries: list[dict], streams: dict, predicates: list, schemes: dict,
         base = analyze_safety(streams, predicates, schemes)
     except ValueError as e:
         raise ValueError(f"cannot analyse the join graph of this query: {e}") from e
+    edges = band_edges(base.query, bands)
+    if edges:  # a join's time band adds edges to the punctuation graph (punctuated.safety.band)
+        st = with_band_edges(base.structure, edges)
+        base = SafetyReport(base.query, st, {st.names[i] for i in st.purgeable()})
     join_graph = {"streams": streams, "predicates": [str(p) for p in base.query.predicates],
                   "schemes": {k: v for k, v in base.query.to_dict()["schemes"].items()}}
     sources = {s["name"]: {k: s.get(k) for k in ("table", "declaration", "booleans", "used_names")}
                for s in entries}
     return QuerySafetyReport(base, join_graph, undeclared, stream_joins, source, plan, enforced,
-                             stateful, sources)
+                             stateful, sources, tuple(bands))
 
 
 def _tuple_tree(t):

@@ -85,11 +85,22 @@ def key_scheme(c: Carried, columns: list[Attr]) -> tuple[tuple[int, ...], int | 
     return constants, rng
 
 
-def spark_operators(q: Query, plan: Plan) -> list[tuple[Plan, tuple[Plan, ...], tuple[bool, ...],
-                                                        tuple[list[Carried], ...]]]:
+def spark_operators(q: Query, plan: Plan, bands=()) -> list[tuple[Plan, tuple[Plan, ...], tuple[bool, ...],
+                                                                  tuple[list[Carried], ...]]]:
     """Each join operator of ``plan`` (children first): the join, its inputs, whether each
     input's state is purgeable, and the schemes each input carries. A binary node is a binary
-    join (Theorem 1), a node of three or more streams a multi-way join (Theorems 2/4)."""
+    join (Theorem 1), a node of three or more streams a multi-way join (Theorems 2/4). A binary
+    join with a time band (``bands``, :class:`~punctuated.safety.band.Band`) also purges an input
+    by the band edge (:meth:`~punctuated.safety.band.Band.closes`): the other input carries the
+    range scheme on its band column (a join's output carries none: it passes on key punctuations
+    only) or its watermark is on it.
+
+    >>> from punctuated.safety.band import Band
+    >>> from punctuated.safety.model import build_query
+    >>> q = build_query({"A": ["k", "ts"], "B": ["k", "ts"]}, ["A.k = B.k"], {"A": [["k"]], "B": [["ts<="]]})
+    >>> [o[2] for o in spark_operators(q, ("A", "B"), [Band(("A", "ts"), ("B", "ts"), 0, 5)])]
+    [(True, True)]
+    """
     out = []
 
     def visit(p: Plan) -> list[Carried]:
@@ -111,6 +122,7 @@ def spark_operators(q: Query, plan: Plan) -> list[tuple[Plan, tuple[Plan, ...], 
         usable = [{key_scheme(c, cols[i]): c for c in carried[i] if key_scheme(c, cols[i])} for i in (0, 1)]
         # Theorem 1: an input is purgeable iff the other input carries a key scheme
         ok = (bool(usable[1]), bool(usable[0]))
+        ok = tuple(ok[i] or _band_purges(bands, p, i, carried) for i in (0, 1))
         out.append((p, (p[0], p[1]), ok, carried))
         both = [k for k in usable[0] if k in usable[1]]
         emitted: list[Carried] = []
@@ -124,6 +136,19 @@ def spark_operators(q: Query, plan: Plan) -> list[tuple[Plan, tuple[Plan, ...], 
 
     visit(plan)
     return out
+
+
+def _band_purges(bands, join: Plan, i: int, carried) -> bool:
+    """Does a time band of the binary ``join`` purge its input ``i`` (the band edge)?"""
+    sides = (leaves(join[0]), leaves(join[1]))
+    for b in bands:
+        if {b.left[0], b.right[0]} <= sides[0] | sides[1] and (b.left[0] in sides[0]) != (b.right[0] in sides[0]):
+            stored = b.left[0] if b.left[0] in sides[i] else b.right[0]
+            other = b.other(stored)
+            rng = any(attrs == (other,) and set(ranges) == {other} for attrs, ranges in carried[1 - i])
+            if b.closes(stored, rng):
+                return True
+    return False
 
 
 def multi_join_purgeable(q: Query, inputs: tuple[Plan, ...]) -> tuple[bool, ...]:

@@ -116,14 +116,14 @@ class PlanReport:
 PROPAGATIONS = ("lemma", "spark")
 
 
-def plan_verdicts(q: Query, plan, propagation: str = "lemma") -> PlanReport:
+def plan_verdicts(q: Query, plan, propagation: str = "lemma", bands=()) -> PlanReport:
     """Per-operator, per-input purgeability of a plan (Theorems 1 and 3).
 
     ``propagation`` says which schemes an intermediate input carries: ``"lemma"``
     (Li et al. 2006, Lemmas 1 and 2: every scheme of the child operator's purgeable
     inputs) or ``"spark"`` (the rule our Spark joins follow, :mod:`punctuated.safety.sparkplan`:
     binary joins, and multi-way joins over streams; what ``spark.punctuated.safety.mode``
-    enforces).
+    enforces; ``bands``: the time bands of its binary joins, :class:`~punctuated.safety.band.Band`).
 
     >>> from punctuated.safety.model import build_query
     >>> q = build_query({"A": ["x"], "B": ["x"]}, ["A.x = B.x"], {"B": [["x"]]})
@@ -143,7 +143,7 @@ def plan_verdicts(q: Query, plan, propagation: str = "lemma") -> PlanReport:
             return theorem_for(s, "query")
         return PlanReport(plan, tuple(
             OperatorVerdict(p, inputs, ok, theorem(p), tuple(tuple(label(c) for c in lst) for lst in carried))
-            for p, inputs, ok, carried in spark_operators(q, plan)), propagation)
+            for p, inputs, ok, carried in spark_operators(q, plan, bands)), propagation)
     ops: list[OperatorVerdict] = []
 
     def visit(p: Plan) -> list[Scheme]:

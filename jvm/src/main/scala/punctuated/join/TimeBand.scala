@@ -143,6 +143,9 @@ object TimeBand {
 
   private def splitConjuncts(e: Expression): Seq[Expression] = e match {
     case And(a, b) => splitConjuncts(a) ++ splitConjuncts(b)
+    // SQL's `x BETWEEN lo AND hi` stays a Between until the optimizer replaces it (the
+    // start-time check and check_safety read the analyzed plan): its two comparisons
+    case b: Between => Seq(GreaterThanOrEqual(b.input, b.lower), LessThanOrEqual(b.input, b.upper))
     case other => Seq(other)
   }
 

@@ -1,6 +1,7 @@
 package punctuated.spark
 
 import org.apache.spark.sql.Dataset
+import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan}
 import org.json4s.JsonAST._
 import org.json4s.jackson.JsonMethods.{compact, render}
@@ -48,7 +49,7 @@ object PythonApi {
    * attributes and declarations, the equi-join predicates as pairs of stream columns (never
    * as text to re-parse), the tree of stateful operators Spark runs (binary joins, groups of
    * joins that run as one multi-way join (`multiJoin`), aggregations, deduplications, each but
-   * the binary joins linked to its verdict), and the verdicts the start-time check
+   * the binary joins linked to its verdict), the time bands of its joins (`bands`), and the verdicts the start-time check
    * (`spark.punctuated.safety.mode`) gives its joins, multi-way joins, aggregations and deduplications —
    * so that `check_safety` and `start()` judge by one rule. Names are spelled as in the
    * schema, whatever characters they contain.
@@ -61,6 +62,7 @@ object PythonApi {
    *                              "attributes": [{"name": "auction", "kind": "constant"}]}], ...}],
    *    "predicates": [{"left": {"stream": "auctions", "attribute": "id"},
    *                    "right": {"stream": "bids", "attribute": "auction"}}],
+   *    "bands": [],
    *    "tree": {"aggregate": {"keys": ["auction"], "punctuated": true, "verdict": 0,
    *             "input": {"join": [{"stream": "auctions"}, {"stream": "bids"}]}}},
    *    "verdicts": {"joins": [...], "multiJoins": [],
@@ -98,6 +100,7 @@ object PythonApi {
       "predicates" -> JArray(predicates.map(e => JObject(
         "left" -> columnJson(e.left), "right" -> columnJson(e.right))).toList),
       "stream_joins" -> JInt(streamJoins),
+      "bands" -> bandsJson(analyzed, graph),
       "tree" -> tree.map(treeJson(_, verdictIndex(tree, stateful, declared))).getOrElse(JNull),
       "verdicts" -> JObject(
         "joins" -> joinVerdicts(analyzed, session),
@@ -214,6 +217,32 @@ object PythonApi {
     tree.foreach(walk)
     s => Option(index.get(s)).map(_.intValue)
   }
+
+  /**
+   * The time band of each stream-stream equi-join that has one ([[punctuated.join.TimeBand]]:
+   * `right.ts - left.ts` in `[lo, hi]`, in the time column's internal unit, a bound `null` when
+   * the condition sets none), on the streams' columns, with whether each side's watermark acts as
+   * its range punctuation — what the start-time check counts as an edge of the punctuation graph
+   * ([[punctuated.spark.rules.TimeBandSafety]]). Bands whose columns do not come from two streams
+   * of the graph are left out.
+   */
+  private def bandsJson(plan: LogicalPlan, graph: JoinGraph): JValue = JArray(plan.collect {
+    case j @ ExtractEquiJoinKeys(_, _, _, other, _, left, right, _) if left.isStreaming && right.isStreaming =>
+      for {
+        t <- punctuated.join.TimeBand.terms(other, left.output, right.output)
+        (ls, la) <- graph.origins.get(t.left.exprId)
+        (rs, ra) <- graph.origins.get(t.right.exprId) if ls != rs
+      } yield {
+        val marks = punctuated.spark.rules.TimeBandSafety.watermarked(t, left, right)
+        JObject(
+          "left" -> JObject("stream" -> JString(ls), "attribute" -> JString(la)),
+          "right" -> JObject("stream" -> JString(rs), "attribute" -> JString(ra)),
+          "lo" -> t.lo.map(JLong(_)).getOrElse(JNull),
+          "hi" -> t.hi.map(JLong(_)).getOrElse(JNull),
+          "text" -> JString(t.text),
+          "watermarked" -> JArray(marks.map(JBool(_)).toList))
+      }
+  }.flatten.toList)
 
   /**
    * The start-time check's verdict per stream-stream join that runs as a binary join, children

@@ -228,6 +228,31 @@ class TimeBandJoinSuite extends PunctuatedStreamTest {
     safe.writeStream.format("memory").queryName("band_safe").start().stop()
   }
 
+  test("SQL BETWEEN (a Between until the optimizer replaces it): strict safety counts the band, rows purge by it") {
+    val (as, bs) = (MemoryStream[TimedRow], MemoryStream[TimedRow])
+    // b punctuates only its time column: a's rows can go by the band alone
+    declare(as.toDF(), "a", Schemes -> "k", Marker -> "p").createOrReplaceTempView("band_sql_a")
+    declare(bs.toDF(), "b", Schemes -> "ts<=", Marker -> "p").createOrReplaceTempView("band_sql_b")
+    val joined = spark.sql("SELECT a.k, a.ts, b.ts FROM band_sql_a a JOIN band_sql_b b " +
+      "ON a.k = b.k AND b.ts BETWEEN a.ts - 2 AND a.ts + 3")
+    testStream(joined)(
+      AddData(as, row(1, 10, 0), row(2, 10, 0)),
+      CheckNewAnswer(),
+      AssertOnQuery("planned with the band") { q =>
+        q.lastExecution.executedPlan.collect { case p: PunctuatedSymmetricHashJoinExec => p.band.isDefined } == Seq(true)
+      },
+      AddData(bs, row(1, 12, 0), row(2, 14, 0)),
+      CheckNewAnswer((1, 10L, 12L)),
+      AssertRows(4),
+      // b: ts <= 13 passes both a rows' bands (10 + 3); b's rows wait for a's key punctuations
+      AddData(bs, upTo(13)),
+      CheckNewAnswer(),
+      AssertRows(2),
+      AddData(as, keyClosed(1), keyClosed(2)),
+      CheckNewAnswer(),
+      AssertRows(0))
+  }
+
   test("band-only joins (no equality predicate) are refused naming the fix, whatever the safety mode") {
     val (as, bs) = (MemoryStream[TimedRow], MemoryStream[TimedRow])
     val a = declare(as.toDF(), "a", Schemes -> "ts<=", Marker -> "p")

@@ -72,13 +72,21 @@ object TimeBandSafety {
   def of(condition: Option[Expression], left: LogicalPlan, right: LogicalPlan,
       leftInput: Option[PunctuatedInput], rightInput: Option[PunctuatedInput]): TimeBandSafety = {
     val terms = TimeBand.terms(condition, left.output, right.output)
-    // a watermark on the band column is a range punctuation on it (WatermarkPunctuations)
-    val watermarks = Seq(left, right).map(_.collect { case w: EventTimeWatermark => w }.size).sum
-    def watermarked(a: org.apache.spark.sql.catalyst.expressions.Attribute) =
-      WatermarkPunctuations.isWatermarked(a) && WatermarkPunctuations.soundPolicy(SQLConf.get, watermarks)
+    val marks = terms.map(watermarked(_, left, right)).getOrElse(IndexedSeq(false, false))
     TimeBandSafety(terms, IndexedSeq(
-      terms.exists(t => TimeBand.rangeSchemeOn(leftInput, t.left).isDefined || watermarked(t.left)),
-      terms.exists(t => TimeBand.rangeSchemeOn(rightInput, t.right).isDefined || watermarked(t.right))))
+      terms.exists(t => TimeBand.rangeSchemeOn(leftInput, t.left).isDefined || marks(0)),
+      terms.exists(t => TimeBand.rangeSchemeOn(rightInput, t.right).isDefined || marks(1))))
+  }
+
+  /**
+   * Per side of the band (left, right), whether a real event-time watermark on its time column
+   * acts as the range punctuation `ts<=w` ([[WatermarkPunctuations]]: the column is the
+   * `withWatermark` column and the session's multiple-watermark policy is sound).
+   */
+  def watermarked(terms: TimeBand.Terms, left: LogicalPlan, right: LogicalPlan): IndexedSeq[Boolean] = {
+    val watermarks = Seq(left, right).map(_.collect { case w: EventTimeWatermark => w }.size).sum
+    IndexedSeq(terms.left, terms.right).map(a =>
+      WatermarkPunctuations.isWatermarked(a) && WatermarkPunctuations.soundPolicy(SQLConf.get, watermarks))
   }
 
 }
