@@ -24,8 +24,8 @@ With ``B = 1`` this is :func:`~punctuated.shedding.online.replay` with
 pairs within a batch are always produced: the batched output can exceed the per-step one.
 
 ``policy``: ``"prob"`` and ``"rand"`` as in ``online``; ``"life"`` is PROB x remaining
-lifetime ``w - age`` (the paper's LIFE, §4.2.2; the operator's ``life`` observes lifetimes
-from key punctuations only, so over a band it ranks as ``prob`` does).
+lifetime ``w - age`` (the paper's LIFE, §4.2.2), as the operator's ``life`` ranks a band
+join's rows: time left in the band, ``t + (w - 1) - c + 1`` with ``c`` the batch's last step.
 
 Example (Figure 3's streams, w = 3, M = 2, one step per batch)::
 

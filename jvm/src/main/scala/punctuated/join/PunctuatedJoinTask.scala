@@ -57,7 +57,8 @@ private[join] class PunctuatedJoinTask(
   /** Load shedding under `spark.punctuated.shedding.maxStateRows` (inner joins; see [[JoinShedder]]). */
   private val shedder =
     if (!settings.shedding.enabled || joinType != Inner) None
-    else shared.map(new JoinShedder(settings.shedding, _, batch, partitionId))
+    else shared.map(new JoinShedder(settings.shedding, _, batch, partitionId,
+      band.map(b => (i: Int, row: InternalRow) => b.remaining(i, row))))
   Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit] { _ =>
     states.foreach(_.abortIfNeeded())
     shared.foreach(s => if (!s.hasCommitted) s.abort())

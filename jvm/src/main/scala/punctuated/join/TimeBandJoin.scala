@@ -78,6 +78,19 @@ private[join] final class TimeBandJoin(band: TimeBand, inputs: IndexedSeq[JoinIn
     case Some(t) => band.reach(i).exists(r => indexes(other(i)).bound.exists(c => t + r <= c))
   }
 
+  /**
+   * LIFE's remaining lifetime of input `i`'s stored `row` through the band (Das, Gehrke and
+   * Riedewald 2005, §4.2.2: `w - age`, in the time column's unit, the current unit included):
+   * `t + reach(i) - c + 1`, `c` the other input's bound (its last range punctuation or
+   * watermark), or `reach(i) + 1` while it has none. None when the band does not bound the row
+   * (its time NULL, or no `reach(i)`): the band says nothing of its life.
+   * {{{
+   *   reach 2 (w = 3), a row at step 4, the other input at ts<=5: 4 + 2 - 5 + 1 = 2 (w - age = 3 - 1)
+   * }}}
+   */
+  def remaining(i: Int, row: InternalRow): Option[Long] =
+    for (t <- band.timeOf(i, row); r <- band.reach(i)) yield t + r - indexes(other(i)).bound.getOrElse(t) + 1
+
   /** Input `i` stored a row with this key. */
   def stored(i: Int, key: UnsafeRow, row: InternalRow): Unit =
     if (indexed(i)) band.timeOf(i, row).foreach(t => indexes(i).add(key, t))

@@ -3,6 +3,7 @@ package punctuated.join.shedding
 import scala.collection.mutable
 import scala.collection.mutable.ArrayBuffer
 
+import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{GenericInternalRow, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.execution.streaming.state.StateStore
 import org.apache.spark.sql.types.{BinaryType, DataType, IntegerType, LongType}
@@ -15,7 +16,8 @@ import punctuated.state.StoreNamespace
  * Semantic load shedding in one partition of one micro-batch of the binary punctuated join
  * (Das, Gehrke and Riedewald 2005, §2 and §4.2): keeps the partition's stored data rows, both
  * inputs together, within `spark.punctuated.shedding.maxStateRows` by not keeping the rows of
- * lowest priority ([[Priorities]]: PROB, LIFE or RAND).
+ * lowest priority ([[Priorities]]: PROB, LIFE or RAND; LIFE over a time band by the row's time left
+ * in its band, the paper's sliding-window LIFE, otherwise by observed key lifetimes).
  *
  * '''When.''' At the end of the batch, after its punctuations have purged what they close:
  * if the inputs then hold more than the budget, the lowest-priority rows among every stored
@@ -43,8 +45,13 @@ import punctuated.state.StoreNamespace
  * @param meta  the join's shared store
  * @param batch the micro-batch (store version being written)
  * @param seed  RAND's seed (the partition), so that partitions shed independently
+ * @param bandLifetime for a time-band join, LIFE's remaining lifetime of input `i`'s stored row
+ *              through the band ([[punctuated.join.TimeBandJoin.remaining]]), as of the end of
+ *              the batch; where it gives none (or the join has no band), LIFE uses the key
+ *              lifetimes observed from punctuations
  */
-final class JoinShedder(conf: SheddingConf, meta: StateStore, batch: Long, seed: Int) {
+final class JoinShedder(conf: SheddingConf, meta: StateStore, batch: Long, seed: Int,
+    bandLifetime: Option[(Int, InternalRow) => Option[Long]] = None) {
   import JoinShedder._
 
   private val budget = conf.maxStateRows.getOrElse(throw new IllegalArgumentException("shedding is off"))
@@ -93,12 +100,15 @@ final class JoinShedder(conf: SheddingConf, meta: StateStore, batch: Long, seed:
   /** Each input's sum of counts, as of the start of the batch. */
   private lazy val totals = estimators.map(_.total)
 
-  private def priority(i: Int, value: ValueBytes, rowBytes: => Array[Byte]): Double = conf.policy match {
+  private def priority(i: Int, value: ValueBytes, row: UnsafeRow): Double = conf.policy match {
     case Priorities.Prob => Priorities.prob(estimators(1 - i).estimate(value), totals(1 - i))
-    case Priorities.Life =>
-      val age = estimators(i).firstBatch(value).map(batch - _).getOrElse(0L)
-      Priorities.life(estimators(1 - i).estimate(value), totals(1 - i), estimators(i).meanLifetime, age)
-    case _ => Priorities.rand(rowBytes, batch, seed)
+    case Priorities.Life => bandLifetime.flatMap(_(i, row)) match {
+      case Some(left) => Priorities.lifeInBand(estimators(1 - i).estimate(value), totals(1 - i), left)
+      case None =>
+        val age = estimators(i).firstBatch(value).map(batch - _).getOrElse(0L)
+        Priorities.life(estimators(1 - i).estimate(value), totals(1 - i), estimators(i).meanLifetime, age)
+    }
+    case _ => Priorities.rand(row.getBytes, batch, seed)
   }
 
   /**
@@ -117,7 +127,7 @@ final class JoinShedder(conf: SheddingConf, meta: StateStore, batch: Long, seed:
         val v = ValueBytes(key.getBytes)
         val bytes = value.getBytes
         val fresh = firstFresh(i).get(v).exists(slot >= _)
-        candidates += Priorities.Candidate(priority(i, v, bytes), fresh, Priorities.contentHash(bytes),
+        candidates += Priorities.Candidate(priority(i, v, value), fresh, Priorities.contentHash(bytes),
           i, storeKey.getBytes.clone())
         refs += (storeKey.copy() -> key.copy())
       }

@@ -11,9 +11,11 @@ import scala.util.hashing.MurmurHash3
  *    not depend on the order rows arrive within a batch): a row whose value the other input
  *    sends often produces many results while stored. Probabilities, not counts, so that rows of
  *    both inputs compare fairly in one budget when one input is faster.
- *  - LIFE: PROB × remaining lifetime, remaining = max(1, mean key lifetime of L − age of v on
- *    L, in batches): a row about to be closed by a punctuation anyway is worth less. Without
- *    an observed lifetime yet, remaining = 1 (LIFE = PROB).
+ *  - LIFE: PROB × remaining lifetime: a row about to be closed by a punctuation anyway is worth
+ *    less. In a time-band join (the paper's sliding window, §4.2.2: `w - age`) the row's time
+ *    left in its band before the other input's range punctuations close it, in the time
+ *    column's unit ([[lifeInBand]]); otherwise remaining = max(1, mean key lifetime of L − age
+ *    of v on L, in batches), and without an observed lifetime yet, remaining = 1 (LIFE = PROB).
  *  - RAND: a hash of (row bytes, batch id, seed): deterministic pseudo-random, so a replayed
  *    batch sheds the same rows.
  *
@@ -35,6 +37,15 @@ object Priorities {
    */
   def life(otherEstimate: Long, otherTotal: Long, meanLifetime: Option[Double], age: Long): Double =
     prob(otherEstimate, otherTotal) * meanLifetime.map(m => math.max(1.0, m - age)).getOrElse(1.0)
+
+  /**
+   * LIFE in a time-band join: PROB × the row's time left in its band (at least 1).
+   * {{{
+   *   lifeInBand(3, 5, 2) = 0.6 * 2 = 1.2;  lifeInBand(2, 5, 10) = 0.4 * 10 = 4.0 (kept first)
+   * }}}
+   */
+  def lifeInBand(otherEstimate: Long, otherTotal: Long, timeLeft: Long): Double =
+    prob(otherEstimate, otherTotal) * math.max(1L, timeLeft).toDouble
 
   def rand(rowBytes: Array[Byte], batch: Long, seed: Int): Double = {
     val h = MurmurHash3.bytesHash(rowBytes, MurmurHash3.mix(seed, batch.hashCode))

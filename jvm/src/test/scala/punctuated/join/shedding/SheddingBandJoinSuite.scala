@@ -73,6 +73,47 @@ class SheddingBandJoinSuite extends PunctuatedStreamTest {
     assert(run("prob", Some(2)).sorted == uninterrupted.sorted, "a restart in the middle changed the output")
   }
 
+  /**
+   * LIFE over a band ranks by time left in the band (the paper's `w - age`), PROB by frequency:
+   * band reach 10 both ways, budget 1. Batch 0: b sends key 1 three times and key 2 twice (at
+   * ts 50, purged at once by a's ts<=90) so that b's estimator has them. Batch 1: a stores
+   * A1 (k 1, ts 100) and A2 (k 2, ts 108), b says ts<=109: A1 has 100 + 10 - 109 + 1 = 2 left
+   * (priority 0.6 x 2), A2 has 10 (0.4 x 10). PROB keeps A1, LIFE keeps A2. Batch 2: b sends
+   * keys 1 and 2 at ts 110, in both rows' bands: the output says which row was kept.
+   */
+  private def keptBy(policy: String): Seq[(Int, Int)] = {
+    var out = Seq.empty[(Int, Int)]
+    withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> "1",
+        PunctuatedConf.SheddingMaxStateRows -> "1", PunctuatedConf.SheddingPolicy -> policy) {
+      val as = MemoryStream[TimedRow]
+      val bs = MemoryStream[TimedRow]
+      val a = declare(as.toDF(), "a", Schemes -> "ts<=", Marker -> "p")
+      val b = declare(bs.toDF(), "b", Schemes -> "ts<=", Marker -> "p")
+      val joined = a.join(b, a("k") === b("k") && b("ts").between(a("ts") - 10, a("ts") + 10)).select(a("v"), b("v"))
+      def row(k: Int, ts: Long, v: Int) = TimedRow(Some(k), Some(ts), Some(v))
+      def upTo(ts: Long) = TimedRow(None, Some(ts), None, p = true)
+      testStream(joined)(
+        MultiAddData(as, upTo(90))(bs, row(1, 50, 1), row(1, 50, 2), row(1, 50, 3), row(2, 50, 4), row(2, 50, 5)),
+        ProcessAllAvailable(),
+        AssertOnQuery("b's rows purged by a's bound") { q => punctuatedProgress(q).numRowsTotal == 0 },
+        MultiAddData(as, row(1, 100, 101), row(2, 108, 102))(bs, upTo(109)),
+        ProcessAllAvailable(),
+        AssertOnQuery("one row kept, one shed") { q =>
+          val p = punctuatedProgress(q)
+          p.numRowsTotal == 1 && p.customMetrics.get("numRowsShed") == 1
+        },
+        AddData(bs, row(1, 110, 6), row(2, 110, 7)),
+        ProcessAllAvailable(),
+        AssertOnQuery("collect") { q => out = sinkRows(q); true })
+    }
+    out
+  }
+
+  test("life: over a band the row with more time left in its band is kept; prob keeps the more frequent") {
+    assert(keptBy("prob") == Seq((101, 6)), "prob keeps A1 (b sent key 1 more often)")
+    assert(keptBy("life") == Seq((102, 7)), "life keeps A2 (10 left in its band against 2)")
+  }
+
   for (policy <- Seq("life", "rand")) {
     test(s"$policy: a band join sheds within the budget, a subset of the exact join") {
       val out = run(policy, None)
