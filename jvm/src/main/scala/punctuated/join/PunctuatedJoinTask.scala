@@ -95,7 +95,9 @@ private[join] class PunctuatedJoinTask(
     val counted = out.map { row => numOutputRows += 1; row }
     new CompletingIterator[InternalRow](counted, () => {
       metric("allUpdatesTimeMs") += NANOSECONDS.toMillis(System.nanoTime - start)
-      val held = states.map(_.numPunctuations).sum // read before the commit
+      // read before the commit; a band's bounds are range punctuations held too
+      val held = states.map(_.numPunctuations).sum + band.map(_.boundsHeld).getOrElse(0)
+      val buckets = band.map(_.indexBuckets).getOrElse(0)
       metric("commitTimeMs") += timed {
         band.foreach(_.flush())
         states.foreach(_.prepareCommit())
@@ -104,6 +106,7 @@ private[join] class PunctuatedJoinTask(
       metric("numTotalStateRows") += states.map(_.numRows).sum
       metric(PunctuationsHeld) += held
       metric(RangeIndexEntries) += states.map(_.numIndexEntries).sum
+      metric(TimeIndexBuckets) += buckets
       metric(ClosedValuesRemembered) += states.map(_.numClosedValues).sum
       metric(ClosedValuesForgotten) += states.map(_.numClosedValuesForgotten).sum
       // every store's own metrics (as Spark's setStoreMetrics reports one store's): memory and

@@ -126,6 +126,12 @@ private[join] final class TimeBandJoin(band: TimeBand, inputs: IndexedSeq[JoinIn
     index.settle(upTo, bs, (k, b) => left.get(k).forall(_.contains(b)))
   }
 
+  /** The range punctuations the band holds in this partition: each input's bound, once it has one. */
+  def boundsHeld: Int = indexes.count(_.bound.isDefined)
+
+  /** The stored entries of the inputs' time indexes in this partition: their open buckets. */
+  def indexBuckets: Int = indexes.map(_.numOpenBuckets).sum
+
   /** Writes the bounds and indexes back (before the shared store commits). */
   def flush(): Unit = indexes.foreach(_.flush())
 }

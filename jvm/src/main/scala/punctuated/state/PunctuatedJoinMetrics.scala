@@ -13,6 +13,7 @@ object PunctuatedJoinMetrics {
   val ClosedValuesRemembered = "numClosedValuesRemembered"
   val ClosedValuesForgotten = "numClosedValuesForgotten"
   val RangeIndexEntries = "numRangeIndexEntries"
+  val TimeIndexBuckets = "numTimeIndexBuckets"
 
   val all: Seq[StatefulOperatorCustomMetric] = Seq(
     StatefulOperatorCustomSumMetric(PunctuationsReceived, "number of punctuations received"),
@@ -23,5 +24,6 @@ object PunctuatedJoinMetrics {
     StatefulOperatorCustomSumMetric(StateRowsScanned, "number of stored rows read by purges"),
     StatefulOperatorCustomSumMetric(ClosedValuesRemembered, "number of closed-value entries remembered for late rows"),
     StatefulOperatorCustomSumMetric(ClosedValuesForgotten, "number of closed-value entries forgotten (over the limit)"),
-    StatefulOperatorCustomSumMetric(RangeIndexEntries, "number of range-index entries (join keys per indexed scheme)"))
+    StatefulOperatorCustomSumMetric(RangeIndexEntries, "number of range-index entries (join keys per indexed scheme)"),
+    StatefulOperatorCustomSumMetric(TimeIndexBuckets, "number of time-index buckets (stored entries of a time-band join's index)"))
 }

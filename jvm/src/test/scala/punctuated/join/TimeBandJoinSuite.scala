@@ -70,6 +70,11 @@ class TimeBandJoinSuite extends PunctuatedStreamTest {
       CheckNewAnswer(),
       AssertRows(7),
       AssertMetric("numPunctuationsReceived", 1),
+      // the bound ts<=12 is a range punctuation held by each of the 2 partitions
+      AssertMetric("numPunctuationsHeld", 2),
+      AssertOnQuery("the time indexes hold buckets") { q =>
+        punctuatedProgress(q).customMetrics.get("numTimeIndexBuckets") > 0
+      },
       // b: ts <= 13: a's rows at 10 go (10 + 3 <= 13), (3, 20) stays
       AddData(bs, upTo(13)),
       CheckNewAnswer(),
@@ -79,6 +84,7 @@ class TimeBandJoinSuite extends PunctuatedStreamTest {
       AddData(as, upTo(9)),
       CheckNewAnswer(),
       AssertRows(4),
+      AssertMetric("numPunctuationsHeld", 4),   // both inputs' bounds, in each partition
       AddData(as, upTo(16)),
       CheckNewAnswer(),
       AssertRows(2),
@@ -86,7 +92,8 @@ class TimeBandJoinSuite extends PunctuatedStreamTest {
       AddData(as, upTo(30)),
       AddData(bs, upTo(30)),
       CheckNewAnswer(),
-      AssertRows(0))
+      AssertRows(0),
+      AssertMetric("numTimeIndexBuckets", 0))
   }
 
   test("late rows are dropped and counted; rows whose band the other input closed are joined, not stored") {
