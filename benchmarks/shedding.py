@@ -38,6 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if __package__ in (None, ""):
     sys.path.insert(0, str(ROOT))
 
+from benchmarks import harness  # noqa: E402
 from benchmarks.shedding_spark import run_join, write_trace  # noqa: E402
 from punctuated.shedding.batched import batched_replay, exact_pairs  # noqa: E402
 from punctuated.shedding.flow import opt_offline  # noqa: E402
@@ -166,7 +167,8 @@ def write(res: dict, out: Path, name: str) -> None:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--out", default=str(harness.DEFAULT_OUT),
+                    help=f"directory for the outputs (default {harness.DEFAULT_OUT}; the recorded results only with --out benchmarks/results)")
     ap.add_argument("--name", default="shedding", help="file name stem of the outputs")
     ap.add_argument("--windows", default="30", help="paper: 400,800")
     ap.add_argument("--skews", default="1.0")
