@@ -1,7 +1,7 @@
 package punctuated.state
 
 import org.apache.spark.broadcast.Broadcast
-import org.apache.spark.sql.execution.streaming.operators.stateful.{StatefulOperatorCustomMetric, StateStoreWriter}
+import punctuated.spark.compat.{StatefulOperatorCustomMetric, StateStoreWriter}
 import org.apache.spark.sql.execution.streaming.state.StateSchemaValidationResult
 import org.apache.spark.sql.execution.streaming.state.StateStoreCoordinatorRef
 
