@@ -43,7 +43,7 @@ class UndeclaredPlansSuite extends SharedSparkSession {
   /** Registers the undeclared streams a, b, c (and a static table s) in a session; returns their feeds. */
   private def register(s: SparkSession): Seq[MemoryStream[Row3]] = {
     import s.implicits._
-    val streams = Seq.fill(3)(MemoryStream[Row3](s: org.apache.spark.sql.SparkSession))
+    val streams = Seq.fill(3)(MemoryStream[Row3](implicitly[org.apache.spark.sql.Encoder[Row3]], s.sqlContext))
     val names = Seq(("a", "k", "v", "t"), ("b", "k2", "w", "t2"), ("c", "k3", "x", "t3"))
     streams.zip(names).foreach { case (m, (n, k, v, t)) =>
       m.toDF().toDF(k, v, t).withWatermark(t, "10 seconds").createOrReplaceTempView(n)

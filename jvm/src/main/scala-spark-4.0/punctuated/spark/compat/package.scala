@@ -17,6 +17,7 @@ package object compat {
   type StatefulOperatorStateInfo = org.apache.spark.sql.execution.streaming.StatefulOperatorStateInfo
   val StatefulOperatorStateInfo = org.apache.spark.sql.execution.streaming.StatefulOperatorStateInfo
   type StateStoreWriter = org.apache.spark.sql.execution.streaming.StateStoreWriter
+  // StateStoreWriterCompat, TableCompat, AnalysisExceptionCompat: classes in this directory
   type StateStoreSaveExec = org.apache.spark.sql.execution.streaming.StateStoreSaveExec
   type StreamingDeduplicateExec = org.apache.spark.sql.execution.streaming.StreamingDeduplicateExec
   type EventTimeWatermarkExec = org.apache.spark.sql.execution.streaming.EventTimeWatermarkExec
@@ -36,4 +37,8 @@ package object compat {
   val StreamingRelation = org.apache.spark.sql.execution.streaming.StreamingRelation
   type CheckpointFileManager = org.apache.spark.sql.execution.streaming.CheckpointFileManager
   val CheckpointFileManager = org.apache.spark.sql.execution.streaming.CheckpointFileManager
+
+  // org.apache.spark.sql.catalyst.expressions: 4.1 renamed TimeAdd (same fields) to TimestampAddInterval
+  type TimestampAddInterval = org.apache.spark.sql.catalyst.expressions.TimeAdd
+  val TimestampAddInterval = org.apache.spark.sql.catalyst.expressions.TimeAdd
 }

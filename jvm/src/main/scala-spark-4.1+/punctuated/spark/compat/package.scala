@@ -17,6 +17,8 @@ package object compat {
   type StatefulOperatorStateInfo = org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOperatorStateInfo
   val StatefulOperatorStateInfo = org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOperatorStateInfo
   type StateStoreWriter = org.apache.spark.sql.execution.streaming.operators.stateful.StateStoreWriter
+  /** What the extension's operators extend: Spark's `StateStoreWriter` (4.0 adds `stateStoreNames`, `setStoreCustomMetrics`). */
+  type StateStoreWriterCompat = StateStoreWriter
   type StateStoreSaveExec = org.apache.spark.sql.execution.streaming.operators.stateful.StateStoreSaveExec
   type StreamingDeduplicateExec = org.apache.spark.sql.execution.streaming.operators.stateful.StreamingDeduplicateExec
   type EventTimeWatermarkExec = org.apache.spark.sql.execution.streaming.operators.stateful.EventTimeWatermarkExec
@@ -42,4 +44,11 @@ package object compat {
   // org.apache.spark.sql.execution.streaming.checkpointing
   type CheckpointFileManager = org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager
   val CheckpointFileManager = org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager
+
+  /** What the extension's connector tables extend (4.0 adds `schema()` from `columns()`). */
+  type TableCompat = org.apache.spark.sql.connector.catalog.Table
+
+  // org.apache.spark.sql.catalyst.expressions (4.0: TimeAdd)
+  type TimestampAddInterval = org.apache.spark.sql.catalyst.expressions.TimestampAddInterval
+  val TimestampAddInterval = org.apache.spark.sql.catalyst.expressions.TimestampAddInterval
 }
