@@ -23,13 +23,14 @@ lazy val defaultSparkVersion: String = {
   finally src.close()
 }
 
-/** Supported minors and the full Spark version each builds against (project/spark-versions). */
-lazy val sparkMinors: Map[String, String] = {
+/** Supported minors: the full Spark version and the Scala version each builds with (project/spark-versions). */
+lazy val sparkMinorTable: Map[String, (String, String)] = {
   val src = Source.fromFile("project/spark-versions")
   try src.getLines().map(_.trim).filter(l => l.nonEmpty && !l.startsWith("#"))
-    .map(_.split("\\s+")).collect { case Array(minor, full) => minor -> full }.toMap
+    .map(_.split("\\s+")).collect { case Array(minor, full, scala) => minor -> (full, scala) }.toMap
   finally src.close()
 }
+lazy val sparkMinors: Map[String, String] = sparkMinorTable.map { case (minor, (full, _)) => minor -> full }
 
 val sparkVersion: String = {
   val asked = sys.props.get("spark.version").orElse(sys.env.get("PUNCTUATED_SPARK_VERSION")).map(_.trim).filter(_.nonEmpty)
@@ -63,7 +64,10 @@ val isDefaultSpark: Boolean = sparkMinor == defaultSparkVersion.split('.').take(
 
 ThisBuild / organization := "io.punctuated"
 ThisBuild / version      := "0.1.0"
-ThisBuild / scalaVersion := "2.13.18"
+// The Scala of this Spark minor's pyspark jars (project/spark-versions): a jar compiled by a
+// newer 2.13 compiler may call library methods that an older scala-library lacks.
+ThisBuild / scalaVersion := sparkMinorTable.get(sparkMinor).map(_._2).getOrElse(sys.error(
+  s"build.sbt: Spark $sparkMinor is not a supported minor; supported: ${sparkMinors.keys.toSeq.sorted.mkString(", ")} (project/spark-versions)"))
 
 lazy val root = (project in file("."))
   .settings(
