@@ -1,11 +1,14 @@
-// Punctuated: the Spark extension (Scala 2.13), cross-built for Spark 4.1 and 4.2.
+// Punctuated: the Spark extension (Scala 2.13), cross-built for Spark 4.0, 4.1 and 4.2.
 // The jar runs inside pyspark's JVM, so Spark and Scala come from there ("provided").
 //
 // Which Spark: `-Dspark.version=4.1` (a minor, looked up in project/spark-versions) or a
 // full version (`-Dspark.version=4.1.3`), else the PUNCTUATED_SPARK_VERSION environment variable, else
 // the default: the pyspark pinned in pyproject.toml (one place for the default version).
 // Sources shared by every version live in jvm/src/main/scala; code whose Spark API differs
-// between minors lives in jvm/src/{main,test}/scala-spark-<minor>/ (shims, docs/spark-versions.md).
+// between minors lives in shim directories (docs/spark-versions.md): jvm/src/{main,test}/
+// scala-spark-<minor>/ for one minor, scala-spark-<minor>+/ for that minor and every later one
+// (4.1+: 4.1 and 4.2, whose streaming internals share their packages), and
+// scala-spark-<from>-<to>/ for a range (4.0-4.1: both plan a micro-batch again to describe it).
 // A non-default version compiles into target/spark-<minor>/, so switching never clobbers
 // the default build in target/.
 
@@ -20,13 +23,14 @@ lazy val defaultSparkVersion: String = {
   finally src.close()
 }
 
-/** Supported minors and the full Spark version each builds against (project/spark-versions). */
-lazy val sparkMinors: Map[String, String] = {
+/** Supported minors: the full Spark version and the Scala version each builds with (project/spark-versions). */
+lazy val sparkMinorTable: Map[String, (String, String)] = {
   val src = Source.fromFile("project/spark-versions")
   try src.getLines().map(_.trim).filter(l => l.nonEmpty && !l.startsWith("#"))
-    .map(_.split("\\s+")).collect { case Array(minor, full) => minor -> full }.toMap
+    .map(_.split("\\s+")).collect { case Array(minor, full, scala) => minor -> (full, scala) }.toMap
   finally src.close()
 }
+lazy val sparkMinors: Map[String, String] = sparkMinorTable.map { case (minor, (full, _)) => minor -> full }
 
 val sparkVersion: String = {
   val asked = sys.props.get("spark.version").orElse(sys.env.get("PUNCTUATED_SPARK_VERSION")).map(_.trim).filter(_.nonEmpty)
@@ -39,11 +43,31 @@ val sparkVersion: String = {
   }
 }
 val sparkMinor: String = sparkVersion.split('.').take(2).mkString(".")
+/**
+ * The shim directories for this minor in `dir`: scala-spark-<minor> (that minor only),
+ * scala-spark-<from>+ (from that minor on) and scala-spark-<from>-<to> (those minors and the
+ * ones between), e.g. scala-spark-4.1+ for 4.1 and 4.2, scala-spark-4.0-4.1 for 4.0 and 4.1.
+ */
+def sparkShimDirs(dir: File): Seq[File] = {
+  def num(minor: String): (Int, Int) = minor.split('.') match { case Array(a, b) => (a.toInt, b.toInt) }
+  val ord = Ordering[(Int, Int)]
+  val m = num(sparkMinor)
+  val Shim = """scala-spark-(\d+\.\d+)(\+|-(\d+\.\d+))?""".r
+  Option(dir.listFiles).toSeq.flatten.filter(_.isDirectory).filter(d => d.getName match {
+    case Shim(from, null, _) => num(from) == m
+    case Shim(from, "+", _)  => ord.lteq(num(from), m)
+    case Shim(from, _, to)   => ord.lteq(num(from), m) && ord.lteq(m, num(to))
+    case _                   => false
+  }).sortBy(_.getName)
+}
 val isDefaultSpark: Boolean = sparkMinor == defaultSparkVersion.split('.').take(2).mkString(".")
 
 ThisBuild / organization := "io.punctuated"
 ThisBuild / version      := "0.1.0"
-ThisBuild / scalaVersion := "2.13.18"
+// The Scala of this Spark minor's pyspark jars (project/spark-versions): a jar compiled by a
+// newer 2.13 compiler may call library methods that an older scala-library lacks.
+ThisBuild / scalaVersion := sparkMinorTable.get(sparkMinor).map(_._2).getOrElse(sys.error(
+  s"build.sbt: Spark $sparkMinor is not a supported minor; supported: ${sparkMinors.keys.toSeq.sorted.mkString(", ")} (project/spark-versions)"))
 
 lazy val root = (project in file("."))
   .settings(
@@ -54,9 +78,9 @@ lazy val root = (project in file("."))
     Test / resourceDirectory    := baseDirectory.value / "jvm" / "src" / "test" / "resources",
     // Shared JSON test vectors (read by scalatest and pytest alike).
     Test / unmanagedResourceDirectories += baseDirectory.value / "testdata",
-    // Per-minor shims (only where Spark's API differs); absent directories are ignored.
-    Compile / unmanagedSourceDirectories += baseDirectory.value / "jvm" / "src" / "main" / s"scala-spark-$sparkMinor",
-    Test / unmanagedSourceDirectories    += baseDirectory.value / "jvm" / "src" / "test" / s"scala-spark-$sparkMinor",
+    // Shims for this minor (only where Spark's API differs; sparkShimDirs above).
+    Compile / unmanagedSourceDirectories ++= sparkShimDirs(baseDirectory.value / "jvm" / "src" / "main"),
+    Test / unmanagedSourceDirectories    ++= sparkShimDirs(baseDirectory.value / "jvm" / "src" / "test"),
     // Compiled output of a non-default Spark apart from the default build's.
     target := (if (isDefaultSpark) baseDirectory.value / "target" else baseDirectory.value / "target" / s"spark-$sparkMinor"),
     // The Spark version the jar was built for, read by the Python package's version check.

@@ -29,7 +29,7 @@ done
 minor="$(echo "$minor" | cut -d. -f1,2)"
 full="$(awk -v m="$minor" '$1 == m { print $2 }' project/spark-versions)"
 if [ -z "$full" ]; then
-  say "Spark $minor is not listed in project/spark-versions (supported: $(awk '!/^#/ && NF == 2 { printf "%s ", $1 }' project/spark-versions))"
+  say "Spark $minor is not listed in project/spark-versions (supported: $(awk '!/^#/ && NF >= 2 { printf "%s ", $1 }' project/spark-versions))"
   exit 2
 fi
 default_minor="${default_full%.*}"

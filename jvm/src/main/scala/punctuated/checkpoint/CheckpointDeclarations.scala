@@ -7,8 +7,8 @@ import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
-import org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager
-import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOperatorStateInfo
+import punctuated.spark.compat.CheckpointFileManager
+import punctuated.spark.compat.StatefulOperatorStateInfo
 import org.apache.spark.sql.execution.streaming.state.StateStoreId
 import org.apache.spark.sql.internal.SQLConf
 

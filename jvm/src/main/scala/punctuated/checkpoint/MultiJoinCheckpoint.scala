@@ -2,7 +2,7 @@ package punctuated.checkpoint
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.Attribute
-import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOperatorStateInfo
+import punctuated.spark.compat.StatefulOperatorStateInfo
 
 import punctuated.input.PunctuatedInput
 import punctuated.join.multi.{MultiJoinInputSpec, MultiJoinPlan, PunctuatedMultiJoinExec}

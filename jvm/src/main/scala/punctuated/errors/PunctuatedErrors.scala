@@ -3,6 +3,7 @@ package punctuated.errors
 import org.apache.spark.SparkException
 import org.apache.spark.sql.AnalysisException
 
+import punctuated.spark.compat.AnalysisExceptionCompat
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.{DeclarationError, DeclarationException}
 
@@ -17,12 +18,12 @@ class PunctuatedAnalysisException(
     parameters: Map[String, String],
     state: String,
     cause: Option[Throwable] = None)
-  extends AnalysisException(
+  extends AnalysisExceptionCompat(
     message = message,
     cause = cause,
-    errorClass = Some(condition),
+    errorClass = condition,
     messageParameters = parameters,
-    sqlState = Some(state)) {
+    sqlState = state) {
   override def getSqlState: String = state
 }
 

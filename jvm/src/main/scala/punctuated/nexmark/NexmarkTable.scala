@@ -4,18 +4,19 @@ import java.util
 
 import scala.jdk.CollectionConverters._
 
-import org.apache.spark.sql.connector.catalog.{Column, SupportsRead, Table, TableCapability}
+import org.apache.spark.sql.connector.catalog.{Column, SupportsRead, TableCapability}
 import org.apache.spark.sql.connector.read.{Scan, ScanBuilder}
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
+import punctuated.spark.compat.TableCompat
 
 /**
  * One NEXMark stream. With `punctuations=true` (and `declare`, the default) its table
  * properties carry its punctuation declaration, so Punctuated's rules see it without a
  * `with_schemes` call.
  */
-final class NexmarkTable(val config: NexmarkConfig) extends Table with SupportsRead {
+final class NexmarkTable(val config: NexmarkConfig) extends TableCompat with SupportsRead {
 
   override def name(): String = s"nexmark.${config.table.name}"
 

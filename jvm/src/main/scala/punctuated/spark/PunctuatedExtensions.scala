@@ -2,7 +2,7 @@ package punctuated.spark
 
 import org.apache.spark.sql.SparkSessionExtensions
 
-import punctuated.spark.compat.SparkCompat
+import punctuated.spark.compat.{SparkCompat, SqlCompat}
 import punctuated.spark.functions.TableFunctions
 import punctuated.spark.rules._
 
@@ -14,6 +14,10 @@ import punctuated.spark.rules._
  */
 class PunctuatedExtensions extends (SparkSessionExtensions => Unit) {
   override def apply(extensions: SparkSessionExtensions): Unit = {
+    // SQL of newer Spark minors the older ones lack (Spark 4.0: `FROM STREAM(t)`;
+    // docs/spark-versions.md); nothing on 4.1 and later.
+    SqlCompat.inject(extensions)
+
     // Reject bad punctuation declarations (table properties or with_schemes metadata) at
     // analysis, naming table, property and offending text.
     extensions.injectCheckRule(ValidateDeclarations)

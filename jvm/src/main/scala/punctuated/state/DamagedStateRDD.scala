@@ -5,7 +5,7 @@ import scala.reflect.ClassTag
 import org.apache.spark.{Partition, TaskContext}
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
-import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOperatorStateInfo
+import punctuated.spark.compat.StatefulOperatorStateInfo
 import org.apache.spark.sql.execution.streaming.state.{StateStoreId, StateStoreProviderId}
 
 

@@ -1,6 +1,6 @@
 package punctuated.state
 
-import org.apache.spark.sql.execution.streaming.operators.stateful.{StatefulOperatorCustomMetric, StatefulOperatorCustomSumMetric}
+import punctuated.spark.compat.{StatefulOperatorCustomMetric, StatefulOperatorCustomSumMetric}
 
 /** The custom metrics of the contract ("Metrics"), shown in `lastProgress` and the UI. */
 object PunctuatedJoinMetrics {

@@ -1,7 +1,7 @@
 package punctuated.state
 
 import org.apache.spark.broadcast.Broadcast
-import org.apache.spark.sql.execution.streaming.operators.stateful.{StatefulOperatorCustomMetric, StateStoreWriter}
+import punctuated.spark.compat.{StatefulOperatorCustomMetric, StateStoreWriterCompat}
 import org.apache.spark.sql.execution.streaming.state.StateSchemaValidationResult
 import org.apache.spark.sql.execution.streaming.state.StateStoreCoordinatorRef
 
@@ -10,7 +10,7 @@ import org.apache.spark.sql.execution.streaming.state.StateStoreCoordinatorRef
  * contract's custom metrics, no watermark-driven extra batches, its own state layouts (not
  * Spark's schema files), and access to Spark's state-store coordinator and Hadoop conf.
  */
-trait PunctuatedStatefulOperator extends StateStoreWriter {
+trait PunctuatedStatefulOperator extends StateStoreWriterCompat {
 
   override protected def customStatefulOperatorMetrics: Seq[StatefulOperatorCustomMetric] =
     PunctuatedJoinMetrics.all

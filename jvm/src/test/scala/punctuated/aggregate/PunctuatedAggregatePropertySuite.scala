@@ -4,7 +4,7 @@ import scala.collection.mutable
 import scala.util.Random
 
 import org.apache.spark.sql.Row
-import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
+import punctuated.spark.compat.MemoryStream
 import org.apache.spark.sql.functions.{count, max, sum}
 import org.apache.spark.sql.streaming.OutputMode
 

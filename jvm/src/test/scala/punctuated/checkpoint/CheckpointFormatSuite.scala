@@ -1,7 +1,7 @@
 package punctuated.checkpoint
 
 import org.apache.spark.sql.AnalysisException
-import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
+import punctuated.spark.compat.MemoryStream
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.streaming.OutputMode
 

@@ -6,7 +6,7 @@ import java.util.UUID
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.AnalysisException
-import org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOperatorStateInfo
+import punctuated.spark.compat.StatefulOperatorStateInfo
 import org.scalatest.funsuite.AnyFunSuite
 
 import punctuated.errors.PunctuatedErrors

@@ -1,6 +1,6 @@
 package punctuated.join
 
-import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
+import punctuated.spark.compat.MemoryStream
 
 import punctuated.declaration.Declaration._
 import punctuated.spark.PunctuatedStreamTest

@@ -4,7 +4,7 @@ import scala.collection.mutable
 import scala.util.Random
 
 import org.apache.spark.sql.Row
-import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
+import punctuated.spark.compat.MemoryStream
 
 import punctuated.declaration.Declaration._
 import punctuated.spark.PunctuatedStreamTest

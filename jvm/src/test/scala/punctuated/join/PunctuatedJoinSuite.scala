@@ -2,8 +2,8 @@ package punctuated.join
 
 import org.apache.spark.SparkException
 import org.apache.spark.sql.{AnalysisException, DataFrame, Row}
-import org.apache.spark.sql.execution.streaming.operators.stateful.join.StreamingSymmetricHashJoinExec
-import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
+import punctuated.spark.compat.StreamingSymmetricHashJoinExec
+import punctuated.spark.compat.MemoryStream
 import org.apache.spark.sql.functions.col
 import org.apache.spark.sql.internal.SQLConf
 

@@ -1,7 +1,7 @@
 package punctuated.join
 
 import org.apache.spark.sql.AnalysisException
-import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
+import punctuated.spark.compat.MemoryStream
 import org.json4s._
 
 import punctuated.TestVectors

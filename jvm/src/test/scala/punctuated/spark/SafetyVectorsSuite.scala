@@ -1,6 +1,6 @@
 package punctuated.spark
 
-import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
+import punctuated.spark.compat.MemoryStream
 import org.apache.spark.sql.functions.col
 import org.json4s._
 import org.json4s.jackson.JsonMethods.{compact, render}

@@ -5,7 +5,7 @@ import java.sql.Timestamp
 import org.apache.spark.sql.catalyst.plans.QueryPlan
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.QueryExecution
-import org.apache.spark.sql.execution.streaming.runtime.{MemoryStream, StreamExecution, StreamingQueryWrapper}
+import punctuated.spark.compat.{MemoryStream, StreamExecution, StreamingQueryWrapper}
 import org.apache.spark.sql.test.SharedSparkSession
 
 /**
@@ -43,7 +43,7 @@ class UndeclaredPlansSuite extends SharedSparkSession {
   /** Registers the undeclared streams a, b, c (and a static table s) in a session; returns their feeds. */
   private def register(s: SparkSession): Seq[MemoryStream[Row3]] = {
     import s.implicits._
-    val streams = Seq.fill(3)(MemoryStream[Row3](s: org.apache.spark.sql.SparkSession))
+    val streams = Seq.fill(3)(MemoryStream[Row3](implicitly[org.apache.spark.sql.Encoder[Row3]], s.sqlContext))
     val names = Seq(("a", "k", "v", "t"), ("b", "k2", "w", "t2"), ("c", "k3", "x", "t3"))
     streams.zip(names).foreach { case (m, (n, k, v, t)) =>
       m.toDF().toDF(k, v, t).withWatermark(t, "10 seconds").createOrReplaceTempView(n)

@@ -11,7 +11,7 @@ import org.apache.spark.sql.execution.ColumnarRule
  * {{{
  *   extensions.injectColumnar(s => SparkCompat.columnar(PlanPunctuatedJoins(s)))
  * }}}
- * See the 4.1 side (`jvm/src/main/scala-spark-4.1`) for what it changes there.
+ * See the 4.0 and 4.1 side (`jvm/src/main/scala-spark-4.0-4.1`) for what it changes there.
  */
 object SparkCompat {
   /** `rule` unchanged. */

@@ -1,6 +1,6 @@
 package punctuated.join.multi
 
-import org.apache.spark.sql.execution.streaming.operators.stateful.{StatefulOperatorCustomMetric, StatefulOperatorCustomSumMetric}
+import punctuated.spark.compat.{StatefulOperatorCustomMetric, StatefulOperatorCustomSumMetric}
 import org.apache.spark.sql.streaming.StateOperatorProgress
 
 /**

@@ -1,6 +1,6 @@
 package punctuated.join.shedding
 
-import org.apache.spark.sql.execution.streaming.operators.stateful.{StatefulOperatorCustomMetric, StatefulOperatorCustomSumMetric}
+import punctuated.spark.compat.{StatefulOperatorCustomMetric, StatefulOperatorCustomSumMetric}
 
 /**
  * The binary punctuated join's load-shedding metrics (user contract, "Load shedding"): rows

@@ -5,11 +5,13 @@ import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeRefer
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{FullOuter, LeftAnti, LeftOuter, LeftSemi, RightOuter}
 import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Filter, Join, LogicalPlan, Project, SubqueryAlias, View}
+import org.apache.spark.sql.catalyst.plans.logical.AnalysisHelper
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.types.MetadataBuilder
 
 import punctuated.input.{DeclaredStreams, PunctuatedInput, PunctuationColumns}
 import punctuated.join.DerivedDeclarations
+import punctuated.spark.compat.DatasetJoinCompat
 
 /**
  * Post-hoc resolution rule: marks each stream-stream equi-join with at least one declared
@@ -28,7 +30,10 @@ case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPl
 
   override def apply(plan: LogicalPlan): LogicalPlan =
     if (!PunctuatedPlans.involved(plan)) plan
-    else plan.resolveOperatorsUp {
+    else if (DatasetJoinCompat.keepRootAntiJoin) antiJoinsBelowRoot(punctuate(plan))
+    else punctuate(plan)
+
+  private def punctuate(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
     case j @ Join(left, right, joinType, Some(condition), hint)
         if left.isStreaming && right.isStreaming && PunctuationColumns.find(j.condition).isEmpty &&
           ExtractEquiJoinKeys.unapply(j).isDefined =>
@@ -47,11 +52,24 @@ case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPl
           case _ => condition
         }
         joinType match {
-          case LeftAnti => antiAsOuter(j, Some(And(flagged, marked)))
+          case LeftAnti if !DatasetJoinCompat.keepRootAntiJoin => antiAsOuter(j, Some(And(flagged, marked)))
           case _ => Join(left, right, joinType, Some(And(flagged, marked)), hint)
         }
       }
   }
+
+  /**
+   * Spark 4.0 only (`DatasetJoinCompat`): the punctuated anti joins below the root, rewritten
+   * as [[antiAsOuter]] (also in subtrees analyzed before, as `Dataset.join`'s result is), the one at
+   * the root left as it is.
+   */
+  private def antiJoinsBelowRoot(plan: LogicalPlan): LogicalPlan =
+    AnalysisHelper.allowInvokingTransformsInAnalyzer {
+      plan.mapChildren(_.transformUp {
+        case j @ Join(_, _, LeftAnti, condition, _) if PunctuationColumns.find(condition).isDefined =>
+          antiAsOuter(j, condition)
+      })
+    }
 
   /**
    * Spark refuses stream-stream left anti joins outright; a punctuated one runs as the left

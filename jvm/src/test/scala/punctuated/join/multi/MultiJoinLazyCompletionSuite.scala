@@ -1,7 +1,7 @@
 package punctuated.join.multi
 
 import org.apache.spark.sql.DataFrame
-import org.apache.spark.sql.execution.streaming.runtime.{MemoryStream, StreamingQueryWrapper}
+import punctuated.spark.compat.{MemoryStream, StreamingQueryWrapper}
 import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.checkpoint.MigrationRequests

@@ -5,7 +5,7 @@ import java.nio.file.Files
 
 import scala.collection.mutable
 
-import org.apache.spark.sql.execution.streaming.runtime.MemoryStream
+import punctuated.spark.compat.MemoryStream
 import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.checkpoint.PlanRecord

@@ -5,7 +5,7 @@ import java.nio.file.Files
 
 import scala.collection.mutable
 
-import org.apache.spark.sql.execution.streaming.runtime.{MemoryStream, StreamExecution}
+import punctuated.spark.compat.{MemoryStream, StreamExecution}
 import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.checkpoint.PlanRecord

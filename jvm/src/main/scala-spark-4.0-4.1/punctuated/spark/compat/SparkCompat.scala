@@ -2,21 +2,21 @@ package punctuated.spark.compat
 
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, SparkPlan}
-import org.apache.spark.sql.execution.streaming.operators.stateful.StateStoreWriter
 
 /**
- * What differs in Spark 4.1 from the Spark the shared sources are written for (4.2); this
- * file is compiled only into the 4.1 build (`jvm/src/main/scala-spark-4.1`, docs/spark-versions.md).
+ * What differs in Spark 4.0 and 4.1 from the Spark the shared sources are written for (4.2);
+ * this file is compiled only into the 4.0 and 4.1 builds (`jvm/src/main/scala-spark-4.0-4.1`,
+ * docs/spark-versions.md).
  *
- * Spark 4.1 describes each micro-batch for the SQL UI (`SQLExecution.withNewExecutionId` →
+ * Spark 4.0 and 4.1 describe each micro-batch for the SQL UI (`SQLExecution.withNewExecutionId` →
  * `QueryExecution.explainString`) by planning the query once more in a new
  * `IncrementalExecution` whose checkpoint location is the placeholder `"<unknown>"`; 4.2
  * reuses the batch's own plan (`IncrementalExecution.queryExecutionForExplain`). The
  * extension's physical rules check and write a punctuated operator's checkpoint files (its
  * declarations record, state schema and operator metadata, plan log) while planning it, so
- * on 4.1 that second planning would write them to a relative `<unknown>/` directory shared by
+ * on 4.0 and 4.1 that second planning would write them to a relative `<unknown>/` directory shared by
  * every query of the process, and fail on the next query's different schemas
- * (`STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE`). On 4.1 the rules therefore leave such a
+ * (`STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE`). On 4.0 and 4.1 the rules therefore leave such a
  * describe-only plan as Spark planned it: the UI's plan description shows Spark's operators,
  * while every batch runs the punctuated ones.
  *
