@@ -43,7 +43,7 @@ if [ "$suites" = 1 ]; then
   step "JVM suites on Spark $full (project/cross-suites)" run_suites
 fi
 
-# 3. the wheel, installed offline into a fresh environment, runs the auction join
+# 3. the wheel, installed offline into a fresh environment, runs the auction join and the auction demo
 smoke() {
   local tmp; tmp="$(mktemp -d)"
   local jar="target/spark-$minor/scala-2.13/punctuated-assembly.jar"
@@ -56,9 +56,14 @@ smoke() {
     --find-links "$tmp/dist" "punctuated==$(basename "$wheel" | cut -d- -f2)" || return 1
   (cd "$tmp" && env -u PYTHONPATH -u SPARK_HOME "$tmp/env/bin/python" -I "$root/scripts/wheel_smoke.py" \
     "$root/sql/auction_join.sql" 2>"$tmp/smoke.err") || { tail -30 "$tmp/smoke.err"; return 1; }
+  # the main job from the installed package: the auction demo, checked against Spark's batch answer
+  (cd "$tmp" && env -u PYTHONPATH -u SPARK_HOME "$tmp/env/bin/python" -I -m punctuated demo \
+    --auctions 12 --steps 5 --seed 1 --no-progress --out "$tmp/demo" >"$tmp/demo.out" 2>"$tmp/demo.err") \
+    || { tail -20 "$tmp/demo.out" "$tmp/demo.err"; return 1; }
+  echo "auction demo: ok ($(grep -c 'closed:' "$tmp/demo.out") auctions closed; $(grep -m1 '^Check' "$tmp/demo.out"))"
   rm -rf "$tmp"
 }
-step "wheel for Spark $minor: offline install into a fresh environment, auction join" smoke
+step "wheel for Spark $minor: offline install into a fresh environment, auction join, auction demo" smoke
 
 echo "cross-build $minor: $passed passed, $failed failed"
 [ "$failed" = 0 ]
