@@ -23,8 +23,8 @@ NOT_RUN = {
     "bash scripts/demo.sh    # set up everything, then run the main job (the auction demo on local Spark)":
         "the 'two commands' block: scripts/test.sh is the command running this test, and the "
         "demo's defaults run in test_demo_block (the next block)",
-    "bash scripts/spark-suites.sh --with-plugin                          # all of them (hours on 2 cores)":
-        "Spark's own suites take hours on 2 cores; scripts/test.sh runs one of them with the "
+    "bash scripts/spark-suites.sh --with-plugin                          # all of them (over an hour on 2 cores)":
+        "Spark's own suites take over an hour on 2 cores; scripts/test.sh runs one of them with the "
         "extension loaded (StreamingLeftSemiJoinWithVCFSuite)",
 }
 

@@ -1,7 +1,7 @@
 package punctuated.aggregate
 
 import org.apache.spark.sql.catalyst.expressions._
-import punctuated.spark.compat.TimestampAddInterval
+import punctuated.compat.TimestampAddInterval
 import org.apache.spark.sql.types._
 
 /**

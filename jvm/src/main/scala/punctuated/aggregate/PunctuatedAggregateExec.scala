@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, ExprId, UnsafeProje
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike
 import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, Distribution, Partitioning}
 import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
-import punctuated.spark.compat.{StateStoreSaveExec, StatefulOperatorPartitioning, StatefulOperatorStateInfo, StreamingAggregationStateManager}
+import punctuated.compat.{StateStoreSaveExec, StatefulOperatorPartitioning, StatefulOperatorStateInfo, StreamingAggregationStateManager}
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.streaming.OutputMode
 

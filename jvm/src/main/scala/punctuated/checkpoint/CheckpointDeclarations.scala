@@ -7,8 +7,8 @@ import scala.util.control.NonFatal
 
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
-import punctuated.spark.compat.CheckpointFileManager
-import punctuated.spark.compat.StatefulOperatorStateInfo
+import punctuated.compat.CheckpointFileManager
+import punctuated.compat.StatefulOperatorStateInfo
 import org.apache.spark.sql.execution.streaming.state.StateStoreId
 import org.apache.spark.sql.internal.SQLConf
 

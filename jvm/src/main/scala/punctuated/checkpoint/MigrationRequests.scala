@@ -9,8 +9,8 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.json4s._
 import org.json4s.jackson.JsonMethods
-import punctuated.spark.compat.CheckpointFileManager
-import punctuated.spark.compat.StreamingQueryWrapper
+import punctuated.compat.CheckpointFileManager
+import punctuated.compat.StreamingQueryWrapper
 import org.apache.spark.sql.streaming.StreamingQuery
 
 import punctuated.join.multi.{MultiJoinPlan, MultiJoinTree}

@@ -2,7 +2,7 @@ package punctuated.checkpoint
 
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.Attribute
-import punctuated.spark.compat.StatefulOperatorStateInfo
+import punctuated.compat.StatefulOperatorStateInfo
 
 import punctuated.input.PunctuatedInput
 import punctuated.join.multi.{MultiJoinInputSpec, MultiJoinPlan, PunctuatedMultiJoinExec}

@@ -9,8 +9,8 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.json4s._
 import org.json4s.jackson.JsonMethods
-import punctuated.spark.compat.CheckpointFileManager
-import punctuated.spark.compat.StatefulOperatorStateInfo
+import punctuated.compat.CheckpointFileManager
+import punctuated.compat.StatefulOperatorStateInfo
 
 import punctuated.conf.PunctuatedConf
 import punctuated.errors.PunctuatedErrors

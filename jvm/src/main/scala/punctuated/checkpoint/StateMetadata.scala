@@ -6,8 +6,8 @@ import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
-import punctuated.spark.compat.CheckpointFileManager
-import punctuated.spark.compat.{StatefulOperatorStateInfo, StreamingAggregationStateManager}
+import punctuated.compat.CheckpointFileManager
+import punctuated.compat.{StatefulOperatorStateInfo, StreamingAggregationStateManager}
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.types.{BooleanType, LongType, StructType}

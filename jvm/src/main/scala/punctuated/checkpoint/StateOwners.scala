@@ -3,7 +3,7 @@ package punctuated.checkpoint
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.AnalysisException
-import punctuated.spark.compat.CheckpointFileManager
+import punctuated.compat.CheckpointFileManager
 import org.apache.spark.sql.execution.streaming.state.StateStoreId
 
 import punctuated.state.GroupPunctuations

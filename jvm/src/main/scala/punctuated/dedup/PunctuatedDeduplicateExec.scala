@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, GenericInternalRow,
 import org.apache.spark.sql.catalyst.plans.physical.{Distribution, Partitioning}
 import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike
-import punctuated.spark.compat.{StatefulOperatorPartitioning, StatefulOperatorStateInfo, StreamingDeduplicateExec}
+import punctuated.compat.{StatefulOperatorPartitioning, StatefulOperatorStateInfo, StreamingDeduplicateExec}
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.types.{IntegerType, StructType}
 

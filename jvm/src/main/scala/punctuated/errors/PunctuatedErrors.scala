@@ -3,7 +3,7 @@ package punctuated.errors
 import org.apache.spark.SparkException
 import org.apache.spark.sql.AnalysisException
 
-import punctuated.spark.compat.AnalysisExceptionCompat
+import punctuated.compat.AnalysisExceptionCompat
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.{DeclarationError, DeclarationException}
 

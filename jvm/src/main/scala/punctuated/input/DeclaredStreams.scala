@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 import org.apache.spark.sql.catalyst.streaming.StreamingRelationV2
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.execution.datasources.LogicalRelation
-import punctuated.spark.compat.StreamingRelation
+import punctuated.compat.StreamingRelation
 import org.apache.spark.sql.types.{Metadata, MetadataBuilder}
 
 import punctuated.declaration.{Declaration, DeclarationResolver, Scheme}

@@ -6,8 +6,8 @@ import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.plans._
 import org.apache.spark.sql.catalyst.plans.physical._
 import org.apache.spark.sql.execution.{BinaryExecNode, SparkPlan}
-import punctuated.spark.compat.{StatefulOperatorCustomMetric, StatefulOperatorStateInfo, StreamingSymmetricHashJoinExec, StreamingSymmetricHashJoinHelper}
-import punctuated.spark.compat.StreamingSymmetricHashJoinHelper._
+import punctuated.compat.{StatefulOperatorCustomMetric, StatefulOperatorStateInfo, StreamingSymmetricHashJoinExec, StreamingSymmetricHashJoinHelper}
+import punctuated.compat.StreamingSymmetricHashJoinHelper._
 import org.apache.spark.sql.execution.streaming.state._
 
 import punctuated.conf.PunctuatedConf
@@ -231,7 +231,7 @@ case class PunctuatedSymmetricHashJoinExec(
    * A join whose condition relates no watermarked columns passes the input watermark on.
    */
   override def produceOutputWatermark(inputWatermarkMs: Long): Option[Long] = {
-    val (l, r) = punctuated.spark.compat.StreamingSymmetricHashJoinHelper.getStateWatermark(left.output, right.output,
+    val (l, r) = punctuated.compat.StreamingSymmetricHashJoinHelper.getStateWatermark(left.output, right.output,
       leftKeys, rightKeys, condition, Some(inputWatermarkMs), !conf.getConf(org.apache.spark.sql.internal.SQLConf.STATEFUL_OPERATOR_ALLOW_MULTIPLE))
     (l.toSeq ++ r).minOption.orElse(Some(inputWatermarkMs))
   }

@@ -2,7 +2,7 @@ package punctuated.join
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
-import punctuated.spark.compat.TimestampAddInterval
+import punctuated.compat.TimestampAddInterval
 import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.types.CalendarInterval
 

@@ -9,7 +9,7 @@ import org.apache.spark.sql.connector.read.{Scan, ScanBuilder}
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream
 import org.apache.spark.sql.types.StructType
 import org.apache.spark.sql.util.CaseInsensitiveStringMap
-import punctuated.spark.compat.TableCompat
+import punctuated.compat.TableCompat
 
 /**
  * One NEXMark stream. With `punctuations=true` (and `declare`, the default) its table

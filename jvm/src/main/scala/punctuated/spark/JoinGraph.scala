@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, EqualNu
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Deduplicate, DeduplicateWithinWatermark, Distinct, Filter, Join, LogicalPlan, Project}
 import org.apache.spark.sql.catalyst.streaming.StreamingRelationV2
 import org.apache.spark.sql.execution.datasources.LogicalRelation
-import punctuated.spark.compat.StreamingRelation
+import punctuated.compat.StreamingRelation
 import org.apache.spark.sql.types.BooleanType
 
 import punctuated.input.{DeclaredStreams, RewrittenOperators}

@@ -2,7 +2,7 @@ package punctuated.spark
 
 import org.apache.spark.sql.SparkSessionExtensions
 
-import punctuated.spark.compat.{SparkCompat, SqlCompat}
+import punctuated.compat.{SparkCompat, SqlCompat}
 import punctuated.spark.functions.TableFunctions
 import punctuated.spark.rules._
 

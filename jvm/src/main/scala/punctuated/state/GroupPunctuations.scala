@@ -3,7 +3,7 @@ package punctuated.state
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow
 import org.apache.spark.sql.execution.metric.SQLMetric
-import punctuated.spark.compat.StatefulOperatorStateInfo
+import punctuated.compat.StatefulOperatorStateInfo
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.types._
 

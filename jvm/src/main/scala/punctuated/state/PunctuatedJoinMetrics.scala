@@ -1,6 +1,6 @@
 package punctuated.state
 
-import punctuated.spark.compat.{StatefulOperatorCustomMetric, StatefulOperatorCustomSumMetric}
+import punctuated.compat.{StatefulOperatorCustomMetric, StatefulOperatorCustomSumMetric}
 
 /** The custom metrics of the contract ("Metrics"), shown in `lastProgress` and the UI. */
 object PunctuatedJoinMetrics {

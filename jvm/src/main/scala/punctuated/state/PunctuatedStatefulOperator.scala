@@ -1,7 +1,7 @@
 package punctuated.state
 
 import org.apache.spark.broadcast.Broadcast
-import punctuated.spark.compat.{StatefulOperatorCustomMetric, StateStoreWriterCompat}
+import punctuated.compat.{StatefulOperatorCustomMetric, StateStoreWriterCompat}
 import org.apache.spark.sql.execution.streaming.state.StateSchemaValidationResult
 import org.apache.spark.sql.execution.streaming.state.StateStoreCoordinatorRef
 

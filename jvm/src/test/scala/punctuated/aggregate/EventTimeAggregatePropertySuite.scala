@@ -6,7 +6,7 @@ import scala.collection.mutable
 import scala.util.Random
 
 import org.apache.spark.sql.{DataFrame, Row}
-import punctuated.spark.compat.MemoryStream
+import punctuated.compat.MemoryStream
 import org.apache.spark.sql.functions.{col, count, date_trunc, sum, window}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.streaming.OutputMode

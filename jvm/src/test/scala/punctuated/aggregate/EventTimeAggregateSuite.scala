@@ -5,7 +5,7 @@ import java.time.Instant
 
 import org.apache.spark.SparkException
 import org.apache.spark.sql.{AnalysisException, DataFrame, Row}
-import punctuated.spark.compat.MemoryStream
+import punctuated.compat.MemoryStream
 import org.apache.spark.sql.functions.{col, count, hour, max, to_date, window}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.streaming.OutputMode

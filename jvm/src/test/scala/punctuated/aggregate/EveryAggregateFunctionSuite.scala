@@ -5,7 +5,7 @@ import scala.util.Try
 import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.analysis.FunctionRegistry
-import punctuated.spark.compat.MemoryStream
+import punctuated.compat.MemoryStream
 import org.apache.spark.sql.functions.expr
 import org.apache.spark.sql.streaming.OutputMode
 

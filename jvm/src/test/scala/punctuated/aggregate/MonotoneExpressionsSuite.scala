@@ -6,7 +6,7 @@ import scala.util.Random
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions._
-import punctuated.spark.compat.TimestampAddInterval
+import punctuated.compat.TimestampAddInterval
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
 import org.apache.spark.sql.types._
 import org.scalatest.funsuite.AnyFunSuite

@@ -1,7 +1,7 @@
 package punctuated.checkpoint
 
 import org.apache.spark.sql.AnalysisException
-import punctuated.spark.compat.MemoryStream
+import punctuated.compat.MemoryStream
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.streaming.OutputMode
 

@@ -4,7 +4,7 @@ import java.io.File
 import java.nio.file.Files
 
 import org.apache.spark.sql.{AnalysisException, DataFrame}
-import punctuated.spark.compat.MemoryStream
+import punctuated.compat.MemoryStream
 import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.conf.PunctuatedConf
@@ -77,7 +77,7 @@ class MultiJoinCheckpointSuite extends PunctuatedStreamTest {
     (a, b, c, joined)
   }
 
-  private def multiJoin(q: punctuated.spark.compat.StreamExecution) = {
+  private def multiJoin(q: punctuated.compat.StreamExecution) = {
     val found = q.lastExecution.executedPlan.collect { case m: PunctuatedMultiJoinExec => m }
     assert(found.size == 1, q.lastExecution.executedPlan.treeString)
     found.head

@@ -6,7 +6,7 @@ import java.util.UUID
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.Path
 import org.apache.spark.sql.AnalysisException
-import punctuated.spark.compat.StatefulOperatorStateInfo
+import punctuated.compat.StatefulOperatorStateInfo
 import org.scalatest.funsuite.AnyFunSuite
 
 import punctuated.errors.PunctuatedErrors

@@ -2,7 +2,7 @@ package punctuated.checkpoint
 
 import java.io.File
 
-import punctuated.spark.compat.MemoryStream
+import punctuated.compat.MemoryStream
 import org.apache.spark.sql.functions.count
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.streaming.OutputMode

@@ -2,7 +2,7 @@ package punctuated.dedup
 
 import org.apache.spark.SparkException
 import org.apache.spark.sql.execution.ProjectExec
-import punctuated.spark.compat.MemoryStream
+import punctuated.compat.MemoryStream
 import org.apache.spark.sql.functions.count
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.streaming.OutputMode

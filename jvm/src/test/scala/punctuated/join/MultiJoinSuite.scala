@@ -1,6 +1,6 @@
 package punctuated.join
 
-import punctuated.spark.compat.MemoryStream
+import punctuated.compat.MemoryStream
 import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.declaration.Declaration._

@@ -1,6 +1,6 @@
 package punctuated.join
 
-import punctuated.spark.compat.MemoryStream
+import punctuated.compat.MemoryStream
 
 import punctuated.declaration.Declaration._
 import punctuated.spark.PunctuatedStreamTest

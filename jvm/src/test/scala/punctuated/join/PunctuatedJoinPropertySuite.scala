@@ -4,7 +4,7 @@ import scala.collection.mutable
 import scala.util.Random
 
 import org.apache.spark.sql.Row
-import punctuated.spark.compat.MemoryStream
+import punctuated.compat.MemoryStream
 
 import punctuated.declaration.Declaration._
 import punctuated.spark.PunctuatedStreamTest

@@ -2,8 +2,8 @@ package punctuated.join
 
 import org.apache.spark.SparkException
 import org.apache.spark.sql.{AnalysisException, DataFrame, Row}
-import punctuated.spark.compat.StreamingSymmetricHashJoinExec
-import punctuated.spark.compat.MemoryStream
+import punctuated.compat.StreamingSymmetricHashJoinExec
+import punctuated.compat.MemoryStream
 import org.apache.spark.sql.functions.col
 import org.apache.spark.sql.internal.SQLConf
 

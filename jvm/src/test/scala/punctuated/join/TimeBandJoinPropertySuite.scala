@@ -3,7 +3,7 @@ package punctuated.join
 import scala.collection.mutable
 import scala.util.Random
 
-import punctuated.spark.compat.MemoryStream
+import punctuated.compat.MemoryStream
 import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.declaration.Declaration._

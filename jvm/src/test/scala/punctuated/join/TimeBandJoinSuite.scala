@@ -3,7 +3,7 @@ package punctuated.join
 import java.sql.{Date, Timestamp}
 
 import org.apache.spark.sql.{AnalysisException, Row}
-import punctuated.spark.compat.MemoryStream
+import punctuated.compat.MemoryStream
 import org.apache.spark.sql.functions.{date_add, expr}
 import org.apache.spark.sql.internal.SQLConf
 

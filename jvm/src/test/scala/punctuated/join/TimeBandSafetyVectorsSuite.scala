@@ -1,7 +1,7 @@
 package punctuated.join
 
 import org.apache.spark.sql.AnalysisException
-import punctuated.spark.compat.MemoryStream
+import punctuated.compat.MemoryStream
 import org.json4s._
 
 import punctuated.TestVectors

@@ -5,7 +5,7 @@ import java.sql.Timestamp
 import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.catalyst.expressions.AttributeReference
 import org.apache.spark.sql.catalyst.plans.logical.EventTimeWatermark
-import punctuated.spark.compat.{MemoryStream, StreamExecution}
+import punctuated.compat.{MemoryStream, StreamExecution}
 import org.apache.spark.sql.functions.{expr, window}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{MetadataBuilder, TimestampType}
@@ -176,7 +176,7 @@ class WatermarkPunctuationJoinSuite extends PunctuatedStreamTest {
       AssertOnQuery("Spark's own aggregation below the sink, our join below it") { q =>
         val plan = q.lastExecution.executedPlan
         plan.collect { case p: PunctuatedSymmetricHashJoinExec => p }.size == 1 &&
-          plan.collect { case s: punctuated.spark.compat.StateStoreSaveExec => s }.size == 1
+          plan.collect { case s: punctuated.compat.StateStoreSaveExec => s }.size == 1
       },
       // the watermark passes 12:10 + the band: window [12:00, 12:10) closes and is emitted once
       MultiAddData(as, r(3, 30))(bs, r(3, 31)),

@@ -1,7 +1,7 @@
 package punctuated.spark
 
 import org.apache.spark.sql.AnalysisException
-import punctuated.spark.compat.MemoryStream
+import punctuated.compat.MemoryStream
 import org.apache.spark.sql.functions.col
 
 import punctuated.declaration.{Declaration, DeclarationResolver}

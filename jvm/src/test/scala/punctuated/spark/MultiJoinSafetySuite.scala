@@ -1,7 +1,7 @@
 package punctuated.spark
 
 import org.apache.spark.sql.{AnalysisException, DataFrame}
-import punctuated.spark.compat.MemoryStream
+import punctuated.compat.MemoryStream
 
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._

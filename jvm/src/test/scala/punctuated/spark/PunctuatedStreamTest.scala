@@ -30,7 +30,7 @@ trait PunctuatedStreamTest extends StreamTest {
    * The progress of the last executed batch. Spark reports it just after the batch commits, so a
    * test step that runs right after the commit may see the previous batch's progress: wait for it.
    */
-  protected def settledProgress(q: punctuated.spark.compat.StreamExecution) = {
+  protected def settledProgress(q: punctuated.compat.StreamExecution) = {
     val executed = Option(q.lastExecution).map(_.currentBatchId).getOrElse(-1L)
     val deadline = System.nanoTime() + 10L * 1000 * 1000 * 1000
     while ((q.lastProgress == null || q.lastProgress.batchId < executed) && System.nanoTime() < deadline) {
@@ -39,7 +39,7 @@ trait PunctuatedStreamTest extends StreamTest {
     q.lastProgress
   }
 
-  protected def punctuatedProgress(q: punctuated.spark.compat.StreamExecution) = {
+  protected def punctuatedProgress(q: punctuated.compat.StreamExecution) = {
     val progress = settledProgress(q)
     progress.stateOperators.find(_.operatorName.startsWith("punctuated")).getOrElse(
       throw new AssertionError(s"no punctuated operator in ${progress.json}"))

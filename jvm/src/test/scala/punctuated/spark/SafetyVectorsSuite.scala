@@ -1,6 +1,6 @@
 package punctuated.spark
 
-import punctuated.spark.compat.MemoryStream
+import punctuated.compat.MemoryStream
 import org.apache.spark.sql.functions.col
 import org.json4s._
 import org.json4s.jackson.JsonMethods.{compact, render}

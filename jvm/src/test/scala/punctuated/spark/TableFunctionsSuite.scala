@@ -1,7 +1,7 @@
 package punctuated.spark
 
 import org.apache.spark.sql.{AnalysisException, DataFrame}
-import punctuated.spark.compat.{MemoryStream, StreamingQueryWrapper}
+import punctuated.compat.{MemoryStream, StreamingQueryWrapper}
 import org.apache.spark.sql.internal.SQLConf
 import org.json4s.jackson.JsonMethods.parse
 

@@ -5,7 +5,7 @@ import java.sql.Timestamp
 import org.apache.spark.sql.catalyst.plans.QueryPlan
 import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.QueryExecution
-import punctuated.spark.compat.{MemoryStream, StreamExecution, StreamingQueryWrapper}
+import punctuated.compat.{MemoryStream, StreamExecution, StreamingQueryWrapper}
 import org.apache.spark.sql.test.SharedSparkSession
 
 /**

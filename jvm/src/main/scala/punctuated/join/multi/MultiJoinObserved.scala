@@ -1,6 +1,6 @@
 package punctuated.join.multi
 
-import punctuated.spark.compat.{StatefulOperatorCustomMetric, StatefulOperatorCustomSumMetric}
+import punctuated.compat.{StatefulOperatorCustomMetric, StatefulOperatorCustomSumMetric}
 import org.apache.spark.sql.streaming.StateOperatorProgress
 
 /**

@@ -3,7 +3,7 @@ package punctuated.join.multi
 import org.apache.spark.{OneToOneDependency, Partition, SparkContext, TaskContext}
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import punctuated.spark.compat.StatefulOperatorStateInfo
+import punctuated.compat.StatefulOperatorStateInfo
 import org.apache.spark.sql.execution.streaming.state.{StateStoreCoordinatorRef, StateStoreId, StateStoreProviderId}
 
 /** Partition `index` of a [[StateStoreAwareZipRDD]]: partition `index` of every parent. */

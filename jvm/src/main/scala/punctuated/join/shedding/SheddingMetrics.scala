@@ -1,6 +1,6 @@
 package punctuated.join.shedding
 
-import punctuated.spark.compat.{StatefulOperatorCustomMetric, StatefulOperatorCustomSumMetric}
+import punctuated.compat.{StatefulOperatorCustomMetric, StatefulOperatorCustomSumMetric}
 
 /**
  * The binary punctuated join's load-shedding metrics (user contract, "Load shedding"): rows

@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, ExprId, Grea
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, GenerateExec, ProjectExec, SparkPlan}
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
-import punctuated.spark.compat.StateStoreSaveExec
+import punctuated.compat.StateStoreSaveExec
 import org.apache.spark.sql.catalyst.expressions.Explode
 
 import punctuated.aggregate._

@@ -6,8 +6,8 @@ import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, SparkPlan}
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
-import punctuated.spark.compat.EventTimeWatermarkExec
-import punctuated.spark.compat.StreamingSymmetricHashJoinExec
+import punctuated.compat.EventTimeWatermarkExec
+import punctuated.compat.StreamingSymmetricHashJoinExec
 
 import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateMetadata, StoreSchemas}
 import punctuated.conf.PunctuatedConf

@@ -8,8 +8,8 @@ import org.apache.spark.sql.catalyst.expressions.{And, Attribute, Expression, Li
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, FilterExec, ProjectExec, SparkPlan}
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
-import punctuated.spark.compat.StatefulOperatorStateInfo
-import punctuated.spark.compat.StreamingSymmetricHashJoinExec
+import punctuated.compat.StatefulOperatorStateInfo
+import punctuated.compat.StreamingSymmetricHashJoinExec
 
 import punctuated.checkpoint.{CheckpointDeclarations, MigrationRequests, MultiJoinCheckpoint, PlanLog, PlanRecord}
 import punctuated.conf.PunctuatedConf

@@ -11,7 +11,7 @@ import org.apache.spark.sql.types.MetadataBuilder
 
 import punctuated.input.{DeclaredStreams, PunctuatedInput, PunctuationColumns}
 import punctuated.join.DerivedDeclarations
-import punctuated.spark.compat.DatasetJoinCompat
+import punctuated.compat.DatasetJoinCompat
 
 /**
  * Post-hoc resolution rule: marks each stream-stream equi-join with at least one declared

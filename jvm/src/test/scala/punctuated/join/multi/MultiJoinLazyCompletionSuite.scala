@@ -1,7 +1,7 @@
 package punctuated.join.multi
 
 import org.apache.spark.sql.DataFrame
-import punctuated.spark.compat.{MemoryStream, StreamingQueryWrapper}
+import punctuated.compat.{MemoryStream, StreamingQueryWrapper}
 import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.checkpoint.MigrationRequests

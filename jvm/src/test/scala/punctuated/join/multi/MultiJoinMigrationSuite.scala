@@ -3,7 +3,7 @@ package punctuated.join.multi
 import scala.util.Random
 
 import org.apache.spark.sql.{DataFrame, Row}
-import punctuated.spark.compat.MemoryStream
+import punctuated.compat.MemoryStream
 import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.conf.PunctuatedConf

@@ -3,7 +3,7 @@ package punctuated.join.multi
 import java.io.File
 import java.nio.file.Files
 
-import punctuated.spark.compat.{MemoryStream, StreamExecution}
+import punctuated.compat.{MemoryStream, StreamExecution}
 import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.checkpoint.PlanRecord

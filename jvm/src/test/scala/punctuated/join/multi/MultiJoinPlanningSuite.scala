@@ -1,6 +1,6 @@
 package punctuated.join.multi
 
-import punctuated.spark.compat.MemoryStream
+import punctuated.compat.MemoryStream
 import org.apache.spark.sql.streaming.StreamingQuery
 
 import punctuated.conf.PunctuatedConf
@@ -33,7 +33,7 @@ class MultiJoinPlanningSuite extends PunctuatedStreamTest {
   }
 
   private def planned(q: StreamingQuery) =
-    q.asInstanceOf[punctuated.spark.compat.StreamingQueryWrapper]
+    q.asInstanceOf[punctuated.compat.StreamingQueryWrapper]
       .streamingQuery.lastExecution.executedPlan
 
   private def run(partitions: Int, plan: String)(check: org.apache.spark.sql.execution.SparkPlan => Unit): Unit =

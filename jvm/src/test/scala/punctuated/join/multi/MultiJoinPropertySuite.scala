@@ -3,7 +3,7 @@ package punctuated.join.multi
 import scala.util.Random
 
 import org.apache.spark.sql.{Column, DataFrame, Row}
-import punctuated.spark.compat.{MemoryStream, StreamingQueryWrapper}
+import punctuated.compat.{MemoryStream, StreamingQueryWrapper}
 import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.checkpoint.MigrationRequests

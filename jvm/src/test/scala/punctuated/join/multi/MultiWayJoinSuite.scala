@@ -1,7 +1,7 @@
 package punctuated.join.multi
 
 import org.apache.spark.sql.DataFrame
-import punctuated.spark.compat.MemoryStream
+import punctuated.compat.MemoryStream
 import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.conf.PunctuatedConf

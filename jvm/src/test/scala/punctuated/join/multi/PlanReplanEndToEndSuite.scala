@@ -5,7 +5,7 @@ import java.nio.file.Files
 
 import scala.collection.mutable
 
-import punctuated.spark.compat.{MemoryStream, StreamExecution}
+import punctuated.compat.{MemoryStream, StreamExecution}
 import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.checkpoint.PlanRecord

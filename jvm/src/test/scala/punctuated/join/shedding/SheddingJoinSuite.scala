@@ -3,7 +3,7 @@ package punctuated.join.shedding
 import scala.collection.mutable.ArrayBuffer
 
 import org.apache.spark.sql.AnalysisException
-import punctuated.spark.compat.{MemoryStream, StreamExecution}
+import punctuated.compat.{MemoryStream, StreamExecution}
 import org.apache.spark.sql.execution.streaming.sources.MemorySink
 import org.apache.spark.sql.functions.{count, lit}
 import org.apache.spark.sql.internal.SQLConf

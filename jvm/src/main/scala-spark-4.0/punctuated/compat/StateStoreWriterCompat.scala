@@ -1,4 +1,4 @@
-package punctuated.spark.compat
+package punctuated.compat
 
 import org.apache.spark.sql.execution.streaming.state.{StateStoreCustomMetric, StateStoreId}
 

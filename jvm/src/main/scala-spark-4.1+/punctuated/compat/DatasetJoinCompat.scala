@@ -1,4 +1,4 @@
-package punctuated.spark.compat
+package punctuated.compat
 
 /**
  * Spark 4.1 and later analyze a `Dataset.join` without casting the analyzed plan to `Join`, so

@@ -1,4 +1,4 @@
-package punctuated.spark.compat
+package punctuated.compat
 
 /**
  * Spark 4.0's `Dataset.join(right, condition, joinType)` analyzes the new `Join` on its own and

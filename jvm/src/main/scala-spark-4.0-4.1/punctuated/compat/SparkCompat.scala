@@ -1,4 +1,4 @@
-package punctuated.spark.compat
+package punctuated.compat
 
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, SparkPlan}

@@ -1,4 +1,4 @@
-package punctuated.spark
+package punctuated
 
 /**
  * Where Spark 4.0 keeps the streaming internals the extension uses: this file is compiled
@@ -8,7 +8,7 @@ package punctuated.spark
  * imports them from here, so one source tree compiles for each:
  *
  * {{{
- *   import punctuated.spark.compat.{StatefulOperatorStateInfo, StateStoreWriter}
+ *   import punctuated.compat.{StatefulOperatorStateInfo, StateStoreWriter}
  * }}}
  * A type alias stands for the class; a `val` of the same name for its companion object.
  */

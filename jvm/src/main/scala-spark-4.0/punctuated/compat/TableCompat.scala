@@ -1,4 +1,4 @@
-package punctuated.spark.compat
+package punctuated.compat
 
 import org.apache.spark.sql.connector.catalog.Table
 import org.apache.spark.sql.types.{StructField, StructType}

@@ -1,10 +1,11 @@
-package punctuated.spark.compat
+package punctuated.compat
 
 import org.apache.spark.sql.AnalysisException
 
 /**
- * An [[AnalysisException]] with an error class and an SQLSTATE of its own (Spark 4.1 and
- * later take the SQLSTATE as a constructor argument; 4.0 does not: `jvm/src/main/scala-spark-4.0`).
+ * An [[AnalysisException]] with an error class and an SQLSTATE of its own. Spark 4.0's
+ * AnalysisException takes no SQLSTATE (4.1 added it: `jvm/src/main/scala-spark-4.1+`), so on
+ * 4.0 the SQLSTATE is only what the subclass's `getSqlState` returns.
  */
 abstract class AnalysisExceptionCompat(
     message: String,
@@ -16,5 +17,4 @@ abstract class AnalysisExceptionCompat(
     message = message,
     cause = cause,
     errorClass = Some(errorClass),
-    messageParameters = messageParameters,
-    sqlState = Some(sqlState))
+    messageParameters = messageParameters)
