@@ -140,12 +140,13 @@ def spark_operators(q: Query, plan: Plan, bands=()) -> list[tuple[Plan, tuple[Pl
 
 def _band_purges(bands, join: Plan, i: int, carried) -> bool:
     """Does a time band of the binary ``join`` purge its input ``i`` (the band edge)?"""
+    from .band import is_time_range
     sides = (leaves(join[0]), leaves(join[1]))
     for b in bands:
         if {b.left[0], b.right[0]} <= sides[0] | sides[1] and (b.left[0] in sides[0]) != (b.right[0] in sides[0]):
             stored = b.left[0] if b.left[0] in sides[i] else b.right[0]
             other = b.other(stored)
-            rng = any(attrs == (other,) and set(ranges) == {other} for attrs, ranges in carried[1 - i])
+            rng = any(is_time_range(attrs, ranges, other) for attrs, ranges in carried[1 - i])
             if b.closes(stored, rng):
                 return True
     return False
