@@ -8,6 +8,13 @@ nothing to do). The same inner stream-stream join ``l.k = r.k`` over the same pa
 ``availableNow``) runs in a session with ``spark.sql.extensions=PunctuatedExtensions`` and
 the jar (``with``) and in one without either (``without``).
 
+A third engine, ``declared``, is what a user pays for declarations before any punctuation
+helps: the same join with the extension over the same files, both inputs declaring the
+scheme ``k`` with the marker ``is_punct`` (false in every row: no punctuation ever arrives),
+so Punctuated's join runs and stores every row, as Spark's does. Its ratios ``speed declared /
+without`` and ``state memory declared / without`` (the state stores' ``memoryUsedBytes``
+after the last micro-batch) are the "cost nothing until punctuations pay" figures.
+
 Every (engine, repetition) runs in a fresh Python and JVM process, the engines alternating
 (``benchmarks/harness.py``); the summary gives per figure the median and the spread over
 ``--repeats`` repetitions, and the ratio ``speed with / speed without`` (= time without /
@@ -35,12 +42,12 @@ from benchmarks import harness  # noqa: E402
 from benchmarks.harness import spread  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
-COLUMNS = "k INT, g INT, v INT"
-ENGINES = ("without", "with")
+COLUMNS = "k INT, g INT, v INT, is_punct BOOLEAN"
+ENGINES = ("without", "with", "declared")
 
 
 def session(tmp: Path, engine: str, driver_memory: str):
-    """A local session like ``punctuated.cli.local_session``; the extension and jar only for ``with``."""
+    """A local session like ``punctuated.cli.local_session``; the extension and jar for ``with`` and ``declared``."""
     from pyspark.sql import SparkSession
 
     builder = (
@@ -53,14 +60,14 @@ def session(tmp: Path, engine: str, driver_memory: str):
         .config("spark.sql.warehouse.dir", str(tmp / "warehouse"))
         .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={tmp}")
     )
-    if engine == "with":
+    if engine in ("with", "declared"):
         import punctuated
 
         builder = punctuated.configure_spark(builder)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     loaded = "PunctuatedExtensions" in (spark.conf.get("spark.sql.extensions", "") or "")
-    if loaded != (engine == "with"):
+    if loaded != (engine != "without"):
         raise SystemExit(f"engine {engine}: extension loaded = {loaded}")
     return spark
 
@@ -75,7 +82,7 @@ def generate(spark, root: Path, rows: int, batches: int) -> None:
             lo = b * per_batch + offset
             df = spark.range(lo, lo + per_batch).select(
                 F.col("id").cast("int").alias("k"), (F.col("id") % 1000).cast("int").alias("g"),
-                (F.col("id") * 7 % 10007).cast("int").alias("v"))
+                (F.col("id") * 7 % 10007).cast("int").alias("v"), F.lit(False).alias("is_punct"))
             df.coalesce(1).write.parquet(str(root / name / f"b{b:05d}"))
     for name in ("left", "right"):
         for b in range(batches):
@@ -84,11 +91,16 @@ def generate(spark, root: Path, rows: int, batches: int) -> None:
             shutil.rmtree(root / name / f"b{b:05d}")
 
 
-def measure(spark, root: Path, checkpoint: Path) -> dict:
-    """Runs the undeclared join over all files; wall time and the progress' durations."""
+def measure(spark, root: Path, checkpoint: Path, declared: bool) -> dict:
+    """Runs the join over all files; wall time, the progress' durations and the state it holds."""
 
     def stream(name):
-        return spark.readStream.schema(COLUMNS).option("maxFilesPerTrigger", 1).parquet(str(root / name))
+        df = spark.readStream.schema(COLUMNS).option("maxFilesPerTrigger", 1).parquet(str(root / name))
+        if declared:
+            import punctuated
+
+            df = punctuated.with_schemes(df, schemes=["k"], marker="is_punct", name=name)
+        return df
 
     left, right = stream("left"), stream("right")
     joined = left.join(right, left["k"] == right["k"]).select(
@@ -105,9 +117,42 @@ def measure(spark, root: Path, checkpoint: Path) -> dict:
 
     return {"seconds": round(seconds, 3), "trigger_seconds": round(total("triggerExecution"), 3),
             "planning_seconds": round(total("queryPlanning"), 3), "batches": len(progress),
-            # rows the join stored, summed over the batches (equal for both engines: same plan)
+            # rows the join stored, summed over the batches (equal for with and without: same plan)
             "output_rows": sum(p["stateOperators"][0]["numRowsUpdated"] for p in progress if p["stateOperators"]),
-            "state_rows": progress[-1]["stateOperators"][0]["numRowsTotal"] if progress else 0}
+            "state_rows": progress[-1]["stateOperators"][0]["numRowsTotal"] if progress else 0,
+            # every state store of the join (ours: rows, punctuations and indexes alike)
+            "state_memory_bytes": sum(op["memoryUsedBytes"] for op in progress[-1]["stateOperators"]) if progress else 0,
+            "punctuations_held": sum(op.get("customMetrics", {}).get("numPunctuationsHeld", 0)
+                                     for op in progress[-1]["stateOperators"]) if progress else 0}
+
+
+def check_same_work(figures: dict) -> None:
+    """Every engine stored the same rows in as many micro-batches; ``with`` is Spark's own plan, so its
+    join's row updates equal ``without``'s too (ours counts updates its own way)."""
+    for key in ("state_rows", "batches"):
+        if len({figures[e][key]["median"] for e in ENGINES}) != 1:
+            raise SystemExit(f"{key} differs: {figures}")
+    if figures["with"]["output_rows"] != figures["without"]["output_rows"]:
+        raise SystemExit(f"output_rows differs: {figures}")
+
+
+def speed_ratios(figures: dict) -> dict:
+    """Per engine other than ``without``: speed / speed without (time without / time with) of each duration.
+
+    >>> f = {"without": {"seconds": {"median": 10.0}}, "with": {"seconds": {"median": 8.0}}}
+    >>> speed_ratios({e: {**v, **{k: {"median": 1.0} for k in ("trigger_seconds", "planning_seconds")}}
+    ...               for e, v in f.items()})["with"]["seconds"]
+    1.25
+    """
+    return {e: {k: round(figures["without"][k]["median"] / figures[e][k]["median"], 3)
+                for k in ("seconds", "trigger_seconds", "planning_seconds")}
+            for e in figures if e != "without"}
+
+
+def memory_ratio(figures: dict) -> float:
+    """State memory of ``declared`` over ``without`` (medians of ``memoryUsedBytes``)."""
+    return round(figures["declared"]["state_memory_bytes"]["median"]
+                 / figures["without"]["state_memory_bytes"]["median"], 3)
 
 
 def child(args) -> int:
@@ -118,7 +163,7 @@ def child(args) -> int:
             generate(spark, Path(args.data), args.rows, args.batches)
             print(json.dumps({"ok": True}))
         else:
-            print("RESULT " + json.dumps(measure(spark, Path(args.data), tmp / "ckpt")))
+            print("RESULT " + json.dumps(measure(spark, Path(args.data), tmp / "ckpt", args.child == "declared")))
     finally:
         spark.stop()
         shutil.rmtree(tmp, ignore_errors=True)
@@ -162,15 +207,14 @@ def main(argv=None) -> int:
     runs = {e: [{k: v for k, v in r.items() if k not in own} for r in rs] for e, rs in runs.items()}
 
     figures = {e: {k: spread([r[k] for r in rs]) for k in rs[0]} for e, rs in runs.items()}
-    for key in ("output_rows", "state_rows", "batches"):   # same query, same answer
-        if figures["with"][key] != figures["without"][key]:
-            raise SystemExit(f"{key} differs: {figures}")
-    ratios = {k: round(figures["without"][k]["median"] / figures["with"][k]["median"], 3)
-              for k in ("seconds", "trigger_seconds", "planning_seconds")}
+    check_same_work(figures)
+    ratios = speed_ratios(figures)
     report = {"command": "python benchmarks/undeclared_overhead.py " + " ".join(argv if argv is not None else sys.argv[1:]),
               "config": vars(args), "minutes": round((time.time() - started) / 60, 1),
               "load_average_1min": spread(load), "cpus": os.cpu_count(), "results": figures,
-              "ratio_with_over_without_speed": ratios}
+              "ratio_with_over_without_speed": ratios["with"],
+              "ratio_declared_over_without_speed": ratios["declared"],
+              "ratio_declared_over_without_state_memory": memory_ratio(figures)}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{args.name}.json").write_text(json.dumps(report, indent=2) + "\n")
@@ -178,7 +222,7 @@ def main(argv=None) -> int:
     def cell(f):
         return f"{f['median']:.2f} [{f['min']:.2f}–{f['max']:.2f}]"
 
-    md = ["# Undeclared stream-stream join: with vs without the extension", "",
+    md = ["# Undeclared stream-stream join: with vs without the extension; declared, no punctuation arriving", "",
           f"Command: `{report['command']}`", "",
           f"{args.repeats} repetitions, each engine in a fresh process, engines alternating; medians with "
           f"min–max in brackets. {report['minutes']} minutes; 1-minute load average "
@@ -187,10 +231,22 @@ def main(argv=None) -> int:
           f"{args.rows:,} input rows in {figures['with']['batches']['median']:.0f} micro-batches; both engines "
           f"store the same {figures['with']['state_rows']['median']:,.0f} rows in the join's state "
           "(same plan, same answer).", "",
-          "| figure | without (s) | with (s) | ratio (speed with / without) |", "|---|---:|---:|---:|"]
+          "`with`: the extension loaded, nothing declared (Spark's own plan); `declared`: both inputs declare "
+          "the scheme `k` (marker `is_punct`, never true), so Punctuated's join runs and, with no punctuation "
+          "arriving, stores every row as Spark's does.", "",
+          "| figure | without (s) | with (s) | declared (s) | speed with / without | speed declared / without |",
+          "|---|---:|---:|---:|---:|---:|"]
     for k, label in (("seconds", "query wall time"), ("trigger_seconds", "sum of triggerExecution"),
                      ("planning_seconds", "sum of queryPlanning")):
-        md.append(f"| {label} | {cell(figures['without'][k])} | {cell(figures['with'][k])} | **{ratios[k]}** |")
+        md.append(f"| {label} | {cell(figures['without'][k])} | {cell(figures['with'][k])} | "
+                  f"{cell(figures['declared'][k])} | **{ratios['with'][k]}** | **{ratios['declared'][k]}** |")
+    mem = {e: figures[e]["state_memory_bytes"]["median"] for e in ENGINES}
+    md += ["", "| state after the last micro-batch | without | with | declared |", "|---|---:|---:|---:|",
+           f"| rows | {figures['without']['state_rows']['median']:,.0f} | {figures['with']['state_rows']['median']:,.0f} "
+           f"| {figures['declared']['state_rows']['median']:,.0f} |",
+           f"| `memoryUsedBytes` (all stores) | {mem['without']:,.0f} | {mem['with']:,.0f} | {mem['declared']:,.0f} |",
+           "", f"State memory declared / without: **{report['ratio_declared_over_without_state_memory']}**; "
+           f"punctuations held (declared): {figures['declared']['punctuations_held']['median']:.0f}."]
     (out / f"{args.name}.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
     return 0

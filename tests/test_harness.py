@@ -139,3 +139,39 @@ def test_nexmark_engine_summary_medians_over_repetitions():
     s, rows = engine_summary("native", [_rep(0, None, error="refused"), _rep(1, None, error="refused")],
                              args, "cmd", reference, 2)
     assert s["error"] == "refused" and s["events_per_second"] is None and rows == []
+
+
+def _figures(seconds: dict, memory: dict, state_rows=None, output_rows=None) -> dict:
+    """Summaries in the shape undeclared_overhead builds (a spread per figure)."""
+    def s(v):
+        return {"median": v, "min": v, "max": v}
+    return {e: {"seconds": s(t), "trigger_seconds": s(t), "planning_seconds": s(1.0),
+                "state_memory_bytes": s(memory[e]), "state_rows": s((state_rows or {}).get(e, 10)),
+                "batches": s(3), "output_rows": s((output_rows or {}).get(e, 5))}
+            for e, t in seconds.items()}
+
+
+def test_undeclared_overhead_ratios_are_speed_and_memory_against_without():
+    from benchmarks import undeclared_overhead as uo
+
+    f = _figures({"without": 10.0, "with": 8.0, "declared": 12.5},
+                 {"without": 200.0, "with": 200.0, "declared": 110.0})
+    ratios = uo.speed_ratios(f)
+    assert ratios["with"]["seconds"] == 1.25            # faster: above 1
+    assert ratios["declared"]["seconds"] == 0.8         # slower: below 1
+    assert "without" not in ratios
+    assert uo.memory_ratio(f) == 0.55
+    uo.check_same_work(f)
+
+
+def test_undeclared_overhead_refuses_engines_that_did_different_work():
+    from benchmarks import undeclared_overhead as uo
+
+    seconds = {"without": 1.0, "with": 1.0, "declared": 1.0}
+    memory = {"without": 1.0, "with": 1.0, "declared": 1.0}
+    with pytest.raises(SystemExit, match="state_rows"):
+        uo.check_same_work(_figures(seconds, memory, state_rows={"declared": 9}))
+    with pytest.raises(SystemExit, match="output_rows"):
+        uo.check_same_work(_figures(seconds, memory, output_rows={"with": 4}))
+    # ours counts its row updates its own way: only with and without must agree
+    uo.check_same_work(_figures(seconds, memory, output_rows={"declared": 4}))
