@@ -82,18 +82,42 @@ object DerivedDeclarations {
           column(d, keys(pos)).map { case (n, m) => (SchemeAttribute(n, range), m) } }
         if attrs.forall(_.isDefined) && attrs.flatten.map(_._2).distinct.size == 1
       } yield Scheme(attrs.flatten.map(_._1))
-      if (schemes.isEmpty) None
+      val all = schemes ++ bandSchemes(j, IndexedSeq(mark.left, mark.right), column)
+      if (all.isEmpty) None
       else {
         val markers = sides.flatMap { case (d, _) => d.markerIds.filter(visible.contains).map { id =>
           val n = d.columns.collectFirst { case (c, `id`) => c }.get
           val full = if (d.declaration.derived.isDefined) n else s"${prefix(d)}.$n"
           columns(full) = id; full } }
         val table = s"(${sides.map(s => prefix(s._1)).mkString(" ⋈ ")})"
-        Some(PunctuatedInput(Declaration(table, schemes.distinct, None, None,
+        Some(PunctuatedInput(Declaration(table, all.distinct, None, None,
           Some(Derived(markers, owners.toSeq))), columns.toMap))
       }
     case _ => None
   }
+
+  /**
+   * The range schemes on time a band join's output carries: `t<=` on input `i`'s band column
+   * when the join emits it ([[TimeBandJoin.outputBound]]: `i` punctuates that column with a
+   * range scheme, the band bounds `i`'s rows, and the other input bounds its band column, by
+   * a range scheme or by its watermark ([[WatermarkPunctuations]])).
+   *
+   * @param column a column's name in the derived declaration and its stream's marker (registers both)
+   */
+  private def bandSchemes(j: Join, inputs: IndexedSeq[Option[PunctuatedInput]],
+      column: (PunctuatedInput, Expression) => Option[(String, String)]): Seq[Scheme] =
+    TimeBand.terms(j.condition, j.left.output, j.right.output).toSeq.flatMap { t =>
+      val times = IndexedSeq(t.left, t.right)
+      val outputs = IndexedSeq(j.left.output, j.right.output)
+      val reach = IndexedSeq(t.hi, t.lo.map(-_))
+      def punctuated(i: Int) = TimeBand.rangeSchemeOn(inputs(i), times(i)).isDefined
+      def bounded(i: Int) = punctuated(i) ||
+        outputs(i).find(_.exprId == times(i).exprId).exists(WatermarkPunctuations.isWatermarked)
+      for {
+        i <- 0 to 1 if punctuated(i) && reach(i).isDefined && bounded(1 - i)
+        (n, _) <- column(inputs(i).get, times(i))
+      } yield Scheme(Seq(SchemeAttribute(n, isRange = true)))
+    }
 
   private def shortName(d: PunctuatedInput): String =
     if (d.declaration.derived.isDefined) d.declaration.table else d.declaration.table.split('.').last

@@ -288,7 +288,13 @@ private[join] class PunctuatedJoinTask(
         }
       }
     }
-    band.foreach(_.endOfBatch((value, i) => purge(value, i, results)))
+    band.foreach { b =>
+      val risen = b.endOfBatch((value, i) => purge(value, i, results))
+      // every partition has the same bounds: output once, by partition 0
+      if (settings.emitPunctuations && partitionId == 0) {
+        risen.foreach { case (i, t) => outputPunctuations ++= timePunctuationRows(i, t) }
+      }
+    }
     if (ranges.nonEmpty) releaseClosedByRanges(ranges.toSeq)
     results ++= outputPunctuations    // after the rows they cover
     if (settings.punctuationRetention > 0) {
@@ -327,8 +333,7 @@ private[join] class PunctuatedJoinTask(
    * the stream its key columns come from), that input's join-key columns set as the
    * punctuation says (the bound for a range), the other markers false, every other column NULL.
    */
-  private def outputPunctuationRows(p: KeyPunctuation): Seq[InternalRow] = {
-    val shown = if (semi) inputs.filter(in => preserved(in.number)) else inputs
+  private def outputPunctuationRows(p: KeyPunctuation): Seq[InternalRow] =
     shown.flatMap { in =>
       val keys = in.keys
       val ordinals = keys.map {
@@ -337,25 +342,47 @@ private[join] class PunctuatedJoinTask(
       }
       val positions = p.scheme.constants.toSeq ++ p.scheme.range.toSeq
       val marker = if (positions.exists(ordinals(_) < 0)) -1 else in.spec.markerFor(positions.map(ordinals))
-      if (marker < 0) None
-      else {
-        val offset = offsets(in.number)
-        val row = new GenericInternalRow(output.size)
-        // the input's other markers (a join's output has several) say "not mine"
-        in.spec.punctuationOrdinals.foreach(m => row.setBoolean(offset + m, m == marker))
-        row.setBoolean(offset + marker, true)
-        // the other inputs' markers, if in the output, say "not my punctuation"
-        shown.filter(_.number != in.number).foreach { o =>
-          o.spec.punctuationOrdinals.foreach(m => row.setBoolean(offsets(o.number) + m, false))
-        }
-        p.scheme.constants.zipWithIndex.foreach { case (pos, i) =>
-          row.update(offset + ordinals(pos), p.constants.get(i, keys(pos).dataType))
-        }
-        p.scheme.range.foreach(pos => row.update(offset + ordinals(pos), p.bound.orNull))
-        Some(outputRowProj(row).copy())
-      }
+      val values = p.scheme.constants.zipWithIndex.map { case (pos, i) =>
+        ordinals(pos) -> p.constants.get(i, keys(pos).dataType)
+      } ++ p.scheme.range.map(pos => ordinals(pos) -> p.bound.orNull)
+      punctuationRow(in, marker, values)
+    }
+
+  /**
+   * The output punctuation "no more results with input `i`'s time at or below `bound`"
+   * ([[TimeBandJoin.outputBound]]), if input `i`'s columns are in the output: its time column
+   * set, as [[outputPunctuationRows]] sets key columns.
+   */
+  private def timePunctuationRows(i: Int, bound: Long): Seq[InternalRow] = {
+    val b = exec.band.get
+    shown.filter(_.number == i).flatMap { in =>
+      punctuationRow(in, in.spec.markerFor(Seq(b.times(i))), Seq(b.times(i) -> TimeBand.toInternal(bound, b.dataType)))
     }
   }
+
+  /** The inputs whose columns are in the output (a semi or anti join: the preserved one). */
+  private val shown = if (semi) inputs.filter(in => preserved(in.number)) else inputs
+
+  /**
+   * An output punctuation row of input `in` (none if `marker` < 0): its marker ordinal
+   * `marker` true, its columns at `values` (ordinals in its rows) set, the other markers false,
+   * every other column NULL.
+   */
+  private def punctuationRow(in: JoinInput, marker: Int, values: Seq[(Int, Any)]): Option[InternalRow] =
+    if (marker < 0) None
+    else {
+      val offset = offsets(in.number)
+      val row = new GenericInternalRow(output.size)
+      // the input's other markers (a join's output has several) say "not mine"
+      in.spec.punctuationOrdinals.foreach(m => row.setBoolean(offset + m, m == marker))
+      row.setBoolean(offset + marker, true)
+      // the other inputs' markers, if in the output, say "not my punctuation"
+      shown.filter(_.number != in.number).foreach { o =>
+        o.spec.punctuationOrdinals.foreach(m => row.setBoolean(offsets(o.number) + m, false))
+      }
+      values.foreach { case (ordinal, v) => row.update(offset + ordinal, v) }
+      Some(outputRowProj(row).copy())
+    }
 
   /**
    * Li et al. 2006, §5.1 for ranges: a held whole-key punctuation of one input ("no more rows

@@ -77,6 +77,14 @@ object TimeBand {
     case ByteType => row.getByte(ordinal).toLong
   }
 
+  /** A Long as the internal value of band type `t` (for a bound written into a row). */
+  def toInternal(v: Long, t: DataType): Any = t match {
+    case TimestampType | TimestampNTZType | LongType => v
+    case DateType | IntegerType => v.toInt
+    case ShortType => v.toShort
+    case ByteType => v.toByte
+  }
+
   /** The internal value of a Long of a band type (for a range bound read back). */
   def fromAny(v: Any): Long = v match {
     case l: Long => l

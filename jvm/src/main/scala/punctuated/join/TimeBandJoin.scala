@@ -98,13 +98,31 @@ private[join] final class TimeBandJoin(band: TimeBand, inputs: IndexedSeq[JoinIn
   /**
    * Raises each input's bound by this batch's band punctuations and purges the other input's
    * rows they put out of reach; `purged(value, i)` is told of each row of input `i` removed.
+   * Returns the output bounds ([[outputBound]]) this batch raised, by input number.
    */
-  def endOfBatch(purged: (UnsafeRow, Int) => Unit): Unit = {
+  def endOfBatch(purged: (UnsafeRow, Int) => Unit): Seq[(Int, Long)] = {
+    val before = inputs.indices.map(outputBound)
     for (o <- inputs.indices; c <- pending(o) if indexes(o).raise(c)) {
       val i = other(o)
       if (indexed(i)) purge(i, c - band.reach(i).get, purged)
     }
+    inputs.indices.flatMap(i => outputBound(i).filter(b => before(i).forall(_ < b)).map(i -> _))
   }
+
+  /**
+   * The output punctuation on input `i`'s time column (Tucker et al. 2003, Table 3: a join
+   * propagates what no future result can carry; here for a band): a future result's `i`-time
+   * is a future row of `i` (above `i`'s bound `C_i`) or a row of `i` meeting a future row of
+   * the other input (above its bound `C_o`), which the band allows only while `t + reach(i) > C_o`.
+   * So no future result has an `i`-time at or below `min(C_i, C_o - reach(i))`; None until both
+   * inputs have a bound, or when the band does not bound `i`'s rows.
+   * {{{
+   *   b.ts BETWEEN a.ts - 2 AND a.ts + 3: reach (3, 2); a says ts<=20, b says ts<=15
+   *   -> output a.ts<=12 (an a row at 13 may still meet a b row at 16), b.ts<=15 (min(15, 20 - 2))
+   * }}}
+   */
+  def outputBound(i: Int): Option[Long] =
+    for (ci <- indexes(i).bound; r <- band.reach(i); co <- indexes(other(i)).bound) yield math.min(ci, co - r)
 
   private def purge(i: Int, upTo: Long, purged: (UnsafeRow, Int) => Unit): Unit = {
     val state = inputs(i).state
