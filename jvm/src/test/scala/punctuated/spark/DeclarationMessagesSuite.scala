@@ -73,8 +73,14 @@ class DeclarationMessagesSuite extends PunctuatedStreamTest {
     val huge = "auction, " + ("bidder" * 26667).take(160000 - 9)
     assert(huge.length == 160000)
     val e = rejected(Map(Declaration.Schemes -> huge, Declaration.Marker -> "is_punct"), "UNKNOWN_COLUMN")
-    assert(e.getMessage.length < 2000, e.getMessage.length)
-    assert(e.getMessage.contains("… (160000 characters)"), e.getMessage)
+    // ours: the property's start and its length
+    assert(e.getSimpleMessage.length < 2000, e.getSimpleMessage.length)
+    assert(e.getSimpleMessage.contains("… (160000 characters)"), e.getSimpleMessage)
+    // Spark 4.0 and 4.1 append the analysed plan to getMessage, whose table node lists every
+    // table property in full (Spark's rendering, docs/declarations.md); 4.2 does not
+    if (!Seq("4.0.", "4.1.").exists(org.apache.spark.SPARK_VERSION.startsWith)) {
+      assert(e.getMessage.length < 2000, e.getMessage.length)
+    }
     assert(e.getMessageParameters.get("text").length < 300)
   }
 }
