@@ -99,3 +99,15 @@ def test_a_band_edge_in_a_hand_written_graph_and_a_watermark():
                 {"a": [["k"]]}, 1, None, ("a", "b"), None, None, [marked])
     assert r.safe and r.unpurgeable == [], r.explain()
     assert "b(ts<= by its watermark)" in r.explain()
+
+
+def test_a_window_of_a_band_joins_time_closes_by_its_output_punctuations(spark, band_tables):
+    """The band join's output carries `a.ts<=` (min of a's bound and b's less the band): an
+    aggregation over it grouped by a (monotone) expression of a.ts is safe, grouped by a
+    column no punctuation closes it is not — as start() decides it."""
+    a, b = band_tables("ts<=", "ts<=")
+    join = (f"FROM STREAM({a}) a JOIN STREAM({b}) b ON a.k = b.k AND b.ts BETWEEN a.ts - 2 AND a.ts + 3")
+    by_time = check_safety(spark, f"SELECT a.ts div 10 AS w, count(*) AS n {join} GROUP BY a.ts div 10")
+    assert by_time.safe and by_time.unpurgeable == [], by_time.explain()
+    by_other = check_safety(spark, f"SELECT a.v, count(*) AS n {join} GROUP BY a.v")
+    assert not by_other.safe and by_other.unpurgeable == ["aggregation GROUP BY v"], by_other.unpurgeable
