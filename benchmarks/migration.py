@@ -175,7 +175,7 @@ def run_engine(spark, args, engine: str, root: Path, checkpoint: Path) -> dict:
     """One engine over every file (Trigger.AvailableNow); per-batch figures and the result."""
     import punctuated
 
-    conf = {"spark.punctuated.join.plan": OLD_PLAN}
+    conf = {"spark.punctuated.join.plan": args.old_plan}
     if engine == "fixed":
         conf["spark.punctuated.join.plan"] = args.new_plan
     elif engine == "auto":
@@ -251,6 +251,9 @@ def main(argv=None) -> int:
     ap.add_argument("--skew", type=int, default=8, help="d's rows per batch from the switch on, times R")
     ap.add_argument("--key-life", type=int, default=3, help="batches a key value stays open")
     ap.add_argument("--zipf", type=float, default=1.2, help="Zipf exponent of the key choices (newest hot)")
+    ap.add_argument("--old-plan", default=OLD_PLAN,
+                    help="the plan running before the switch (default the MJoin; a tree, e.g. '(((a ⋈ b) ⋈ c) ⋈ d)', "
+                         "gives the old plan intermediate state, the setting where Parallel Track pays)")
     ap.add_argument("--new-plan", default=NEW_PLAN, help="the plan migrated to (and the fixed engine's)")
     ap.add_argument("--replan-every", type=int, default=2, help="auto's spark.punctuated.join.replanEvery")
     ap.add_argument("--partitions", type=int, default=2)
@@ -274,7 +277,7 @@ def main(argv=None) -> int:
     command = "python -m benchmarks.migration " + " ".join(argv if argv is not None else sys.argv[1:])
     common = ["--events", str(args.events), "--batches", str(args.batches), "--switch-batch", str(args.switch_batch),
               "--skew", str(args.skew), "--key-life", str(args.key_life), "--zipf", str(args.zipf),
-              "--new-plan", args.new_plan, "--replan-every", str(args.replan_every),
+              "--old-plan", args.old_plan, "--new-plan", args.new_plan, "--replan-every", str(args.replan_every),
               "--partitions", str(args.partitions), "--seed", str(args.seed), "--driver-memory", args.driver_memory]
     data = Path(tempfile.mkdtemp(prefix="punctuated-migration-data-"))
     child_cmd = [sys.executable, "-m", "benchmarks.migration"]

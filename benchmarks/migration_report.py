@@ -141,7 +141,7 @@ def markdown(report, args) -> str:
         f"Command: `nice -n 10 {report['command']}`", "",
         f"{args.batches} micro-batches, {report['rows_per_batch']:,} new values per key and batch, "
         f"key life {args.key_life} batches, Zipf {args.zipf}, data rows {report['data_rows']}; batch answer "
-        f"{report['expected_rows']:,} rows. Old plan `mjoin`, new plan `{args.new_plan}`; the switch "
+        f"{report['expected_rows']:,} rows. Old plan `{getattr(args, 'old_plan', 'mjoin')}`, new plan `{args.new_plan}`; the switch "
         f"(`punctuated.migrate` in the sink of batch {args.switch_batch - 1}) runs the new plan from batch "
         f"{args.switch_batch}. {args.reps} repetitions, each engine in a fresh process, interleaved; medians "
         f"with min–max. local[{args.partitions}] on {report['cpus']} cores, {report['minutes']} minutes; "
