@@ -96,6 +96,29 @@ class BandOutputPunctuationSuite extends PunctuatedStreamTest {
       AddData(bs, upTo("10:23:00")),
       CheckNewAnswer(Row(t("10:10:00"), t("10:20:00"), 1L, 2)))
   }
+
+  test("the time columns projected away before the aggregation: groups of k close by the key punctuations alone") {
+    val as = MemoryStream[StampedRow]
+    val bs = MemoryStream[StampedRow]
+    val a = declare(as.toDF(), "a", Schemes -> "k; ts<=", Marker -> "p")
+    val b = declare(bs.toDF().select(col("k").as("bk"), col("ts").as("bts"), col("v").as("bv"), col("p").as("bp")),
+      "b", Schemes -> "bk; bts<=", Marker -> "bp")
+    val joined = a.join(b, col("k") === col("bk") &&
+      col("bts").between(col("ts") - expr("INTERVAL 2 MINUTES"), col("ts") + expr("INTERVAL 3 MINUTES")))
+      .select(col("k"), col("bv"), col("p"), col("bp"))
+    val out = joined.groupBy("k").agg(count("*").as("n"))
+    testStream(out, OutputMode.Append())(
+      AddData(as, r(1, "10:00:00", 0)),
+      AddData(bs, r(1, "10:01:00", 5)),
+      CheckNewAnswer(),
+      // both time bounds pass: nothing the aggregation can read (no invalid punctuation either)
+      AddData(as, upTo("10:30:00")),
+      AddData(bs, upTo("10:30:00")),
+      CheckNewAnswer(),
+      AddData(as, StampedRow(Some(1), None, None, p = true)),
+      AddData(bs, StampedRow(Some(1), None, None, p = true)),
+      CheckNewAnswer((1, 1L)))
+  }
 }
 
 class BandOutputPunctuationRocksDBSuite extends BandOutputPunctuationSuite {
