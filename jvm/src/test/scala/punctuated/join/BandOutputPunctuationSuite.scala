@@ -30,18 +30,24 @@ class BandOutputPunctuationSuite extends PunctuatedStreamTest {
   private def upTo(s: String) = StampedRow(None, Some(t(s)), None, p = true)
 
   /**
-   * a ⋈ b on k with b.ts BETWEEN a.ts - 2 min AND a.ts + 3 min (reach: a 3 min, b 2 min), both
-   * inputs declaring `ts<=`; per 10-minute window of `a.ts`, the joined rows and their largest b value.
+   * a ⋈ b on k with b.ts BETWEEN a.ts - 2 min AND a.ts + 3 min (reach: a 3 min, b 2 min), a
+   * declaring `aSchemes`, b the same on its renamed columns (`bk`, `bts`, `bv`, marker `bp`, so
+   * an aggregation names each column unambiguously).
    */
-  private def windowsOverBand(): (MemoryStream[StampedRow], MemoryStream[StampedRow], DataFrame) = {
+  private def bandJoin(aSchemes: String = "ts<=")
+      : (MemoryStream[StampedRow], MemoryStream[StampedRow], DataFrame) = {
     val as = MemoryStream[StampedRow]
     val bs = MemoryStream[StampedRow]
-    val a = declare(as.toDF(), "a", Schemes -> "ts<=", Marker -> "p")
-    // b's columns renamed, so the aggregation names each column unambiguously
+    val a = declare(as.toDF(), "a", Schemes -> aSchemes, Marker -> "p")
     val b = declare(bs.toDF().select(col("k").as("bk"), col("ts").as("bts"), col("v").as("bv"), col("p").as("bp")),
-      "b", Schemes -> "bts<=", Marker -> "bp")
-    val joined = a.join(b, col("k") === col("bk") &&
-      col("bts").between(col("ts") - expr("INTERVAL 2 MINUTES"), col("ts") + expr("INTERVAL 3 MINUTES")))
+      "b", Schemes -> aSchemes.split(";").map(x => "b" + x.trim).mkString("; "), Marker -> "bp")
+    (as, bs, a.join(b, col("k") === col("bk") &&
+      col("bts").between(col("ts") - expr("INTERVAL 2 MINUTES"), col("ts") + expr("INTERVAL 3 MINUTES"))))
+  }
+
+  /** Over [[bandJoin]] declaring `ts<=`: per 10-minute window of `a.ts`, the joined rows and their largest b value. */
+  private def windowsOverBand(): (MemoryStream[StampedRow], MemoryStream[StampedRow], DataFrame) = {
+    val (as, bs, joined) = bandJoin()
     val out = joined.groupBy(window(col("ts"), "10 minutes")).agg(count("*").as("n"), max("bv").as("top"))
       .select(col("window.start"), col("window.end"), col("n"), col("top"))
     (as, bs, out)
@@ -98,15 +104,8 @@ class BandOutputPunctuationSuite extends PunctuatedStreamTest {
   }
 
   test("the time columns projected away before the aggregation: groups of k close by the key punctuations alone") {
-    val as = MemoryStream[StampedRow]
-    val bs = MemoryStream[StampedRow]
-    val a = declare(as.toDF(), "a", Schemes -> "k; ts<=", Marker -> "p")
-    val b = declare(bs.toDF().select(col("k").as("bk"), col("ts").as("bts"), col("v").as("bv"), col("p").as("bp")),
-      "b", Schemes -> "bk; bts<=", Marker -> "bp")
-    val joined = a.join(b, col("k") === col("bk") &&
-      col("bts").between(col("ts") - expr("INTERVAL 2 MINUTES"), col("ts") + expr("INTERVAL 3 MINUTES")))
-      .select(col("k"), col("bv"), col("p"), col("bp"))
-    val out = joined.groupBy("k").agg(count("*").as("n"))
+    val (as, bs, joined) = bandJoin("k; ts<=")   // b: "bk; bts<="
+    val out = joined.select(col("k"), col("bv"), col("p"), col("bp")).groupBy("k").agg(count("*").as("n"))
     testStream(out, OutputMode.Append())(
       AddData(as, r(1, "10:00:00", 0)),
       AddData(bs, r(1, "10:01:00", 5)),
