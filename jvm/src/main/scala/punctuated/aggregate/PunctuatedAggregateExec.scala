@@ -38,7 +38,8 @@ import punctuated.state.{GroupPunctuation, GroupPunctuations}
  *              dropped or failing the query (spark.punctuated.lateRows)
  *     closed?  it carries a punctuation on its whole key (it arrived in the same group), or
  *              a partition-wide one (a range, a part of the key; gathered from all
- *              partitions first) matches it, or its stream's unique key implies one:
+ *              partitions first; the watermark's `ts<=w`: [[WatermarkClosing]]) matches
+ *              it, or its stream's unique key implies one:
  *              its final row is emitted and its state removed
  *     else     stored
  *   then, if partition-wide punctuations arrived that close something earlier ones did not
@@ -64,6 +65,9 @@ import punctuated.state.{GroupPunctuation, GroupPunctuations}
  * @param partitionWide  the gathered partition-wide punctuations (see [[gather]])
  * @param emit           output the punctuations (a downstream operator or the results use them)
  * @param settings       the `spark.punctuated.*` settings
+ * @param eventTimeWatermark the watermark Spark gives this operator for eviction (ms): the
+ *                       range punctuation of the layout's watermark kinds ([[WatermarkClosing]])
+ * @param useWatermark   whether it closes groups (watermark kinds, and a sound policy)
  * @param child          Spark's merge step, after its restore step
  */
 case class PunctuatedAggregateExec(
@@ -76,6 +80,8 @@ case class PunctuatedAggregateExec(
     partitionWide: Option[PartitionWideSource],
     emit: Boolean,
     settings: PunctuatedConf,
+    eventTimeWatermark: Option[Long],
+    useWatermark: Boolean,
     child: SparkPlan)
   extends UnaryExecNode with PunctuatedStatefulOperator {
 
@@ -96,7 +102,9 @@ case class PunctuatedAggregateExec(
     val storeConf = new StateStoreConf(conf)
     val hadoopConf = broadcastHadoopConf()
     // few rows: shipped in the tasks' closure
-    val wide = partitionWide.map(_.gather(child, layout, keyExpressions.size)).getOrElse(Array.empty)
+    val wide = partitionWide.map(_.gather(child, layout, keyExpressions.size)).getOrElse(Array.empty) ++
+      (if (useWatermark) WatermarkClosing.keys(layout.watermarks, keyExpressions.toStructType, eventTimeWatermark,
+        conf.sessionLocalTimeZone) else Nil)
     val rdd = child.execute().mapPartitionsWithStateStore(
       getStateInfo,
       keyExpressions.toStructType,
@@ -111,6 +119,13 @@ case class PunctuatedAggregateExec(
   }
 
   override protected def withNewChildInternal(newChild: SparkPlan): SparkPlan = copy(child = newChild)
+
+  /**
+   * A batch without new data when the watermark has passed what this operator applied: the
+   * groups it closes are emitted then, as Spark's own aggregation emits them.
+   */
+  override def shouldRunAnotherBatch(newInputWatermark: Long): Boolean =
+    useWatermark && newInputWatermark > 0 && newInputWatermark > eventTimeWatermark.getOrElse(0L)
 
   // Accessors for the task (metrics are protected in SparkPlan).
   private[aggregate] def metric(name: String) = longMetric(name)
@@ -323,7 +338,8 @@ private[aggregate] class PunctuatedAggregateTask(
         s"${a.name}=${if (key.isNullAt(i)) "NULL" else key.get(i, a.dataType)}"
       }.mkString("(", ", ", ")")
       throw PunctuatedErrors.lateRow(
-        s"Rows of group $shown of ${layout.streams.mkString(", ")} arrived after a punctuation closed the group")
+        s"Rows of group $shown of ${layout.streams.mkString(", ")} arrived after a punctuation " +
+          s"${if (op.useWatermark) "or the watermark " else ""}closed the group")
     }
     op.metric(LateRowsDropped) += rows
   }

@@ -41,7 +41,8 @@ import punctuated.input.KeyScheme
  * closes a key that never decreases with `ts` (a window, `date_trunc`, ...: [[TimeKeys]],
  * [[MonotoneExpressions]]), its punctuation rows carrying the bound in that key's column
  * (`g'` = `if(kind > 0, bound(ts), g)`), so the operator closes it as any range. Without such a
- * key, an aggregation by expressions is left to Spark (and the safety check).
+ * key, an aggregation by expressions is left to Spark (and the safety check). A watermark on
+ * the input closes keys of its column too, next to the declared schemes ([[WatermarkClosing]]).
  *
  * Worked example (bids schemes "auction"; `SELECT auction, sum(price) FROM bids GROUP BY auction`):
  * {{{
@@ -78,11 +79,14 @@ object PunctuatedAggregates {
     // keys closed by a range on a time column through a monotone expression (window, date_trunc)
     val ranges = found.sources.flatMap(_.schemes.flatMap(_._1.collect { case (at, true) => at }))
     val onTime = TimeKeys.closing(grouping, TimeKeys.definitions(a.child), ranges)
-    val (kindAlias, layout, substituted) = KindColumn(grouping, found, conf, useEqualities = true,
+    val (declaredKind, declared, substituted) = KindColumn(grouping, found, conf, useEqualities = true,
       ranges = at => onTime.get(at.exprId).map(_._1)).getOrElse(return None)
-    val kind = kindAlias.toAttribute
     val filled: Map[Int, Expression] = onTime.values.toMap
-    if (onTimeOnly && !layout.closing.exists(_.range.exists(filled.contains))) return None
+    // the input's watermarks close groups too (next to the declared schemes, never alone)
+    val (kindAlias, layout) = WatermarkClosing.kindColumn(declaredKind, grouping, found.plan)
+    if (onTimeOnly && !declared.closing.exists(_.range.exists(filled.contains)) &&
+      !layout.watermarks.exists(w => grouping(w.position).exprId != w.time.exprId)) return None
+    val kind = kindAlias.toAttribute
 
     // g': the grouping columns, filled from equal columns on punctuation rows; the first one
     // flagged as an event-time column for Spark's append-mode check only

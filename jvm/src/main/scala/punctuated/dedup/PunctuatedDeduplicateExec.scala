@@ -12,6 +12,7 @@ import punctuated.compat.{StatefulOperatorPartitioning, StatefulOperatorStateInf
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.types.{IntegerType, StructType}
 
+import punctuated.aggregate.WatermarkClosing
 import punctuated.conf.PunctuatedConf
 import punctuated.errors.PunctuatedErrors
 import punctuated.input.{AggregateLayout, PunctuationKind}
@@ -22,7 +23,9 @@ import punctuated.state.{GroupPunctuation, GroupPunctuations, PunctuatedJoinMetr
  * elimination): like Spark's `StreamingDeduplicateExec`, the first row of each key is
  * emitted and the key remembered; unlike it, a key is forgotten as soon as punctuations say
  * no row with it can come again (*keep* invariant), with no watermark; the punctuations are
- * passed on (*propagate*).
+ * passed on (*propagate*). A watermark on a key column (`dropDuplicates("id", "ts")` over a
+ * `withWatermark("ts", ...)` stream) forgets keys too, as the range punctuation `ts<=w`
+ * (`WatermarkClosing`), next to the declared schemes.
  *
  * {{{
  *   input rows (data + punctuations, with their kind)
@@ -51,6 +54,9 @@ import punctuated.state.{GroupPunctuation, GroupPunctuations, PunctuatedJoinMetr
  * @param wideKeys       gather partition-wide punctuations from the shuffle below
  * @param emit           output punctuation rows
  * @param settings       the `spark.punctuated.*` settings
+ * @param eventTimeWatermark the watermark Spark gives this operator for eviction (ms): the range
+ *                       punctuation of the layout's watermark kinds (`WatermarkClosing`)
+ * @param useWatermark   whether it forgets keys (watermark kinds, and a sound policy)
  * @param child          the input, distributed by the key
  */
 case class PunctuatedDeduplicateExec(
@@ -61,6 +67,8 @@ case class PunctuatedDeduplicateExec(
     wideKeys: Boolean,
     emit: Boolean,
     settings: PunctuatedConf,
+    eventTimeWatermark: Option[Long],
+    useWatermark: Boolean,
     child: SparkPlan)
   extends UnaryExecNode with PunctuatedStatefulOperator {
 
@@ -76,7 +84,9 @@ case class PunctuatedDeduplicateExec(
     val coordinator = stateStoreCoordinator
     val storeConf = new StateStoreConf(conf)
     val hadoopConf = broadcastHadoopConf()
-    val wide = gatherWide() // few rows: shipped in the tasks' closure
+    // few rows: shipped in the tasks' closure
+    val wide = gatherWide() ++ (if (useWatermark) WatermarkClosing.keys(layout.watermarks,
+      keyExpressions.toStructType, eventTimeWatermark, conf.sessionLocalTimeZone) else Nil)
     val rdd = child.execute().mapPartitionsWithStateStore(
       getStateInfo,
       keyExpressions.toStructType,
@@ -105,6 +115,10 @@ case class PunctuatedDeduplicateExec(
   }
 
   override protected def withNewChildInternal(newChild: SparkPlan): SparkPlan = copy(child = newChild)
+
+  /** A batch without new data when the watermark has passed what this operator applied (keys to forget). */
+  override def shouldRunAnotherBatch(newInputWatermark: Long): Boolean =
+    useWatermark && newInputWatermark > 0 && newInputWatermark > eventTimeWatermark.getOrElse(0L)
 
   private[dedup] def metric(name: String) = longMetric(name)
   /**
@@ -217,7 +231,8 @@ private[dedup] class PunctuatedDeduplicateTask(
   private def late(row: InternalRow): Unit = {
     if (op.settings.failOnLateRows) {
       throw PunctuatedErrors.lateRow(
-        s"A row of ${layout.streams.mkString(", ")} arrived after a punctuation matching it")
+        s"A row of ${layout.streams.mkString(", ")} arrived after a punctuation " +
+          s"${if (op.useWatermark) "or the watermark " else ""}matching it")
     }
     op.metric(LateRowsDropped) += 1
   }

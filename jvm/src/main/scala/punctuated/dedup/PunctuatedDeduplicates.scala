@@ -3,6 +3,7 @@ package punctuated.dedup
 import org.apache.spark.sql.catalyst.expressions.IsNotNull
 import org.apache.spark.sql.catalyst.plans.logical.{Deduplicate, Distinct, Filter, LogicalPlan, Project}
 
+import punctuated.aggregate.WatermarkClosing
 import punctuated.conf.PunctuatedConf
 import punctuated.input.{KindColumn, PunctuationSources, PunctuationTag, RewrittenOperators}
 
@@ -39,7 +40,9 @@ object PunctuatedDeduplicates {
     }
     if (!child.isStreaming || keys.isEmpty || keys.size >= 24 || isRewritten(child)) return None
     val found = PunctuationSources.find(child, caseSensitive).getOrElse(return None)
-    val (kindAlias, _, _) = KindColumn(keys, found, conf, useEqualities = false).getOrElse(return None)
+    val (declaredKind, _, _) = KindColumn(keys, found, conf, useEqualities = false).getOrElse(return None)
+    // a watermark on a key column forgets keys too (next to the declared schemes, never alone)
+    val (kindAlias, _) = WatermarkClosing.kindColumn(declaredKind, keys, found.plan)
     val input = Project(found.plan.output :+ kindAlias, found.plan)
     // an always-true filter on the kind column keeps the optimizer from pruning it, and its
     // tag carries the kind's layout to the physical rule

@@ -1,7 +1,7 @@
 package punctuated.input
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Expression, ExprId}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, ExprId}
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
 import org.apache.spark.sql.types.{DataType, IntegerType}
 
@@ -71,6 +71,8 @@ object SourceLayout {
  * @param invalid     result id of the hidden `count(kind) FILTER (kind = -1)`
  * @param received    result id of the hidden `count(kind) FILTER (kind <> 0)`
  * @param streams     names of the streams read, for messages
+ * @param watermarks  kinds an event-time watermark closes at each micro-batch, with no
+ *                    punctuation rows (see `punctuated.aggregate.WatermarkClosing`)
  */
 final case class AggregateLayout(
     closing: Seq[KeyScheme],
@@ -81,7 +83,8 @@ final case class AggregateLayout(
     kinds: ExprId,
     invalid: ExprId,
     received: ExprId,
-    streams: Seq[String]) {
+    streams: Seq[String],
+    watermarks: Seq[WatermarkKind] = Nil) {
 
   /** Kinds whose punctuations do not fix every grouping column: they concern every partition. */
   /** Kinds of each union branch (one group without a union). */
@@ -93,6 +96,21 @@ final case class AggregateLayout(
   def partitionWide(groupingColumns: Int): Set[Int] =
     closing.zipWithIndex.collect { case (s, i) if !s.isWholeKey(groupingColumns) => i + 1 }.toSet
 }
+
+/**
+ * A closing kind of a punctuated aggregation or deduplication that Spark's event-time
+ * watermark instantiates at each micro-batch: the watermark `w` is the range punctuation
+ * `time<=w` (Tucker et al. 2003, §3), which fills the key at `position` with `bound`, an
+ * expression of `time` (`time` itself when it is the key column; the last window or day
+ * complete by `time` for a time expression: [[punctuated.aggregate.MonotoneExpressions]]).
+ *
+ * {{{
+ *   GROUP BY window(ts, '10 seconds'), k over readings.withWatermark("ts", ...)
+ *   WatermarkKind(kind 2, ts, position 0, window bound of ts): watermark 0:00:25 closes every
+ *   window ending at or before 0:00:20, whatever its k
+ * }}}
+ */
+final case class WatermarkKind(kind: Int, time: Attribute, position: Int, bound: Expression)
 
 /**
  * The kind of a row reaching a punctuated aggregation: 0 for a data row; for a punctuation

@@ -66,6 +66,19 @@ object WatermarkPunctuations extends Logging {
   }
 
   /**
+   * For a punctuated aggregation or deduplication whose groups a watermark closes
+   * (`punctuated.aggregate.WatermarkClosing`): is the policy sound? Logged when it is not.
+   */
+  def usable(conf: SQLConf, watermarks: Int, operator: String, columns: Seq[String]): Boolean = {
+    val sound = soundPolicy(conf, watermarks)
+    if (!sound) logWarning(s"Punctuated: spark.sql.streaming.multipleWatermarkPolicy is 'max': the global " +
+      s"watermark can pass a slower input's own, so it is not used as a range punctuation of the $operator " +
+      s"(${columns.mkString(", ")}); its groups close by marker punctuations only. Fix: set the policy to " +
+      "'min' (Spark's default) to close them by watermark too.")
+    sound
+  }
+
+  /**
    * Is the global watermark a bound on every watermarked input's own (the `min` policy, or a
    * single `withWatermark` in the query)?
    */

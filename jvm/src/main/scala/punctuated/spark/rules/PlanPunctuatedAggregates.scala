@@ -5,13 +5,14 @@ import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, ExprId, Grea
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, GenerateExec, ProjectExec, SparkPlan}
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
-import punctuated.compat.StateStoreSaveExec
+import punctuated.compat.{EventTimeWatermarkExec, StateStoreSaveExec}
 import org.apache.spark.sql.catalyst.expressions.Explode
 
 import punctuated.aggregate._
 import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateLayouts, StateMetadata, StoreSchemas}
 import punctuated.conf.PunctuatedConf
 import punctuated.input.{PunctuationKind, PunctuationOutputs, PunctuationTag}
+import punctuated.join.WatermarkPunctuations
 
 /**
  * Physical rule (before columnar transitions, after Spark's incremental planner has given
@@ -32,6 +33,8 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
       else {
         val conf = PunctuatedConf(session.sessionState.conf)
         val emitting = emittingOperators(plan, conf)
+        // withWatermark operators of the query: with several, the policy decides the global watermark
+        val watermarks = plan.collect { case w: EventTimeWatermarkExec => w }.size
         // the invalid-punctuation policy of this run (the kind column was built at analysis)
         val policed = plan.transformUp { case p: ProjectExec =>
           p.transformExpressions { case k: PunctuationKind => k.copy(failOnInvalid = conf.failOnInvalidPunctuations) }
@@ -58,6 +61,9 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
                     .find(_.resultId == layout.kinds).get.aggregateFunction.inputAggBufferAttributes.head.exprId)),
                   emit = emitting.contains(layout.dataRows),
                   settings = conf,
+                  eventTimeWatermark = s.eventTimeWatermarkForEviction,
+                  useWatermark = layout.watermarks.nonEmpty && WatermarkPunctuations.usable(
+                    session.sessionState.conf, watermarks, "aggregation", layout.watermarks.map(_.time.name)),
                   child = s.child)
                 exec.copyTagsFrom(s)
                 // before any of its state stores is opened: the state's declarations are followable

@@ -4,12 +4,13 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.Alias
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, ProjectExec, SparkPlan}
-import punctuated.compat.StreamingDeduplicateExec
+import punctuated.compat.{EventTimeWatermarkExec, StreamingDeduplicateExec}
 
 import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateLayouts, StateMetadata, StoreSchemas}
 import punctuated.conf.PunctuatedConf
 import punctuated.dedup.PunctuatedDeduplicateExec
 import punctuated.input.{PunctuationKind, PunctuationTag}
+import punctuated.join.WatermarkPunctuations
 
 /**
  * Physical rule (before columnar transitions, after Spark's incremental planner): a
@@ -30,6 +31,8 @@ case class PlanPunctuatedDeduplicates(session: SparkSession) extends ColumnarRul
       if (kinds.isEmpty) plan
       else {
         val results = PlanPunctuatedAggregates.queryOutput(plan).map(_.exprId).toSet
+        // withWatermark operators of the query: with several, the policy decides the global watermark
+        val watermarks = plan.collect { case w: EventTimeWatermarkExec => w }.size
         plan.transformUp {
           case d: StreamingDeduplicateExec if d.stateInfo.isDefined &&
               d.child.output.exists(a => kinds.contains(a.exprId)) =>
@@ -52,6 +55,9 @@ case class PlanPunctuatedDeduplicates(session: SparkSession) extends ColumnarRul
               emit = outside.exists(_.references.exists(a => outputIds.contains(a.exprId))) ||
                 (conf.emitPunctuations && markers.exists(results.contains)),
               settings = conf,
+              eventTimeWatermark = d.eventTimeWatermarkForEviction,
+              useWatermark = own.layout.watermarks.nonEmpty && WatermarkPunctuations.usable(
+                session.sessionState.conf, watermarks, "deduplication", own.layout.watermarks.map(_.time.name)),
               child = d.child)
             exec.copyTagsFrom(d)
             // before any of its state stores is opened: the state's declarations are followable
