@@ -25,6 +25,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
  *                        that person `p` can be no seller any more: "no more auctions with
  *                        seller <= p" (scheme `seller<=`) or "... with seller = p" (scheme
  *                        `seller`), see [[SellerPunctuations]]
+ * @param timePunctuations with punctuations: every table also says, at the end of each
+ *                        partition of a micro-batch, "no more rows with dateTime <= T" (scheme
+ *                        `dateTime<=`), T one microsecond before the time of the next event
  */
 final case class NexmarkConfig(
     table: NexmarkTableKind,
@@ -36,13 +39,16 @@ final case class NexmarkConfig(
     baseTime: Long = 0L,
     punctuations: Boolean = false,
     declare: Boolean = true,
-    sellerPunctuations: SellerPunctuations = punctuated.nexmark.SellerPunctuations.Off) {
+    sellerPunctuations: SellerPunctuations = punctuated.nexmark.SellerPunctuations.Off,
+    timePunctuations: Boolean = false) {
 
   require(eventsPerSecond > 0, s"nexmark: eventsPerSecond must be > 0, got $eventsPerSecond")
   require(totalEvents.forall(_ >= 0), s"nexmark: totalEvents must be >= 0, got ${totalEvents.get}")
   require(eventsPerBatch > 0, s"nexmark: eventsPerBatch must be > 0, got $eventsPerBatch")
   require(numPartitions > 0, s"nexmark: numPartitions must be > 0, got $numPartitions")
   require(baseTime >= 0, s"nexmark: baseTime must be >= 0, got $baseTime")
+  require(!timePunctuations || punctuations,
+    "nexmark: option timePunctuations needs punctuations = true (the marker column carries them)")
 
   val numInFlightAuctions: Int = 100
   val numActivePeople: Int = 1000
@@ -73,6 +79,7 @@ object NexmarkConfig {
   val Punctuations = "punctuations"
   val Declare = "declare"
   val SellerPunctuations = "sellerPunctuations"
+  val TimePunctuations = "timePunctuations"
 
   def apply(options: CaseInsensitiveStringMap): NexmarkConfig = {
     def long(key: String): Option[Long] = Option(options.get(key)).map { v =>
@@ -103,6 +110,7 @@ object NexmarkConfig {
       punctuations = bool(Punctuations).getOrElse(d.punctuations),
       declare = bool(Declare).getOrElse(d.declare),
       sellerPunctuations = Option(options.get(SellerPunctuations))
-        .map(punctuated.nexmark.SellerPunctuations.parse).getOrElse(d.sellerPunctuations))
+        .map(punctuated.nexmark.SellerPunctuations.parse).getOrElse(d.sellerPunctuations),
+      timePunctuations = bool(TimePunctuations).getOrElse(d.timePunctuations))
   }
 }

@@ -44,7 +44,8 @@ object NexmarkOffset {
     NexmarkConfig.Seed -> config.seed.toString,
     NexmarkConfig.BaseTime -> config.baseTime.toString,
     NexmarkConfig.Punctuations -> config.punctuations.toString,
-    NexmarkConfig.SellerPunctuations -> config.sellerPunctuations.name)
+    NexmarkConfig.SellerPunctuations -> config.sellerPunctuations.name,
+    NexmarkConfig.TimePunctuations -> config.timePunctuations.toString)
 
   /** An offset of a stream with these options. */
   def apply(events: Long, config: NexmarkConfig): NexmarkOffset = NexmarkOffset(events)(fingerprint(config))

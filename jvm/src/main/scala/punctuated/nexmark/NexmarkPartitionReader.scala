@@ -18,6 +18,9 @@ object NexmarkReaderFactory extends PartitionReaderFactory {
  * auction's expiry, the punctuation "no more bids for this auction" (before that event's
  * own bid); the auctions created before the partition are looked at too, so each auction is
  * punctuated exactly once, in the partition (and hence micro-batch) that holds that event.
+ * With time punctuations, every table ends the partition with "no more rows with dateTime
+ * <= T", T one microsecond before the time of the partition's end event: event times never
+ * decrease with the event number, and every later event is at or after that one.
  */
 final class NexmarkPartitionReader(partition: NexmarkInputPartition)
   extends PartitionReader[InternalRow] {
@@ -34,6 +37,7 @@ final class NexmarkPartitionReader(partition: NexmarkInputPartition)
 
   private var n = partition.start
   private var current: InternalRow = _
+  private var timePunctuated = !config.timePunctuations || partition.end <= partition.start
 
   if (punctuating && partition.start > 0) {
     val last = EventSequence.lastBase0AuctionId(partition.start - 1)
@@ -55,7 +59,12 @@ final class NexmarkPartitionReader(partition: NexmarkInputPartition)
         current = NexmarkSchemas.bidPunctuationRow(pending.dequeue()._2 + EventSequence.FirstAuctionId)
         return true
       }
-      if (n >= partition.end) return false
+      if (n >= partition.end) {
+        if (timePunctuated) return false
+        timePunctuated = true
+        current = NexmarkSchemas.timePunctuationRow(table, clock.timestamp(partition.end) * 1000L - 1L)
+        return true
+      }
       val row = generate(n)
       n += 1
       if (row != null) {

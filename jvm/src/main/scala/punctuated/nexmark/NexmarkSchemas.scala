@@ -20,9 +20,10 @@ object NexmarkSchemas {
 
   def schema(config: NexmarkConfig): StructType = {
     val p = config.punctuations
+    val t = config.timePunctuations
     val base = config.table match {
       case NexmarkTableKind.Person => StructType(Seq(
-        StructField("id", LongType, nullable = false),
+        StructField("id", LongType, nullable = t),
         StructField("name", StringType, nullable = p),
         StructField("emailAddress", StringType, nullable = p),
         StructField("creditCard", StringType, nullable = p),
@@ -30,7 +31,7 @@ object NexmarkSchemas {
         StructField("state", StringType, nullable = p),
         StructField("dateTime", TimestampType, nullable = p),
         StructField("extra", StringType, nullable = p)))
-      case NexmarkTableKind.Auction => val q = config.punctuatesSellers; StructType(Seq(
+      case NexmarkTableKind.Auction => val q = config.punctuatesSellers || t; StructType(Seq(
         StructField("id", LongType, nullable = q),
         StructField("itemName", StringType, nullable = p),
         StructField("description", StringType, nullable = p),
@@ -42,7 +43,7 @@ object NexmarkSchemas {
         StructField("category", LongType, nullable = p),
         StructField("extra", StringType, nullable = p)))
       case NexmarkTableKind.Bid => StructType(Seq(
-        StructField("auction", LongType, nullable = false),
+        StructField("auction", LongType, nullable = t),
         StructField("bidder", LongType, nullable = p),
         StructField("price", LongType, nullable = p),
         StructField("channel", StringType, nullable = p),
@@ -62,11 +63,18 @@ object NexmarkSchemas {
     case _ => Map("punctuated.unique" -> "id", "punctuated.marker" -> Marker)
   }
 
-  /** The declaration of the configured table (auctions may also punctuate `seller<=` or `seller`). */
-  def declaration(config: NexmarkConfig): Map[String, String] = config.sellerPunctuations match {
-    case _ if !config.punctuatesSellers => declaration(config.table)
-    case SellerPunctuations.Point => declaration(config.table) + ("punctuated.schemes" -> "seller")
-    case _ => declaration(config.table) + ("punctuated.schemes" -> "seller<=")
+  /**
+   * The declaration of the configured table (auctions may also punctuate `seller<=` or
+   * `seller`; with time punctuations every table also declares `dateTime<=`).
+   */
+  def declaration(config: NexmarkConfig): Map[String, String] = {
+    val base = declaration(config.table)
+    val schemes = base.get("punctuated.schemes").toSeq ++ (config.sellerPunctuations match {
+      case _ if !config.punctuatesSellers => Nil
+      case SellerPunctuations.Point => Seq("seller")
+      case _ => Seq("seller<=")
+    }) ++ (if (config.timePunctuations) Seq("dateTime<=") else Nil)
+    if (schemes.isEmpty) base else base + ("punctuated.schemes" -> schemes.mkString("; "))
   }
 
   private def s(v: String): UTF8String = UTF8String.fromString(v)
@@ -93,6 +101,18 @@ object NexmarkSchemas {
    */
   def sellerPunctuationRow(sellerId: Long): InternalRow =
     new GenericInternalRow(Array[Any](null, null, null, null, null, null, null, sellerId, null, null, true))
+
+  /**
+   * "No more rows with dateTime <= `micros`" (scheme `dateTime<=`): `dateTime` and the marker
+   * set, every other column NULL.
+   */
+  def timePunctuationRow(table: NexmarkTableKind, micros: Long): InternalRow = {
+    val columns = schema(NexmarkConfig(table, punctuations = true)).fieldNames
+    val values = Array.fill[Any](columns.length)(null)
+    values(columns.indexOf("dateTime")) = micros
+    values(columns.length - 1) = true
+    new GenericInternalRow(values)
+  }
 
   /** "No more bids for auction `auctionId`". */
   def bidPunctuationRow(auctionId: Long): InternalRow =

@@ -1,0 +1,97 @@
+package punctuated.nexmark
+
+import java.util.concurrent.ConcurrentHashMap
+
+import scala.jdk.CollectionConverters._
+
+import org.apache.spark.sql.{DataFrame, Row}
+import org.apache.spark.sql.functions.{col, count, max, window}
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.streaming.OutputMode
+
+import punctuated.spark.PunctuatedStreamTest
+
+/**
+ * The `nexmark` source's time punctuations (`timePunctuations=true`): every table declares
+ * `dateTime<=` and ends each partition of a micro-batch with "no more rows with dateTime <= T",
+ * T one microsecond before the time of the partition's end event; no later row is at or before
+ * a bound; windowed aggregations over bids close every complete window with them.
+ */
+class NexmarkTimePunctuationSuite extends PunctuatedStreamTest {
+
+  override protected def sparkConf = super.sparkConf.set(SQLConf.SESSION_LOCAL_TIMEZONE.key, "UTC")
+
+  private val total = 20000L
+  private val perBatch = 2000L
+  private val opts = Map("totalEvents" -> total.toString, "eventsPerBatch" -> perBatch.toString,
+    "numPartitions" -> "2", "punctuations" -> "true", "timePunctuations" -> "true", "seed" -> "3")
+
+  private def read(table: String, options: Map[String, String] = opts): DataFrame =
+    spark.readStream.format("nexmark").option("table", table).options(options).load()
+
+  /** Runs a bounded stream to its end, punctuation rows included; its rows by micro-batch. */
+  private def runBatches(df: DataFrame): Map[Long, Seq[Row]] =
+    withSQLConf(punctuated.conf.PunctuatedConf.EmitPunctuations -> "true") {
+      val batches = new ConcurrentHashMap[Long, Seq[Row]]()
+      val q = df.writeStream.foreachBatch { (b: DataFrame, id: Long) =>
+        batches.put(id, b.collect().toSeq)
+        ()
+      }.start()
+      try q.processAllAvailable() finally q.stop()
+      batches.asScala.toMap
+    }
+
+  private def micros(r: Row): Long = {
+    val t = r.getAs[java.sql.Timestamp]("dateTime")
+    t.getTime * 1000L + (t.getNanos / 1000) % 1000
+  }
+
+  test("each table declares dateTime<= and ends every partition with its bound; no later row is at or before it") {
+    for (table <- Seq("person", "auction", "bid")) withClue(s"$table: ") {
+      val config = NexmarkConfig(NexmarkTableKind.parse(table), punctuations = true, timePunctuations = true)
+      assert(new NexmarkTable(config).properties().get("punctuated.schemes").split(";").map(_.trim)
+        .contains("dateTime<="))
+      assert(NexmarkOffset.fingerprint(config)("timePunctuations") == "true")
+      val batches = runBatches(read(table))
+      assert(batches.keySet == (0L until total / perBatch).toSet)
+      def isTime(r: Row) = r.getAs[Boolean]("is_punct") && !r.isNullAt(r.fieldIndex("dateTime"))
+      batches.toSeq.sortBy(_._1).foreach { case (b, rows) =>
+        val bounds = rows.filter(isTime).map(micros)
+        assert(bounds.size == 2, s"batch $b: one bound per partition")
+        // the second partition ends where the batch ends: the time of event (b + 1) * perBatch, - 1 µs
+        assert(bounds.max == ((b + 1) * perBatch * 1000L / 10000L) * 1000L - 1L, s"batch $b")
+        rows.filter(isTime).foreach(p => assert((0 until p.length - 1).filter(_ != p.fieldIndex("dateTime"))
+          .forall(p.isNullAt), s"time punctuation with data: $p"))
+        val later = batches.toSeq.filter(_._1 > b).flatMap(_._2).filterNot(_.getAs[Boolean]("is_punct"))
+        assert(later.forall(r => micros(r) > bounds.max), s"a row after batch $b at or before its bound")
+      }
+      // the data rows are those of the stream without time punctuations
+      val plain = runBatches(read(table, opts - "timePunctuations")).values.flatten
+        .filterNot(_.getAs[Boolean]("is_punct")).map(_.toString).toSeq.sorted
+      assert(batches.values.flatten.filterNot(_.getAs[Boolean]("is_punct")).map(_.toString).toSeq.sorted == plain)
+    }
+  }
+
+  test("a windowed aggregation over bids closes every window the stream has passed, in append mode") {
+    val maxPerWindow = read("bid").groupBy(window(col("dateTime"), "200 milliseconds"))
+      .agg(count("*").as("bids"), max("price").as("top"))
+      .select(col("window.start"), col("bids"), col("top"))
+    val plain = read("bid", opts - "timePunctuations" - "punctuations")
+    val lastMs = total * 1000L / 10000L   // the time of the first event after the stream
+    val expected = {
+      val rows = runBatches(plain).values.flatten.toSeq
+      rows.groupBy(r => r.getAs[java.sql.Timestamp]("dateTime").getTime / 200L * 200L)
+        .filter { case (start, _) => start + 200L <= lastMs }
+        .map { case (start, rs) => Row(new java.sql.Timestamp(start), rs.size.toLong, rs.map(_.getAs[Long]("price")).max) }
+        .toSeq
+    }
+    assert(expected.size == lastMs / 200L)
+    testStream(maxPerWindow, OutputMode.Append())(
+      StartStream(),
+      ProcessAllAvailable(),
+      AssertOnQuery("the punctuated aggregation holds no window the stream has passed") { q =>
+        punctuatedProgress(q).numRowsTotal == 0
+      },
+      CheckAnswerRows(expected, lastOnly = false, isSorted = false))
+  }
+}
