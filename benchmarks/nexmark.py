@@ -9,7 +9,9 @@ fresh process with the same JVM options, the engines interleaved, ``--reps`` tim
   (``sql/nexmark/<q>_watermark.sql``, dateTime watermarks with no delay, the constant bounds
   the generator implies); its results are compared with the batch answer like any other.
 * ``punctuated``: our plan: the same SQL as ``native`` over streams that carry and declare
-  punctuations (bids close auctions; for q3 the auction stream's ``seller<=`` punctuations).
+  punctuations (bids close auctions; for q3 the auction stream's ``seller<=`` punctuations;
+  for the windowed q5 and q7 the bid stream's ``dateTime<=`` punctuations, option
+  ``timePunctuations``: windows close with no watermark).
   Aggregations after the join (q9, q4_inner) run in append mode without a watermark, each
   auction's row emitted once its id is closed; Spark's own plan runs them in update mode.
   q4's outer AVG per category is closed by no punctuation: it has no final rows in append
@@ -65,7 +67,12 @@ QUERIES = {
     "q4_inner": (("auction", "bid"), True),
     "q9": (("auction", "bid"), True),
     "q20": (("auction", "bid"), False),
+    "q5": (("bid",), True),
+    "q7": (("bid",), True),
 }
+# Windowed queries: the punctuated engine's bid stream also punctuates ``dateTime<=``
+# (``timePunctuations``); a window's row is final once the stream has passed its end.
+TIME_QUERIES = ("q5", "q7")
 # Queries whose rows are per auction, final once the auction has closed: an append-mode
 # engine can emit only the auctions closed (expired, so punctuated) before the stream ends,
 # and its reference answer is the batch answer over those auctions (the batch answer over
@@ -115,6 +122,8 @@ def read_stream(spark, table: str, args, engine: str, extra: dict | None = None)
         options["punctuations"] = "true"
         if table == "auction" and args.query == "q3":
             options["sellerPunctuations"] = "true"
+        if args.query in TIME_QUERIES:
+            options["timePunctuations"] = "true"
     options.update(extra or {})
     for k, v in options.items():
         reader = reader.option(k, str(v))
@@ -164,6 +173,9 @@ def batch_answer(spark, frames, args):
     for t, df in frames.items():
         df.createOrReplaceTempView(t)
     everything = checksum(spark.sql(sql))
+    if args.query in TIME_QUERIES:
+        # the windows the watermark (the last event's time) has passed at the end
+        return everything, windows_ended_by(spark, sql, last_event_ms(args))
     if args.query not in PER_CLOSED_AUCTION:
         return everything, everything
     frames["auction"].where(F.col("expires") < F.timestamp_millis(F.lit(last_event_ms(args)))) \
@@ -171,6 +183,20 @@ def batch_answer(spark, frames, args):
     closed = checksum(spark.sql(sql))
     frames["auction"].createOrReplaceTempView("auction")
     return everything, closed
+
+
+def windows_ended_by(spark, sql: str, ms: int):
+    """(rows, checksum) of a windowed query's rows whose window ends at or before ``ms``."""
+    from pyspark.sql import functions as F
+
+    return checksum(spark.sql(sql).where(F.col("ends") <= F.timestamp_millis(F.lit(ms))))
+
+
+def engine_reference(reference: dict, engine: str) -> tuple:
+    """An engine's expected (rows, checksum): for the windowed queries the punctuated engine's
+    last ``dateTime<=`` punctuation (one microsecond before the time of the event after the
+    last) also closes a window ending after the last event's time but at or before that."""
+    return tuple(reference.get("expected_by_engine", {}).get(engine, reference["expected"]))
 
 
 def live_working_set(spark, frames, args):
@@ -317,6 +343,10 @@ def child(args) -> int:
             live = live_working_set(spark, frames, args)
             points = list(range(args.events_per_batch, args.events, args.events_per_batch)) + [args.events]
             result = {"expected": list(expected), "expected_all": list(expected_all),
+                      "expected_by_engine": {} if args.query not in TIME_QUERIES else {
+                          "punctuated": list(windows_ended_by(spark, query_sql(
+                              args.query, "native", args.events_per_second, args.events),
+                              args.events * 1000 // args.events_per_second))},
                       "live": {str(e): live(e) for e in points}}
         else:
             per_batch, totals, elapsed, error = run_engine(spark, args.child, args, tmp, _NoBar())
@@ -340,7 +370,7 @@ def engine_summary(engine: str, reps: list, args, command: str, reference: dict,
     """One engine's summary over its repetitions (medians, spreads) and the per-batch rows of
     its representative repetition (the one of median throughput; state rows do not depend on
     the repetition). An engine refused or failed in any repetition is recorded as not run."""
-    expected, expected_all = tuple(reference["expected"]), tuple(reference["expected_all"])
+    expected, expected_all = engine_reference(reference, engine), tuple(reference["expected_all"])
     s = {"engine": engine, "query": args.query, "events": args.events, "command": command, "reps": len(reps)}
     failed = [r for r in reps if r.get("error") is not None]
     if failed:
