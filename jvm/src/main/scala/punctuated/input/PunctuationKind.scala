@@ -2,7 +2,8 @@ package punctuated.input
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, ExprId}
-import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, CodeGenerator, ExprCode, FalseLiteral}
+import org.apache.spark.sql.catalyst.expressions.codegen.Block._
 import org.apache.spark.sql.types.{DataType, IntegerType}
 
 import punctuated.errors.PunctuatedErrors
@@ -136,7 +137,7 @@ case class PunctuationKind(
     sources: Seq[SourceLayout],
     layout: AggregateLayout,
     failOnInvalid: Boolean)
-  extends Expression with CodegenFallback {
+  extends Expression {
 
   import PunctuationKind._
 
@@ -147,13 +148,16 @@ case class PunctuationKind(
   override def toString: String =
     s"$prettyName(${sources.map(_.name).mkString(", ")}: ${layout.closingNames.mkString("; ")})"
 
-  override def eval(input: InternalRow): Any = {
+  override def eval(input: InternalRow): Any = kindOf(c => children(c).eval(input))
+
+  /** The kind of a row whose children's values are `value(c)` (c: a child's index). */
+  private def kindOf(value: Int => Any): Int = {
     var i = 0
     while (i < sources.length) {
       val s = sources(i)
-      if (s.decoder.isPunctuation(c => children(c).eval(input) == true)) {
-        return s.decoder.scheme(c => children(c).eval(input) == null) match {
-          case RowDecoder.Invalid => invalid(s, input)
+      if (s.decoder.isPunctuation(c => value(c) == true)) {
+        return s.decoder.scheme(c => value(c) == null) match {
+          case RowDecoder.Invalid => invalid(s, value)
           case scheme => s.kinds(scheme)
         }
       }
@@ -162,14 +166,53 @@ case class PunctuationKind(
     Data
   }
 
-  private def invalid(s: SourceLayout, input: InternalRow): Int = {
+  /** The kind of a punctuation row from its children's values (generated code's slow path). */
+  def kindOfValues(values: Array[Any]): Int = kindOf(values(_))
+
+  private def invalid(s: SourceLayout, value: Int => Any): Int = {
     if (failOnInvalid) {
       val row = s.columns.zip(s.columnNames).map { case (c, n) =>
-        s"$n=${Option(children(c).eval(input)).getOrElse("NULL")}"
+        s"$n=${Option(value(c)).getOrElse("NULL")}"
       }.mkString("(", ", ", ")")
       throw PunctuatedErrors.invalidPunctuation(row, s.name, s.schemeNames)
     }
     Invalid
+  }
+
+  /**
+   * Generated code (so that the scan, this projection and the partial aggregation stay in one
+   * whole-stage-generated loop): a row none of whose markers is true is data — kind 0 with no
+   * call out; a punctuation row (rare) passes its children's values to [[kindOfValues]].
+   */
+  override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
+    val self = ctx.addReferenceObj("punctuationKind", this)
+    val evals = children.map(_.genCode(ctx))
+    val markers = sources.map(_.marker).distinct
+    val isPunctuation = ctx.freshName("isPunctuation")
+    val checks = markers.map { m =>
+      val e = evals(m)
+      s"$isPunctuation = $isPunctuation || (!${e.isNull} && ${e.value});"
+    }.mkString("\n")
+    val values = ctx.freshName("values")
+    val boxed = children.indices.map { c =>
+      val e = evals(c)
+      val v = children(c).dataType match {
+        case dt if CodeGenerator.isPrimitiveType(dt) => s"${CodeGenerator.boxedType(dt)}.valueOf(${e.value})"
+        case _ => e.value.toString
+      }
+      s"$values[$c] = ${e.isNull} ? null : (Object) $v;"
+    }.mkString("\n")
+    ev.copy(code = code"""
+      |${evals.map(_.code).mkString("\n")}
+      |boolean $isPunctuation = false;
+      |$checks
+      |int ${ev.value} = 0;
+      |if ($isPunctuation) {
+      |  Object[] $values = new Object[${children.length}];
+      |  $boxed
+      |  ${ev.value} = $self.kindOfValues($values);
+      |}
+      |""".stripMargin, isNull = FalseLiteral)
   }
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): Expression =

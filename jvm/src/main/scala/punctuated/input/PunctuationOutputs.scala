@@ -2,7 +2,7 @@ package punctuated.input
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Expression, ExprId, UnaryExpression}
-import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, CodegenFallback, ExprCode}
 import org.apache.spark.sql.catalyst.util.GenericArrayData
 import org.apache.spark.sql.types.{ArrayType, DataType, IntegerType}
 
@@ -63,12 +63,17 @@ case class PunctuationOutputs(dataRows: Expression, kinds: Expression, counts: S
  * @param carried the expression computing it (as built by the analyzer's rewrite)
  */
 case class PunctuationTag(child: Expression, carried: PunctuationKind)
-  extends UnaryExpression with CodegenFallback {
+  extends UnaryExpression {
   override def dataType: DataType = child.dataType
   override def nullable: Boolean = true
   override def prettyName: String = "punctuation_tag"
   override def toString: String = s"$prettyName($child)"
   override def eval(input: InternalRow): Any = child.eval(input)
+  /** The child's value as it is (generated code: no call out per row). */
+  override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
+    val c = child.genCode(ctx)
+    ev.copy(code = c.code, isNull = c.isNull, value = c.value)
+  }
   override protected def withNewChildInternal(newChild: Expression): Expression = copy(child = newChild)
 }
 

@@ -48,6 +48,38 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
     true
   }
 
+  test("generated code: the kind column and the partial aggregation stay in one whole-stage loop, punctuations decoded") {
+    withSQLConf(PunctuatedConf.InvalidPunctuations -> "drop")(generatedCode())
+  }
+
+  private def generatedCode(): Unit = {
+    val (bids, b) = bidsStream()
+    val totals = b.groupBy("auction").agg(count("*").as("n"), max("price").as("top"))
+    testStream(totals, OutputMode.Append())(
+      AddData(bids, bid(1, 100, 5.0), bid(2, 100, 3.0), closeBids(2),
+        Bid(None, Some(7L), None, is_punct = true)),          // sets no declared scheme: invalid
+      CheckNewAnswer((2L, 1L, 3.0)),
+      AssertMetric("numInvalidPunctuationsDropped", 1),
+      AssertOnQuery("punctuation_kind and the partial aggregation run in generated code") { q =>
+        val plan = q.lastExecution.executedPlan
+        import org.apache.spark.sql.execution.{InputAdapter, SparkPlan, WholeStageCodegenExec}
+        val stages = plan.collect { case w: WholeStageCodegenExec => w }
+        // the operators a stage generates code for: down to its inputs (InputAdapter), not below
+        def generated(p: SparkPlan): Seq[SparkPlan] = p match {
+          case _: InputAdapter => Nil
+          case other => other +: other.children.flatMap(generated)
+        }
+        def inStage(p: SparkPlan => Boolean) = stages.exists(s => generated(s.child).exists(p))
+        assert(inStage { case p: org.apache.spark.sql.execution.ProjectExec =>
+          p.projectList.exists(_.exists(_.isInstanceOf[punctuated.input.PunctuationKind])); case _ => false },
+          plan.treeString)
+        assert(inStage { case a: org.apache.spark.sql.execution.aggregate.HashAggregateExec =>
+          a.aggregateExpressions.exists(_.exists(_.isInstanceOf[punctuated.input.PunctuationTag])); case _ => false },
+          plan.treeString)
+        true
+      })
+  }
+
   test("group by a punctuated column: a group's final row comes when its punctuation does") {
     val (bids, b) = bidsStream()
     val totals = b.groupBy("auction").agg(count("*").as("n"), sum("price").as("total"), max("price").as("top"))
