@@ -125,14 +125,16 @@ def test_floor_reference_engine(tmp_path):
 @pytest.mark.parametrize("query", ["q5", "q8"])
 def test_event_time_queries_against_the_watermark(tmp_path, query):
     """q5 (two chained windowed aggregations) and q8 (a time-band join): our plan over streams
-    with ``dateTime<=`` punctuations and Spark's over the same streams with watermarks both
-    give their batch answer (q5: of the windows each can have closed by the end), and ours
-    holds at most the state the watermark plan holds."""
+    with ``dateTime<=`` punctuations gives the batch answer (q5: of the windows it can have
+    closed by the end), as Spark's over the same streams with watermarks does for q5 (for q8
+    Spark's plan loses rows: recorded, not asserted), and ours holds at most the state the
+    watermark plan holds."""
     events = 150_000
     run_runner(tmp_path, query, events, "watermark,punctuated")
     by = {s["engine"]: s for s in json.loads((tmp_path / f"nexmark_{query}_{events}.json").read_text())}
     ours, spark = by["punctuated"], by["watermark"]
     assert ours.get("error") is None and spark.get("error") is None, (ours.get("error"), spark.get("error"))
-    assert ours["results_match"] is True and spark["results_match"] is True
+    assert ours["results_match"] is True
+    assert spark["results_match"] is True or query == "q8"
     assert ours["result_rows"] >= spark["result_rows"] > 0
     assert ours["max_state_rows"] <= spark["max_state_rows"]
