@@ -14,7 +14,7 @@ import org.apache.spark.sql.streaming.OutputMode
 
 import punctuated.conf.PunctuatedConf
 import punctuated.errors.PunctuatedErrors
-import punctuated.input.AggregateLayout
+import punctuated.input.{AggregateLayout, Watermarks}
 import punctuated.state.{PunctuatedJoinMetrics, PunctuatedStatefulOperator}
 import punctuated.state.{GroupPunctuation, GroupPunctuations}
 
@@ -103,7 +103,7 @@ case class PunctuatedAggregateExec(
     val hadoopConf = broadcastHadoopConf()
     // few rows: shipped in the tasks' closure
     val wide = partitionWide.map(_.gather(child, layout, keyExpressions.size)).getOrElse(Array.empty) ++
-      (if (useWatermark) WatermarkClosing.keys(layout.watermarks, keyExpressions.toStructType, eventTimeWatermark,
+      (if (useWatermark) Watermarks.punctuationKeys(layout.watermarks, keyExpressions.toStructType, eventTimeWatermark,
         conf.sessionLocalTimeZone) else Nil)
     val rdd = child.execute().mapPartitionsWithStateStore(
       getStateInfo,

@@ -12,10 +12,9 @@ import punctuated.compat.{StatefulOperatorPartitioning, StatefulOperatorStateInf
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.types.{IntegerType, StructType}
 
-import punctuated.aggregate.WatermarkClosing
 import punctuated.conf.PunctuatedConf
 import punctuated.errors.PunctuatedErrors
-import punctuated.input.{AggregateLayout, PunctuationKind}
+import punctuated.input.{AggregateLayout, PunctuationKind, Watermarks}
 import punctuated.state.{GroupPunctuation, GroupPunctuations, PunctuatedJoinMetrics, PunctuatedStatefulOperator}
 
 /**
@@ -85,7 +84,7 @@ case class PunctuatedDeduplicateExec(
     val storeConf = new StateStoreConf(conf)
     val hadoopConf = broadcastHadoopConf()
     // few rows: shipped in the tasks' closure
-    val wide = gatherWide() ++ (if (useWatermark) WatermarkClosing.keys(layout.watermarks,
+    val wide = gatherWide() ++ (if (useWatermark) Watermarks.punctuationKeys(layout.watermarks,
       keyExpressions.toStructType, eventTimeWatermark, conf.sessionLocalTimeZone) else Nil)
     val rdd = child.execute().mapPartitionsWithStateStore(
       getStateInfo,

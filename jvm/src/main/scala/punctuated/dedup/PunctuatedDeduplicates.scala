@@ -3,9 +3,8 @@ package punctuated.dedup
 import org.apache.spark.sql.catalyst.expressions.IsNotNull
 import org.apache.spark.sql.catalyst.plans.logical.{Deduplicate, Distinct, Filter, LogicalPlan, Project}
 
-import punctuated.aggregate.WatermarkClosing
 import punctuated.conf.PunctuatedConf
-import punctuated.input.{KindColumn, PunctuationSources, PunctuationTag, RewrittenOperators}
+import punctuated.input.{KindColumn, PunctuationSources, PunctuationTag, RewrittenOperators, Watermarks}
 
 /**
  * The analyzer's rewrite of a streaming deduplication over punctuated input (Tucker et al.
@@ -42,7 +41,7 @@ object PunctuatedDeduplicates {
     val found = PunctuationSources.find(child, caseSensitive).getOrElse(return None)
     val (declaredKind, _, _) = KindColumn(keys, found, conf, useEqualities = false).getOrElse(return None)
     // a watermark on a key column forgets keys too (next to the declared schemes, never alone)
-    val (kindAlias, _) = WatermarkClosing.kindColumn(declaredKind, keys, found.plan)
+    val (kindAlias, _) = Watermarks.closingKinds(declaredKind, found.plan, Watermarks.keyColumn(keys))
     val input = Project(found.plan.output :+ kindAlias, found.plan)
     // an always-true filter on the kind column keeps the optimizer from pruning it, and its
     // tag carries the kind's layout to the physical rule

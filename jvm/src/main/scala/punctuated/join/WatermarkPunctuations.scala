@@ -2,9 +2,9 @@ package punctuated.join
 
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.catalyst.expressions.Attribute
-import org.apache.spark.sql.catalyst.plans.logical.EventTimeWatermark
 import org.apache.spark.sql.internal.SQLConf
-import org.apache.spark.sql.types.{TimestampNTZType, TimestampType}
+
+import punctuated.input.Watermarks
 
 /**
  * Watermarks as punctuations (Tucker et al. 2003, §3: a watermark is a range punctuation on
@@ -37,13 +37,8 @@ import org.apache.spark.sql.types.{TimestampNTZType, TimestampType}
  */
 object WatermarkPunctuations extends Logging {
 
-  /** Flags of metadata the punctuated rewrite adds with a fake `delayKey` (not a watermark). */
-  private val FakeFlags = Seq("punctuated.outerJoinCheck", "punctuated.appendCheck")
-
-  /** Does this attribute carry a real event-time watermark (from `withWatermark`)? */
-  def isWatermarked(a: Attribute): Boolean =
-    a.metadata.contains(EventTimeWatermark.delayKey) && !FakeFlags.exists(a.metadata.contains) &&
-      (a.dataType == TimestampType || a.dataType == TimestampNTZType)
+  /** Does this attribute carry a real event-time watermark (from `withWatermark`)? ([[Watermarks]]) */
+  def isWatermarked(a: Attribute): Boolean = Watermarks.isWatermarked(a)
 
   /**
    * Per input of a band join, whether Spark's watermark is a punctuation of it: its band
@@ -66,27 +61,13 @@ object WatermarkPunctuations extends Logging {
   }
 
   /**
-   * For a punctuated aggregation or deduplication whose groups a watermark closes
-   * (`punctuated.aggregate.WatermarkClosing`): is the policy sound? Logged when it is not.
-   */
-  def usable(conf: SQLConf, watermarks: Int, operator: String, columns: Seq[String]): Boolean = {
-    val sound = soundPolicy(conf, watermarks)
-    if (!sound) logWarning(s"Punctuated: spark.sql.streaming.multipleWatermarkPolicy is 'max': the global " +
-      s"watermark can pass a slower input's own, so it is not used as a range punctuation of the $operator " +
-      s"(${columns.mkString(", ")}); its groups close by marker punctuations only. Fix: set the policy to " +
-      "'min' (Spark's default) to close them by watermark too.")
-    sound
-  }
-
-  /**
    * Is the global watermark a bound on every watermarked input's own (the `min` policy, or a
    * single `withWatermark` in the query)?
    */
-  def soundPolicy(conf: SQLConf, watermarks: Int): Boolean =
-    watermarks <= 1 || conf.getConf(SQLConf.STREAMING_MULTIPLE_WATERMARK_POLICY).toLowerCase != "max"
+  def soundPolicy(conf: SQLConf, watermarks: Int): Boolean = Watermarks.soundPolicy(conf, watermarks)
 
   /** The bound `ts<=c` (microseconds) a watermark in milliseconds stands for (None: no watermark yet). */
-  def bound(watermarkMs: Option[Long]): Option[Long] = watermarkMs.filter(_ > 0).map(_ * 1000L)
+  def bound(watermarkMs: Option[Long]): Option[Long] = Watermarks.bound(watermarkMs)
 
   /**
    * Per input, this batch's band bound: the highest of its gathered marker punctuations and,

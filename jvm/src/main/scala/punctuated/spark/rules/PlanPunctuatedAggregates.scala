@@ -12,7 +12,7 @@ import punctuated.aggregate._
 import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateLayouts, StateMetadata, StoreSchemas}
 import punctuated.conf.PunctuatedConf
 import punctuated.input.{PunctuationKind, PunctuationOutputs, PunctuationTag}
-import punctuated.join.WatermarkPunctuations
+import punctuated.input.Watermarks
 
 /**
  * Physical rule (before columnar transitions, after Spark's incremental planner has given
@@ -62,7 +62,7 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
                   emit = emitting.contains(layout.dataRows),
                   settings = conf,
                   eventTimeWatermark = s.eventTimeWatermarkForEviction,
-                  useWatermark = layout.watermarks.nonEmpty && WatermarkPunctuations.usable(
+                  useWatermark = layout.watermarks.nonEmpty && Watermarks.usable(
                     session.sessionState.conf, watermarks, "aggregation", layout.watermarks.map(_.time.name)),
                   child = s.child)
                 exec.copyTagsFrom(s)

@@ -10,7 +10,7 @@ import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateLayo
 import punctuated.conf.PunctuatedConf
 import punctuated.dedup.PunctuatedDeduplicateExec
 import punctuated.input.{PunctuationKind, PunctuationTag}
-import punctuated.join.WatermarkPunctuations
+import punctuated.input.Watermarks
 
 /**
  * Physical rule (before columnar transitions, after Spark's incremental planner): a
@@ -56,7 +56,7 @@ case class PlanPunctuatedDeduplicates(session: SparkSession) extends ColumnarRul
                 (conf.emitPunctuations && markers.exists(results.contains)),
               settings = conf,
               eventTimeWatermark = d.eventTimeWatermarkForEviction,
-              useWatermark = own.layout.watermarks.nonEmpty && WatermarkPunctuations.usable(
+              useWatermark = own.layout.watermarks.nonEmpty && Watermarks.usable(
                 session.sessionState.conf, watermarks, "deduplication", own.layout.watermarks.map(_.time.name)),
               child = d.child)
             exec.copyTagsFrom(d)
