@@ -32,15 +32,7 @@ class NexmarkSourceSuite extends PunctuatedStreamTest {
   }
 
   /** Runs a bounded stream to its end; its rows by micro-batch. */
-  private def runBatches(df: DataFrame): Map[Long, Seq[Row]] = emitting {
-    val batches = new ConcurrentHashMap[Long, Seq[Row]]()
-    val q = df.writeStream.foreachBatch { (b: DataFrame, id: Long) =>
-      batches.put(id, b.collect().toSeq)
-      ()
-    }.start()
-    try q.processAllAvailable() finally q.stop()
-    batches.asScala.toMap
-  }
+  private def runBatches(df: DataFrame): Map[Long, Seq[Row]] = emitting(NexmarkStreams.batches(df))
 
   private def sorted(rows: Seq[Row]): Seq[String] = rows.map(_.toString).sorted
   private def millis(r: Row, field: String): Long = r.getAs[java.sql.Timestamp](field).getTime

@@ -1,9 +1,5 @@
 package punctuated.nexmark
 
-import java.util.concurrent.ConcurrentHashMap
-
-import scala.jdk.CollectionConverters._
-
 import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.functions.{col, count, max, window}
 import org.apache.spark.sql.internal.SQLConf
@@ -31,15 +27,7 @@ class NexmarkTimePunctuationSuite extends PunctuatedStreamTest {
 
   /** Runs a bounded stream to its end, punctuation rows included; its rows by micro-batch. */
   private def runBatches(df: DataFrame): Map[Long, Seq[Row]] =
-    withSQLConf(punctuated.conf.PunctuatedConf.EmitPunctuations -> "true") {
-      val batches = new ConcurrentHashMap[Long, Seq[Row]]()
-      val q = df.writeStream.foreachBatch { (b: DataFrame, id: Long) =>
-        batches.put(id, b.collect().toSeq)
-        ()
-      }.start()
-      try q.processAllAvailable() finally q.stop()
-      batches.asScala.toMap
-    }
+    withSQLConf(punctuated.conf.PunctuatedConf.EmitPunctuations -> "true")(NexmarkStreams.batches(df))
 
   private def micros(r: Row): Long = {
     val t = r.getAs[java.sql.Timestamp]("dateTime")
