@@ -5,7 +5,7 @@ import scala.collection.mutable.ArrayBuffer
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, GenericInternalRow, UnsafeProjection, UnsafeRow}
-import org.apache.spark.sql.catalyst.plans.physical.{Distribution, Partitioning}
+import org.apache.spark.sql.catalyst.plans.physical.{Distribution, HashPartitioning, Partitioning}
 import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike
 import punctuated.compat.{StatefulOperatorPartitioning, StatefulOperatorStateInfo, StreamingDeduplicateExec}
@@ -14,7 +14,7 @@ import org.apache.spark.sql.types.{IntegerType, StructType}
 
 import punctuated.conf.PunctuatedConf
 import punctuated.errors.PunctuatedErrors
-import punctuated.input.{AggregateLayout, PunctuationKind, Watermarks}
+import punctuated.input.{AggregateLayout, PartitionWideRows, PunctuationKind, PunctuationReplicatingExchangeExec, Watermarks}
 import punctuated.state.{GroupPunctuation, GroupPunctuations, PunctuatedJoinMetrics, PunctuatedStatefulOperator}
 
 /**
@@ -50,7 +50,10 @@ import punctuated.state.{GroupPunctuation, GroupPunctuations, PunctuatedJoinMetr
  * @param kindOrdinal    ordinal of the `punctuation_kind` column in the input rows
  * @param stateInfo      state location, set by Spark's incremental planner
  * @param layout         the closing schemes (from the analyzer's rewrite)
- * @param wideKeys       gather partition-wide punctuations from the shuffle below
+ * @param replicated     the partitioning of the [[punctuated.input.PunctuationReplicatingExchangeExec]]
+ *                       below, which brings partition-wide punctuations to every partition (a
+ *                       task counts and emits only the copy at home, the partition the hash
+ *                       names); `None`: they are gathered from the shuffle below first
  * @param emit           output punctuation rows
  * @param settings       the `spark.punctuated.*` settings
  * @param eventTimeWatermark the watermark Spark gives this operator for eviction (ms): the range
@@ -63,7 +66,7 @@ case class PunctuatedDeduplicateExec(
     kindOrdinal: Int,
     stateInfo: Option[StatefulOperatorStateInfo],
     layout: AggregateLayout,
-    wideKeys: Boolean,
+    replicated: Option[HashPartitioning],
     emit: Boolean,
     settings: PunctuatedConf,
     eventTimeWatermark: Option[Long],
@@ -103,7 +106,7 @@ case class PunctuatedDeduplicateExec(
   private def gatherWide(): Array[(Int, UnsafeRow)] = {
     val wide = layout.partitionWide(keyExpressions.size)
     child.collectFirst { case e: ShuffleExchangeLike => e: SparkPlan } match {
-      case Some(shuffle) if wide.nonEmpty && wideKeys =>
+      case Some(shuffle) if wide.nonEmpty && replicated.isEmpty =>
         val (ordinal, keys, output) = (kindOrdinal, keyExpressions, shuffle.output)
         shuffle.execute().mapPartitions { iter =>
           val keyProj = UnsafeProjection.create(keys, output)
@@ -155,14 +158,16 @@ private[dedup] class PunctuatedDeduplicateTask(
   private val held = new GroupPunctuations(op.getStateInfo, partitionId, op.keyExpressions.toStructType,
     schemes, storeConf, hadoopConf, op.settings.maxRemembered)
   private val keyProj = UnsafeProjection.create(op.keyExpressions, op.child.output)
-  private val wide: Seq[GroupPunctuation] =
-    wideKeys.toSeq.map { case (k, key) => held.punctuationFor(k, layout.closing(k - 1), key) }.distinct
+  private val homeOf = op.replicated.map(PunctuationReplicatingExchangeExec.partitionOf(_, op.child.output)())
   private val seen = UnsafeProjection.create(PunctuatedDeduplicateExec.ValueSchema)(new GenericInternalRow(Array[Any](1)))
 
   def run(iter: Iterator[InternalRow]): Iterator[InternalRow] = {
     val out = ArrayBuffer.empty[InternalRow]
     val closing = ArrayBuffer.empty[GroupPunctuation]
     val newKeys = ArrayBuffer.empty[UnsafeRow]
+    // partition-wide ones: gathered first, or arriving here as copies (replicated)
+    val arrived = ArrayBuffer.from(wideKeys.iterator.map { case (k, key) =>
+      held.punctuationFor(k, layout.closing(k - 1), key) })
     iter.foreach { row =>
       row.getInt(op.kindOrdinal) match {
         case PunctuationKind.Data =>
@@ -179,12 +184,16 @@ private[dedup] class PunctuatedDeduplicateTask(
           op.metric(PunctuationsReceived) += 1
           if (op.emit) out += row.copy()
         case k =>
-          op.metric(PunctuationsReceived) += 1
           val s = layout.closing(k - 1)
           if (s.isWholeKey(keyLength)) closing += held.punctuationFor(k, s, keyProj(row))
-          if (op.emit) out += row.copy()
+          else if (homeOf.isDefined) arrived += held.punctuationFor(k, s, keyProj(row))
+          if (homeOf.forall(_(row) == partitionId)) {   // one copy of a replicated one counts
+            op.metric(PunctuationsReceived) += 1
+            if (op.emit) out += row.copy()
+          }
       }
     }
+    val wide = arrived.distinct.toSeq
     if (layout.isUnion) {
       // setCombine: a key is forgotten once every branch's punctuations cover it
       (closing ++ wide).distinct.foreach(p => held.hold(p, batch, Int.MaxValue))
@@ -235,4 +244,13 @@ private[dedup] class PunctuatedDeduplicateTask(
     }
     op.metric(LateRowsDropped) += 1
   }
+}
+
+/**
+ * The rows a deduplication's [[punctuated.input.PunctuationReplicatingExchangeExec]] sends to
+ * every partition: punctuations (the `punctuation_kind` column at `kindOrdinal`) of the
+ * partition-wide kinds `kinds`.
+ */
+final case class DeduplicatePartitionWideRows(kindOrdinal: Int, kinds: Set[Int]) extends PartitionWideRows {
+  override def isPartitionWide(row: InternalRow): Boolean = kinds.contains(row.getInt(kindOrdinal))
 }

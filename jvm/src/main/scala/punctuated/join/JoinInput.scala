@@ -9,7 +9,7 @@ import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import org.apache.spark.sql.types.{BooleanType, StructType}
 
 import punctuated.input.KeyScheme
-import punctuated.input.InputSpec
+import punctuated.input.{InputSpec, PunctuationReplicatingExchangeExec}
 
 /**
  * One input of a [[PunctuatedSymmetricHashJoinExec]] in one task, by number: what the task

@@ -13,7 +13,7 @@ import org.apache.spark.sql.execution.streaming.state._
 import punctuated.conf.PunctuatedConf
 import punctuated.state.PunctuatedStatefulOperator
 import punctuated.input.KeyScheme
-import punctuated.input.InputSpec
+import punctuated.input.{InputSpec, PunctuationReplicatingExchangeExec}
 
 /**
  * Punctuation-purging symmetric hash join of two streams (Tucker, Maier, Sheard, Fegaras

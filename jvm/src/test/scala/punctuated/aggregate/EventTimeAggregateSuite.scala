@@ -35,11 +35,6 @@ class EventTimeAggregateSuite extends PunctuatedStreamTest {
     (input, declare(input.toDF(), "readings", Schemes -> "ts<=", Marker -> "is_punct"))
   }
 
-  private def AssertMetric(name: String, value: Long) = AssertOnQuery(s"$name == $value") { q =>
-    val got = punctuatedProgress(q).customMetrics.get(name)
-    assert(got == value, s"$name = $got, expected $value: ${punctuatedProgress(q).json}")
-    true
-  }
 
   private def ExpectPunctuatedPlan = AssertOnQuery("planned with the punctuated aggregation") { q =>
     q.lastExecution.executedPlan.collect { case p: PunctuatedAggregateExec => p }.size == 1
@@ -66,7 +61,7 @@ class EventTimeAggregateSuite extends PunctuatedStreamTest {
       StartStream(),
       AddData(input, reading(3, "10:15", 25.0), reading(3, "10:05", 30.0)),   // 10:05 is late
       CheckNewAnswer(),
-      AssertMetric("numLateRowsDropped", 1),
+      AssertCounted("numLateRowsDropped", 1),
       AddData(input, upTo("10:20")),
       CheckNewAnswer(Row(t("10:10"), t("10:20"), 2L, 25.0)),
       AssertPunctuatedState(rows = 0, punctuations = 2))

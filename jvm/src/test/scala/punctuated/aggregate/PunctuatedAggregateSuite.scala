@@ -42,11 +42,6 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
     q.lastExecution.executedPlan.collect { case p: PunctuatedAggregateExec => p }.size == 1
   }
 
-  private def AssertMetric(name: String, value: Long) = AssertOnQuery(s"$name == $value") { q =>
-    val got = punctuatedProgress(q).customMetrics.get(name)
-    assert(got == value, s"$name = $got, expected $value: ${punctuatedProgress(q).json}")
-    true
-  }
 
   test("generated code: the kind column and the partial aggregation stay in one whole-stage loop, punctuations decoded") {
     withSQLConf(PunctuatedConf.InvalidPunctuations -> "drop")(generatedCode())
@@ -59,7 +54,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       AddData(bids, bid(1, 100, 5.0), bid(2, 100, 3.0), closeBids(2),
         Bid(None, Some(7L), None, is_punct = true)),          // sets no declared scheme: invalid
       CheckNewAnswer((2L, 1L, 3.0)),
-      AssertMetric("numInvalidPunctuationsDropped", 1),
+      AssertCounted("numInvalidPunctuationsDropped", 1),
       AssertOnQuery("punctuation_kind and the partial aggregation run in generated code") { q =>
         val plan = q.lastExecution.executedPlan
         import org.apache.spark.sql.execution.{InputAdapter, SparkPlan, WholeStageCodegenExec}
@@ -91,7 +86,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       AddData(bids, bid(1, 102, 9.0), closeBids(1)),
       CheckNewAnswer((1L, 3L, 21.5, 9.0)),
       AssertPunctuatedState(rows = 1, punctuations = 0),
-      AssertMetric("numPunctuationsReceived", 1),
+      AssertCounted("numPunctuationsReceived", 1),
       AssertMetric("numRowsPurged", 1),
       StopStream,
       StartStream(),
@@ -150,11 +145,51 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       StartStream(),
       AddData(input, reading(3, 9, 30.0), reading(3, 12, 15.0)),
       CheckNewAnswer(),
-      AssertMetric("numLateRowsDropped", 1),
+      AssertCounted("numLateRowsDropped", 1),
       AssertPunctuatedState(rows = 2, punctuations = 2),
       AddData(input, closeHours(12)),
       CheckNewAnswer((11, 18.0), (12, 15.0)),
       AssertPunctuatedState(rows = 0, punctuations = 2))   // "hour <= 12", in both
+  }
+
+  test("range punctuations reach every partition through the aggregation's own shuffle: one job per micro-batch") {
+    // the micro-batches' jobs, by batch id (Spark sets it as a local property of each job)
+    val jobs = new java.util.concurrent.ConcurrentHashMap[String, Integer]()
+    val listener = new org.apache.spark.scheduler.SparkListener {
+      override def onJobStart(e: org.apache.spark.scheduler.SparkListenerJobStart): Unit =
+        Option(e.properties).flatMap(p => Option(p.getProperty("streaming.sql.batchId")))
+          .foreach(b => jobs.merge(b, 1, (x: Integer, y: Integer) => x + y))
+    }
+    spark.sparkContext.addSparkListener(listener)
+    try withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> "3") {
+      val (input, r) = readings()
+      val hottest = r.groupBy("hour").agg(max("temp").as("max_temp"))
+      testStream(hottest, OutputMode.Append())(
+        AddData(input, reading(1, 9, 20.1), reading(2, 10, 22.0), reading(1, 11, 18.0), reading(1, 12, 1.0)),
+        CheckNewAnswer(),
+        // the punctuation and a row of hour 10 merge into one partial aggregate: its copies in
+        // the other partitions close their hours, the home copy also carries the row
+        AddData(input, reading(2, 10, 23.5), closeHours(10)),
+        CheckNewAnswer((9, 20.1), (10, 23.5)),
+        AssertPunctuatedState(rows = 2, punctuations = 3),   // "hour <= 10" in each of 3 partitions
+        AssertCounted("numPunctuationsReceived", 1),           // counted once, at home
+        AssertOnQuery("a replicating exchange below the operator") { q =>
+          val plan = q.lastExecution.executedPlan
+          plan.collect { case p: PunctuatedAggregateExec => p.partitionWide }.forall(_.isInstanceOf[ThroughShuffle]) &&
+            plan.collect { case e: punctuated.input.PunctuationReplicatingExchangeExec => e }.size == 1
+        },
+        AddData(input, closeHours(12)),
+        CheckNewAnswer((11, 18.0), (12, 1.0)),
+        AssertPunctuatedState(rows = 0, punctuations = 3),
+        AssertOnQuery("no job gathers punctuations: one job per micro-batch") { q =>
+          import org.scalatest.concurrent.Eventually
+          Eventually.eventually(Eventually.timeout(org.scalatest.time.Span(10, org.scalatest.time.Seconds))) {
+            assert(jobs.size >= 3)
+          }
+          assert(jobs.values.stream().allMatch(_ == 1), jobs.toString)
+          true
+        })
+    } finally spark.sparkContext.removeSparkListener(listener)
   }
 
   test("late rows fail the query with spark.punctuated.lateRows=fail") {
@@ -177,7 +212,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 0, punctuations = 0),      // retention 0: nothing held...
       AddData(bids, bid(1, 101, 9.0)),                        // late: auction 1 closed
       CheckNewAnswer(),
-      AssertMetric("numLateRowsDropped", 1),
+      AssertCounted("numLateRowsDropped", 1),
       AssertPunctuatedState(rows = 0, punctuations = 0),
       AddData(bids, closeBids(1)),                            // a repeated punctuation
       CheckNewAnswer(),                                       // no second (1, 1, 9.0)
@@ -185,7 +220,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       StartStream(),
       AddData(bids, bid(1, 102, 4.0), bid(2, 100, 1.0), closeBids(1), closeBids(2)),
       CheckNewAnswer((2L, 1L, 1.0)),
-      AssertMetric("numLateRowsDropped", 1),
+      AssertCounted("numLateRowsDropped", 1),
       AssertOnQuery("...but auctions 1 and 2 are remembered") { q =>
         punctuatedProgress(q).customMetrics.get("numClosedValuesRemembered") >= 1L
       })
@@ -218,7 +253,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       AssertMetric("numClosedValuesRemembered", 2),
       AddData(bids, ids.map(id => bid(id, 101, 2.0)): _*),
       CheckNewAnswer(),
-      AssertMetric("numLateRowsDropped", 60))
+      AssertCounted("numLateRowsDropped", 60))
   }
 
   test("spark.punctuated.lateRows.maxRemembered bounds what is remembered; the rest is counted as forgotten") {
@@ -313,7 +348,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       StartStream(additionalConfs = Map(PunctuatedConf.InvalidPunctuations -> "drop")),
       AddData(bids2, Bid(None, Some(3L), None, is_punct = true), bid(1, 1, 1.0), closeBids(1)),
       CheckNewAnswer((1L, 1.0)),
-      AssertMetric("numInvalidPunctuationsDropped", 1))
+      AssertCounted("numInvalidPunctuationsDropped", 1))
   }
 
   test("grouping columns no scheme closes: start() fails in strict mode, naming the fix") {
@@ -343,7 +378,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       CheckNewAnswer((10, 30.0)),
       AddData(a, reading(1, 8, 99.0)),        // every stream closed hour 8: late
       CheckNewAnswer(),
-      AssertMetric("numLateRowsDropped", 1))
+      AssertCounted("numLateRowsDropped", 1))
   }
 
   test("a batch without rows of the aggregation's stream: still the punctuated operator, across a restart") {

@@ -35,11 +35,6 @@ class WatermarkAggregateSuite extends PunctuatedStreamTest {
   /** The punctuation "no more readings of sensor s". */
   private def sensorDone(s: Long) = TimedReading(Some(s), None, None, is_punct = true)
 
-  private def AssertMetric(name: String, value: Long) = AssertOnQuery(s"$name == $value") { q =>
-    val got = punctuatedProgress(q).customMetrics.get(name)
-    assert(got == value, s"$name = $got, expected $value: ${punctuatedProgress(q).json}")
-    true
-  }
 
   private def AssertGroups(n: Long) = AssertOnQuery(s"$n groups stored") { q =>
     assert(punctuatedProgress(q).numRowsTotal == n, punctuatedProgress(q).json)
@@ -73,7 +68,7 @@ class WatermarkAggregateSuite extends PunctuatedStreamTest {
       // (times up to 10:25: the watermark stays, no batch without data follows)
       AddData(input, reading(2, "10:05", 30.0), reading(1, "10:24", 30.0), reading(3, "10:21", 24.0)),
       CheckNewAnswer(),
-      AssertMetric("numLateRowsDropped", 2),
+      AssertCounted("numLateRowsDropped", 2),
       AssertGroups(1),
       AddData(input, reading(3, "10:45", 25.0)),                    // watermark 10:35: [10:20, 10:30) closes
       CheckNewAnswer(Row(t("10:20"), 3L, 1L, 24.0)),

@@ -53,11 +53,6 @@ class CheckpointDeclarationsSuite extends PunctuatedStreamTest {
     new String(Files.readAllBytes(new File(checkpoint,
       s"state/$operator/${CheckpointDeclarations.DirName}/${CheckpointDeclarations.FileName}").toPath), "UTF-8"))
 
-  private def AssertPunctuatedMetric(name: String, value: Long) = AssertOnQuery(s"$name == $value") { q =>
-    val got = punctuatedProgress(q).customMetrics.get(name)
-    assert(got == value, s"$name = $got, expected $value: ${punctuatedProgress(q).json}")
-    true
-  }
 
   /** The refusal: our error class, naming what changed and both fixes. */
   private def refused(mentions: String*)(e: Throwable): Unit = {
@@ -250,7 +245,7 @@ class CheckpointDeclarationsSuite extends PunctuatedStreamTest {
         StartStream(checkpointLocation = checkpoint),
         insert("readings", "(2, 9, 30.0, false, false)", "(NULL, 10, NULL, true, NULL)"),
         CheckNewAnswer((10, 21.0)),
-        AssertPunctuatedMetric("numLateRowsDropped", 1),
+        AssertCounted("numLateRowsDropped", 1),
         StopStream)
 
       sql("ALTER TABLE readings SET TBLPROPERTIES ('punctuated.marker' = 'is_end')")
@@ -295,7 +290,7 @@ class CheckpointDeclarationsSuite extends PunctuatedStreamTest {
         StartStream(checkpointLocation = checkpoint),
         insert("readings", "(5, 9, 1.0, false, false)", "(4, 12, 1.0, false, false)"),
         CheckNewAnswer((4L, 11), (4L, 12)),
-        AssertPunctuatedMetric("numLateRowsDropped", 1),
+        AssertCounted("numLateRowsDropped", 1),
         insert("readings", "(4, NULL, NULL, true, NULL)"),
         CheckNewAnswer(),
         // sensor 4's keys forgotten; (2, 10) and (3, 10) remain; "hour <= 9" in both partitions

@@ -26,11 +26,6 @@ class JoinRowsLayoutSuite extends PunctuatedStreamTest {
 
   private def newCheckpoint(): String = Files.createTempDirectory("punctuated-layout").toFile.getCanonicalPath
 
-  private def AssertMetric(name: String, value: Long) = AssertOnQuery(s"$name == $value") { q =>
-    val got = punctuatedProgress(q).customMetrics.get(name)
-    assert(got == value, s"$name = $got, expected $value")
-    true
-  }
 
   /** Auctions and bids, both declaring a scheme on the join key (ids are not unique here). */
   private def auctionsJoinBids(joinType: String, sellerBelowBidder: Boolean = false) = {

@@ -1,5 +1,7 @@
 package punctuated.join
 
+import punctuated.input.PunctuationReplicatingExchangeExec
+
 import org.apache.spark.SparkException
 import org.apache.spark.sql.{AnalysisException, DataFrame, Row}
 import punctuated.compat.StreamingSymmetricHashJoinExec
@@ -36,11 +38,6 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
     q.lastExecution.executedPlan.collect { case p: PunctuatedSymmetricHashJoinExec => p }.size == 1
   }
 
-  private def AssertMetric(name: String, value: Long) = AssertOnQuery(s"$name == $value") { q =>
-    val got = punctuatedProgress(q).customMetrics.get(name)
-    assert(got == value, s"$name = $got, expected $value")
-    true
-  }
 
   test("inner join: results as the batch join, state forgotten when both inputs close a key") {
     val (auctions, bids, joined) = auctionJoin()
@@ -54,7 +51,7 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       // auction 1 purged (bids closed it) and its punctuations released (both inputs closed 1);
       // auction 2 stored with its unique-key punctuation; no bid stored (auctions are unique)
       AssertPunctuatedState(rows = 1, punctuations = 1),
-      AssertMetric("numPunctuationsReceived", 1),
+      AssertCounted("numPunctuationsReceived", 1),
       AssertMetric("numRowsPurged", 1),
       AddData(bids, bid(2, 102, 4.0), closeBids(2)),
       CheckNewAnswer((2L, 102L, 4.0)),
@@ -100,7 +97,7 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       // the punctuation comes before the bid in the same batch: the bid still counts
       AddData(bids, closeBids(1), bid(1, 100, 5.0)),
       CheckNewAnswer((1L, 100L, 5.0)),
-      AssertMetric("numLateRowsDropped", 0))
+      AssertCounted("numLateRowsDropped", 0))
   }
 
   test("late rows are dropped and counted, or fail the query") {
@@ -112,14 +109,14 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       AddData(bids, bid(1, 100, 5.0), bid(2, 100, 6.0)),  // bids closed 1 earlier: late
       CheckNewAnswer((2L, 100L, 6.0)),
       // auction 1 closed on both sides: its punctuations are released, but remembered
-      AssertMetric("numLateRowsDropped", 1))
+      AssertCounted("numLateRowsDropped", 1))
     val (auctions2, bids2, joined2) = auctionJoin()
     testStream(joined2)(
       AddData(bids2, closeBids(7)),
       CheckNewAnswer(),
       AddData(bids2, bid(7, 100, 5.0)),         // still held (auctions never closed 7): late
       CheckNewAnswer(),
-      AssertMetric("numLateRowsDropped", 1),
+      AssertCounted("numLateRowsDropped", 1),
       AssertPunctuatedState(rows = 0, punctuations = 1))
     withSQLConf(PunctuatedConf.LateRows -> "fail") {
       val (_, bids3, joined3) = auctionJoin()
@@ -146,11 +143,11 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       StartStream(),
       AddData(bids, bid(1, 101, 7.0)),          // late: bids closed 1
       CheckNewAnswer(),
-      AssertMetric("numLateRowsDropped", 1),
+      AssertCounted("numLateRowsDropped", 1),
       AssertPunctuatedState(rows = 1, punctuations = 1),   // not stored
       AddData(auctions, auction(1, 12)),        // late: auctions' unique key 1 seen before
       CheckNewAnswer(),
-      AssertMetric("numLateRowsDropped", 1),
+      AssertCounted("numLateRowsDropped", 2),
       AssertPunctuatedState(rows = 1, punctuations = 1),
       AddData(bids, closeBids(1)),              // a repeated punctuation: nothing is held
       CheckNewAnswer(),
@@ -186,7 +183,7 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       AssertMetric("numClosedValuesRemembered", 4),      // 2 inputs x 2 partitions
       AddData(bids, ids.map(id => bid(id, 101, 2.0)): _*),
       CheckNewAnswer(),
-      AssertMetric("numLateRowsDropped", 60),
+      AssertCounted("numLateRowsDropped", 60),
       AssertPunctuatedState(rows = 0, punctuations = 0))
   }
 
@@ -205,7 +202,7 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
         AddData(auctions2, auction(1, 10)),
         AddData(bids2, invalid, bid(1, 100, 5.0)),
         CheckNewAnswer((1L, 100L, 5.0)),
-        AssertMetric("numInvalidPunctuationsDropped", 1))
+        AssertCounted("numInvalidPunctuationsDropped", 1))
     }
   }
 
@@ -333,7 +330,7 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       AddData(auctions, auction(3, 12)),
       AddData(bids, bid(1, 103, 9.0), closeBids(3)),   // bid on closed 1: late (remembered)
       CheckNewAnswer(Row(3L, null, null)),
-      AssertMetric("numLateRowsDropped", 1),
+      AssertCounted("numLateRowsDropped", 1),
       AssertPunctuatedState(rows = 1, punctuations = 1))
   }
 
@@ -387,7 +384,7 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       AddData(days, (Some(3), Some("wed"), false), (Some(4), Some("thu"), false)),
       StartStream(),
       CheckNewAnswer((4, 9L, "thu")),
-      AssertMetric("numLateRowsDropped", 2),
+      AssertCounted("numLateRowsDropped", 2),
       AssertPunctuatedState(rows = 2, punctuations = 0),    // day 4's reading and day: open
       AssertMetric("numClosedValuesRemembered", 4))          // 2 inputs x 2 partitions
   }
@@ -417,7 +414,7 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
         CheckNewAnswer(),
         AssertPunctuatedState(rows = 4, punctuations = 4),  // readings 1..8 purged everywhere;
         // the punctuation held by each of the 4 partitions (each copy is state, and counted)
-        AssertMetric("numPunctuationsReceived", 1),         // one punctuation, not one per copy
+        AssertCounted("numPunctuationsReceived", 1),         // one punctuation, not one per copy
         AssertMetric("numRowsPurged", 8),
         AssertMetric("numRangeIndexEntries", 4),
         StopStream,

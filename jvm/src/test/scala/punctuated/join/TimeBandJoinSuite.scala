@@ -1,5 +1,7 @@
 package punctuated.join
 
+import punctuated.input.PunctuationReplicatingExchangeExec
+
 import java.sql.{Date, Timestamp}
 
 import org.apache.spark.sql.{AnalysisException, Row}
@@ -38,11 +40,6 @@ class TimeBandJoinSuite extends PunctuatedStreamTest {
     (as, bs, joined.select(a("k"), a("ts"), b("ts")))
   }
 
-  private def AssertMetric(name: String, value: Long) = AssertOnQuery(s"$name == $value") { q =>
-    val got = punctuatedProgress(q).customMetrics.get(name)
-    assert(got == value, s"$name = $got, expected $value: ${punctuatedProgress(q).json}")
-    true
-  }
   private def AssertRows(rows: Long) = AssertOnQuery(s"$rows rows stored") { q =>
     val p = punctuatedProgress(q)
     assert(p.numRowsTotal == rows, s"numRowsTotal ${p.numRowsTotal} != $rows: ${p.json}")
@@ -69,7 +66,7 @@ class TimeBandJoinSuite extends PunctuatedStreamTest {
       AddData(bs, upTo(12)),
       CheckNewAnswer(),
       AssertRows(7),
-      AssertMetric("numPunctuationsReceived", 1),
+      AssertCounted("numPunctuationsReceived", 1),
       // the bound ts<=12 is a range punctuation held by each of the 2 partitions
       AssertMetric("numPunctuationsHeld", 2),
       AssertOnQuery("the time indexes hold buckets") { q =>
@@ -104,11 +101,11 @@ class TimeBandJoinSuite extends PunctuatedStreamTest {
       AddData(bs, upTo(11), row(1, 11, 0)),   // same batch: not late
       CheckNewAnswer((1, 10L, 11L)),
       AssertRows(2),
-      AssertMetric("numLateRowsDropped", 0),
+      AssertCounted("numLateRowsDropped", 0),
       // b's 11 again after b said <= 11: late
       AddData(bs, row(1, 11, 1)),
       CheckNewAnswer(),
-      AssertMetric("numLateRowsDropped", 1),
+      AssertCounted("numLateRowsDropped", 1),
       // an a row at 8: its band [6, 11] lies at or below b's 11: joined with the stored 11, not stored
       AddData(as, row(1, 8, 0)),
       CheckNewAnswer((1, 8L, 11L)),
@@ -133,7 +130,7 @@ class TimeBandJoinSuite extends PunctuatedStreamTest {
       // b's bound of before the restart still makes 11 late
       AddData(bs, row(1, 11, 1)),
       CheckNewAnswer(),
-      AssertMetric("numLateRowsDropped", 1),
+      AssertCounted("numLateRowsDropped", 1),
       StopStream,
       StartStream(),
       AddData(bs, upTo(13)),

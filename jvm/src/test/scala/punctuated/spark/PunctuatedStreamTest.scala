@@ -25,7 +25,6 @@ trait PunctuatedStreamTest extends StreamTest {
     df.select(df.columns.toIndexedSeq.map(c => org.apache.spark.sql.functions.col(c).as(c, metadata)): _*)
   }
 
-  /** The progress of the (first) punctuated operator of the last batch. */
   /**
    * The progress of the last executed batch. Spark reports it just after the batch commits, so a
    * test step that runs right after the commit may see the previous batch's progress: wait for it.
@@ -43,6 +42,39 @@ trait PunctuatedStreamTest extends StreamTest {
     val progress = settledProgress(q)
     progress.stateOperators.find(_.operatorName.startsWith("punctuated")).getOrElse(
       throw new AssertionError(s"no punctuated operator in ${progress.json}"))
+  }
+
+  /**
+   * A metric of the punctuated operator after the last batch: for what the operator holds
+   * (`numPunctuationsHeld`, `numRangeIndexEntries`, ...).
+   */
+  protected def AssertMetric(name: String, value: Long) = AssertOnQuery(s"$name == $value") { q =>
+    val got = punctuatedProgress(q).customMetrics.get(name)
+    assert(got == value, s"$name = $got, expected $value: ${settledProgress(q).json}")
+    true
+  }
+
+  /**
+   * A counter of the punctuated operator (`numLateRowsDropped`, `numRowsPurged`, ...) summed
+   * over every batch this run of the query has executed. Rows added by consecutive steps may
+   * fall into one micro-batch or several (the stream lists each source in turn), so a count
+   * of the last batch alone depends on timing; the run's sum does not.
+   */
+  protected def AssertCounted(name: String, value: Long) = AssertOnQuery(s"$name counted $value") { q =>
+    val last = settledProgress(q)
+    val got = punctuatedCount(q, name)
+    assert(got == value, s"$name = $got over this run's batches, expected $value; last batch: ${last.json}")
+    true
+  }
+
+  /** A counter of the punctuated operator summed over the batches this run executed. */
+  protected def punctuatedCount(q: punctuated.compat.StreamExecution, name: String): Long = {
+    settledProgress(q)
+    q.recentProgress.toSeq
+      .filter(_.durationMs.containsKey("addBatch"))   // executed batches, not idle reports
+      .groupBy(_.batchId).values.map(_.last).toSeq
+      .flatMap(_.stateOperators.find(_.operatorName.startsWith("punctuated")))
+      .map(op => Option(op.customMetrics.get(name)).map(_.longValue).getOrElse(0L)).sum
   }
 
   /** Asserts the punctuated operator's state after the last batch. */

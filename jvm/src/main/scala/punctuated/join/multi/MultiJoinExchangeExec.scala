@@ -11,7 +11,7 @@ import org.apache.spark.sql.execution.metric.{SQLMetrics, SQLShuffleReadMetricsR
 import org.apache.spark.sql.types.DataType
 import org.apache.spark.util.MutablePair
 
-import punctuated.join.PunctuationReplicatingExchangeExec
+import punctuated.input.PunctuationReplicatingExchangeExec
 
 /**
  * The shuffle below one input of a multi-way join: sends each row to the cells of the

@@ -48,6 +48,14 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
                     .aggregateFunction.inputAggBufferAttributes.head
                   output.indexWhere(_.exprId == buffer.exprId)
                 }
+                val kindsBuffer = agg.aggregateExpressions.find(_.resultId == layout.kinds).get
+                  .aggregateFunction.inputAggBufferAttributes.head.exprId
+                // partial aggregates carrying a range or part-of-key kind go to every partition
+                val wideKinds = layout.partitionWide(s.keyExpressions.size).foldLeft(0L)((b, k) => b | (1L << k))
+                val (child, replicated) = ReplicatingShuffles.replace(s.child) { output =>
+                  val ordinal = output.indexWhere(_.exprId == kindsBuffer)
+                  if (wideKinds == 0 || ordinal < 0) None else Some(AggregatePartitionWideRows(ordinal, wideKinds))
+                }
                 val exec = PunctuatedAggregateExec(
                   keyExpressions = s.keyExpressions,
                   stateInfo = s.stateInfo,
@@ -57,14 +65,13 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
                   ordinals = AggregateOrdinals(ordinal(layout.dataRows, s.child.output),
                     ordinal(layout.kinds, s.child.output), ordinal(layout.invalid, s.child.output),
                     ordinal(layout.received, s.child.output)),
-                  partitionWide = Some(PartitionWideSource(agg.aggregateExpressions
-                    .find(_.resultId == layout.kinds).get.aggregateFunction.inputAggBufferAttributes.head.exprId)),
+                  partitionWide = replicated.map(ThroughShuffle(_)).getOrElse(Gathered(kindsBuffer)),
                   emit = emitting.contains(layout.dataRows),
                   settings = conf,
                   eventTimeWatermark = s.eventTimeWatermarkForEviction,
                   useWatermark = layout.watermarks.nonEmpty && Watermarks.usable(
                     session.sessionState.conf, watermarks, "aggregation", layout.watermarks.map(_.time.name)),
-                  child = s.child)
+                  child = child)
                 exec.copyTagsFrom(s)
                 // before any of its state stores is opened: the state's declarations are followable
                 CheckpointDeclarations.verify(s.stateInfo.get, OperatorRecords.keyed(exec.shortName,

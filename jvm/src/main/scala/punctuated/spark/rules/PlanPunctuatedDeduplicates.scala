@@ -8,7 +8,7 @@ import punctuated.compat.{EventTimeWatermarkExec, StreamingDeduplicateExec}
 
 import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateLayouts, StateMetadata, StoreSchemas}
 import punctuated.conf.PunctuatedConf
-import punctuated.dedup.PunctuatedDeduplicateExec
+import punctuated.dedup.{DeduplicatePartitionWideRows, PunctuatedDeduplicateExec}
 import punctuated.input.{PunctuationKind, PunctuationTag}
 import punctuated.input.Watermarks
 
@@ -46,19 +46,25 @@ case class PlanPunctuatedDeduplicates(session: SparkSession) extends ColumnarRul
             val outputIds = d.output.map(_.exprId).toSet
             val markerNames = own.sources.flatMap(s => own.children(s.marker).references).map(_.name).toSet
             val markers = d.output.filter(a => markerNames.contains(a.name)).map(_.exprId)
+            // punctuations of a range or part-of-key kind go to every partition
+            val wide = own.layout.partitionWide(d.keyExpressions.size)
+            val (child, replicated) = ReplicatingShuffles.replace(d.child) { output =>
+              val ordinal = output.indexWhere(_.exprId == kindAttr.exprId)
+              if (wide.isEmpty || ordinal < 0) None else Some(DeduplicatePartitionWideRows(ordinal, wide))
+            }
             val exec = PunctuatedDeduplicateExec(
               keyExpressions = d.keyExpressions,
               kindOrdinal = d.child.output.indexWhere(_.exprId == kindAttr.exprId),
               stateInfo = d.stateInfo,
               layout = own.layout,
-              wideKeys = true,
+              replicated = replicated,
               emit = outside.exists(_.references.exists(a => outputIds.contains(a.exprId))) ||
                 (conf.emitPunctuations && markers.exists(results.contains)),
               settings = conf,
               eventTimeWatermark = d.eventTimeWatermarkForEviction,
               useWatermark = own.layout.watermarks.nonEmpty && Watermarks.usable(
                 session.sessionState.conf, watermarks, "deduplication", own.layout.watermarks.map(_.time.name)),
-              child = d.child)
+              child = child)
             exec.copyTagsFrom(d)
             // before any of its state stores is opened: the state's declarations are followable
             CheckpointDeclarations.verify(d.stateInfo.get, OperatorRecords.keyed(exec.shortName,

@@ -11,9 +11,8 @@ import punctuated.compat.StreamingSymmetricHashJoinExec
 
 import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateMetadata, StoreSchemas}
 import punctuated.conf.PunctuatedConf
-import punctuated.input.{InputSpec, PunctuationColumns}
-import punctuated.join.{PunctuatedSymmetricHashJoinExec, PunctuationReplicatingExchangeExec, TimeBand,
-  WatermarkPunctuations}
+import punctuated.input.{InputSpec, PunctuationColumns, PunctuationReplicatingExchangeExec}
+import punctuated.join.{JoinPartitionWideRows, PunctuatedSymmetricHashJoinExec, TimeBand, WatermarkPunctuations}
 
 /**
  * Physical rule (run before columnar transitions, after Spark's incremental planner has given
@@ -100,7 +99,7 @@ case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
           if PunctuatedSymmetricHashJoinExec.hasPartitionWide(spec, keys) || bandScheme.isDefined =>
         s.outputPartitioning match {
           case h: HashPartitioning =>
-            (PunctuationReplicatingExchangeExec(h, spec, keys.length, s.child, bandScheme), true)
+            (PunctuationReplicatingExchangeExec(h, JoinPartitionWideRows(spec, keys.length, bandScheme), s.child), true)
           case _ => (child, false)
         }
       case _ => (child, false)

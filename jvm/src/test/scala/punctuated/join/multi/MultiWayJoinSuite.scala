@@ -62,11 +62,6 @@ class MultiWayJoinSuite extends PunctuatedStreamTest {
 
   private def AssertEmpty = AssertMultiJoin(Nil, Nil)
 
-  private def AssertMetric(name: String, value: Long) = AssertOnQuery(s"$name == $value") { q =>
-    val op = punctuatedProgress(q)
-    assert(op.customMetrics.get(name) == value, settledProgress(q).json)
-    true
-  }
 
   private def withPartitions(n: Int)(body: => Unit): Unit =
     withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> n.toString, PunctuatedConf.JoinPlan -> "mjoin",
@@ -101,7 +96,7 @@ class MultiWayJoinSuite extends PunctuatedStreamTest {
           AddData(a, xy(1, 11)), AddData(c, xy(7, 99)),
           CheckNewAnswer((1L, 7L, 11L, 20L), (1L, 8L, 11L, 21L)),
           AssertMultiJoin(Seq(1, 1, 2, 2), Seq(1 -> "b_k", 2 -> "c_v", 2 -> "c_v")),
-          AssertMetric("numLateRowsDropped", 1),
+          AssertCounted("numLateRowsDropped", 1),
           AddData(a, onX(1)), AddData(b, onY(7)), AddData(b, onY(8)),
           CheckNewAnswer(),
           AssertEmpty)
@@ -125,10 +120,10 @@ class MultiWayJoinSuite extends PunctuatedStreamTest {
       testStream(joined)(
         AddData(c, onX(7)),
         CheckNewAnswer(),
-        AssertMetric("numPunctuationsReceived", 1),   // its copies reach 2 cells of the 4
+        AssertCounted("numPunctuationsReceived", 1),   // its copies reach 2 cells of the 4
         AddData(c, xy(7, 1)),               // c(7) goes to 2 cells of the 4
         CheckNewAnswer(),
-        AssertMetric("numLateRowsDropped", 1))
+        AssertCounted("numLateRowsDropped", 1))
     }
     withPartitions(2) {
       withSQLConf(PunctuatedConf.LateRows -> "fail") {
@@ -151,8 +146,8 @@ class MultiWayJoinSuite extends PunctuatedStreamTest {
         testStream(joined)(
           AddData(b, XY(Some(1), Some(7), p = true)),     // sets both columns: no scheme does
           CheckNewAnswer(),
-          AssertMetric("numInvalidPunctuationsDropped", 1),
-          AssertMetric("numPunctuationsReceived", 0))
+          AssertCounted("numInvalidPunctuationsDropped", 1),
+          AssertCounted("numPunctuationsReceived", 0))
       }
       val (_, b, _, joined) = chainQuery("b_k; b_v")
       testStream(joined)(
@@ -179,7 +174,7 @@ class MultiWayJoinSuite extends PunctuatedStreamTest {
         },
         AddData(b, xy(1, 8)),              // late: b's own key 1 is closed
         CheckNewAnswer(),
-        AssertMetric("numLateRowsDropped", 1),
+        AssertCounted("numLateRowsDropped", 1),
         AddData(c, onX(7)),
         CheckNewAnswer(),
         AddData(a, onX(1)), AddData(b, onY(7)),

@@ -1,4 +1,4 @@
-package punctuated.join
+package punctuated.input
 
 import org.apache.spark.{Partitioner, ShuffleDependency, SparkEnv}
 import org.apache.spark.rdd.RDD
@@ -10,16 +10,15 @@ import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 import org.apache.spark.sql.execution.metric.{SQLMetrics, SQLShuffleReadMetricsReporter, SQLShuffleWriteMetricsReporter}
 import org.apache.spark.util.MutablePair
 
-import punctuated.input.InputSpec
-
 /**
- * The shuffle below an input of [[PunctuatedSymmetricHashJoinExec]] whose punctuations may
- * concern every partition: schemes with a range (`seller<=`: "no more auctions by sellers up
- * to 1041") or fixing a prefix of the join key. It replaces Spark's own
- * `ShuffleExchangeExec(HashPartitioning(keys, n))` there (same partitioning object):
+ * The shuffle below a punctuated operator whose punctuations may concern every partition: a
+ * join input's schemes with a range (`seller<=`: "no more auctions by sellers up to 1041") or
+ * fixing a prefix of the join key, an aggregation's range schemes (`hour<=`). It replaces
+ * Spark's own `ShuffleExchangeExec(HashPartitioning(keys, n))` there (same partitioning
+ * object):
  *
  * {{{
- *        input partitions                          join partitions (n = 3)
+ *        input partitions                          operator partitions (n = 3)
  *   row (seller=1017, ...)        --hash-->        [p1]                 as Spark's exchange
  *   punctuation (seller<=1041)    --every-->       [p0] [p1] [p2]       one copy each
  *   punctuation (id=1017), whole key --hash-->     [p1]                 as a data row
@@ -27,25 +26,22 @@ import punctuated.input.InputSpec
  *
  * A data row, and a punctuation of a scheme fixing the whole key, goes to the partition
  * Spark's hash partitioning names, so the state of a key stays where it has always been; a
- * punctuation row of a partition-wide scheme goes to every partition. Each join partition
- * thus reads, in the same micro-batch and the same stage, every punctuation that can purge its
- * state (Tucker et al. 2003, §5: a punctuation must reach the state it matches), without a
- * job that gathers them first. The join's task recognises its *home* copy (the one the hash
- * names) to apply the row's whole-key meaning and count it once.
+ * row that [[PartitionWideRows]] calls partition-wide goes to every partition. Each operator
+ * partition thus reads, in the same micro-batch and the same stage, every punctuation that
+ * can purge its state (Tucker et al. 2003, §5: a punctuation must reach the state it
+ * matches), without a job that gathers them first. The operator's task recognises the *home*
+ * copy (the one the hash names, [[PunctuationReplicatingExchangeExec.partitionOf]]) to apply
+ * whatever else the row carries (its data, when a partial aggregation merged it with data
+ * of the same group; its whole-key meaning) and to count it once.
  *
  * @param partitioning the hash partitioning of Spark's exchange it replaces
- * @param spec         the input's declaration (which rows are punctuations, of what scheme)
- * @param keyLength    number of join-key columns (a scheme fixing all of them is not replicated)
+ * @param wide         which rows go to every partition
  * @param child        the input below the shuffle
- * @param bandScheme   the index of the input's range scheme on a join's time band column
- *                     ([[TimeBand.schemes]]): its punctuations go to every partition too
  */
 case class PunctuationReplicatingExchangeExec(
     partitioning: HashPartitioning,
-    spec: InputSpec,
-    keyLength: Int,
-    child: SparkPlan,
-    bandScheme: Option[Int] = None) extends UnaryExecNode {
+    wide: PartitionWideRows,
+    child: SparkPlan) extends UnaryExecNode {
 
   override def output: Seq[Attribute] = child.output
   override def outputPartitioning: Partitioning = partitioning
@@ -61,7 +57,7 @@ case class PunctuationReplicatingExchangeExec(
   protected override def doExecute(): RDD[InternalRow] = {
     val n = partitioning.numPartitions
     val target = PunctuationReplicatingExchangeExec.partitionOf(partitioning, child.output)
-    val (inputSpec, keys, onBand) = (spec, keyLength, bandScheme)
+    val partitionWide = wide
     val copies = longMetric("numReplicatedPunctuations")
     // as Spark's exchange: rows are copied only for a shuffle writer that keeps them
     val copy = !PunctuationReplicatingExchangeExec.serializesAtOnce(n)
@@ -71,7 +67,7 @@ case class PunctuationReplicatingExchangeExec(
       def record(p: Int, row: InternalRow): Product2[Int, InternalRow] =
         if (copy) (p, row.copy()) else pair.update(p, row)
       iter.flatMap { row =>
-        if (PunctuationReplicatingExchangeExec.isPartitionWide(inputSpec, keys, row, onBand)) {
+        if (partitionWide.isPartitionWide(row)) {
           copies += n
           Iterator.tabulate(n)(p => record(p, row))
         } else Iterator.single(record(partitionOf(row), row))
@@ -109,14 +105,16 @@ object PunctuationReplicatingExchangeExec {
       numPartitions <= (1 << 24)
   }
 
-  /** Is this row a punctuation of a scheme that does not fix the whole join key? */
-  def isPartitionWide(spec: InputSpec, keyLength: Int, row: InternalRow,
-      bandScheme: Option[Int] = None): Boolean =
-    spec.isPunctuation(row) && (spec.schemeOf(row).flatten.exists(!_.isWholeKey(keyLength)) ||
-      bandScheme.exists(_ == TimeBandJoin.schemeIndex(spec, row)))
-
   /** Sends a record to the partition its key names (the key is the partition id). */
   final class PartitionIdPassthrough(override val numPartitions: Int) extends Partitioner {
     override def getPartition(key: Any): Int = key.asInstanceOf[Int]
   }
+}
+
+/**
+ * Which rows of an input a [[PunctuationReplicatingExchangeExec]] sends to every partition:
+ * the punctuations whose match is not confined to one partition's keys.
+ */
+trait PartitionWideRows extends Serializable {
+  def isPartitionWide(row: InternalRow): Boolean
 }
