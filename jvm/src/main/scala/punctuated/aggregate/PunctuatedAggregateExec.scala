@@ -30,13 +30,15 @@ import punctuated.state.{GroupPunctuation, GroupPunctuations}
  *       HashAggregate(merge)                      punctuations: GroupPunctuations)
  *         StateStoreRestoreExec                   (Spark's: merges stored groups in)
  *           HashAggregate(merge) <- Exchange <- HashAggregate(partial, FILTER kind = 0)
+ *                                   (replicating: ranges to every partition)
  *
  *   per input group (merged with its stored state), in this micro-batch:
  *     late?    its key is matched by a held or remembered punctuation (GroupPunctuations):
  *              dropped or failing the query (spark.punctuated.lateRows)
  *     closed?  it carries a punctuation on its whole key (it arrived in the same group), or
- *              a partition-wide one (a range, a part of the key; gathered from all
- *              partitions first; the watermark's `ts<=w`: [[WatermarkClosing]]) matches
+ *              a partition-wide one (a range, a part of the key: copied to every partition
+ *              by the shuffle and read first, [[ThroughShuffle]]; the watermark's `ts<=w`:
+ *              [[WatermarkClosing]]) matches
  *              it, or its stream's unique key implies one:
  *              its final row is emitted and its state removed
  *     else     stored

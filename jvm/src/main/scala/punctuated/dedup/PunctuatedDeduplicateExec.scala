@@ -36,7 +36,7 @@ import punctuated.state.{GroupPunctuation, GroupPunctuations, PunctuatedJoinMetr
  *             else                                    -> emitted, key stored
  *   punctuation row: noted (and emitted when a downstream operator or the results use it)
  *   end of batch: keys matched by this batch's punctuations are forgotten — a whole-key one
- *   by one removal, partition-wide ones (gathered from all partitions) by one pass over
+ *   by one removal, partition-wide ones (copied to every partition by the shuffle) by one pass over
  *   the seen keys; punctuations are held for late rows (GroupPunctuations)
  * }}}
  *
