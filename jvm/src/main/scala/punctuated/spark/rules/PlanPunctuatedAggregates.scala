@@ -9,7 +9,7 @@ import punctuated.compat.{EventTimeWatermarkExec, StateStoreSaveExec}
 import org.apache.spark.sql.catalyst.expressions.Explode
 
 import punctuated.aggregate._
-import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateLayouts, StateMetadata, StoreSchemas}
+import punctuated.checkpoint.{CheckpointDeclarations, OncePerRun, OperatorRecords, StateLayouts, StateMetadata, StoreSchemas}
 import punctuated.conf.PunctuatedConf
 import punctuated.input.{PunctuationKind, PunctuationOutputs, PunctuationTag}
 import punctuated.input.Watermarks
@@ -22,6 +22,9 @@ import punctuated.input.Watermarks
  * location and output mode. Spark's restore step, which reads the same state store, stays.
  */
 case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule {
+
+  // the checkpoint checks and writes of each operator: at a run's first micro-batch
+  private val once = new OncePerRun
 
   override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
     override def apply(plan: SparkPlan): SparkPlan = {
@@ -73,13 +76,15 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
                     session.sessionState.conf, watermarks, "aggregation", layout.watermarks.map(_.time.name)),
                   child = child)
                 exec.copyTagsFrom(s)
-                // before any of its state stores is opened: the state's declarations are followable
-                CheckpointDeclarations.verify(s.stateInfo.get, OperatorRecords.keyed(exec.shortName,
-                  StateLayouts.Aggregate, exec.stateStoreNames, kinds.find(_.layout == layout).get),
-                  session.sessionState.newHadoopConf())
-                // Spark's metadata and schema files describe its save step: ours replace them
-                StateMetadata.write(s.stateInfo.get, s.shortName, StoreSchemas.aggregate(exec), session,
-                  session.sessionState.newHadoopConf())
+                once(s.stateInfo.get) {
+                  // before any of its state stores is opened: the state's declarations are followable
+                  CheckpointDeclarations.verify(s.stateInfo.get, OperatorRecords.keyed(exec.shortName,
+                    StateLayouts.Aggregate, exec.stateStoreNames, kinds.find(_.layout == layout).get),
+                    session.sessionState.newHadoopConf())
+                  // Spark's metadata and schema files describe its save step: ours replace them
+                  StateMetadata.write(s.stateInfo.get, s.shortName, StoreSchemas.aggregate(exec), session,
+                    session.sessionState.newHadoopConf())
+                }
                 exec
               case _ => s
             }

@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, ProjectExec, SparkPlan}
 import punctuated.compat.{EventTimeWatermarkExec, StreamingDeduplicateExec}
 
-import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateLayouts, StateMetadata, StoreSchemas}
+import punctuated.checkpoint.{CheckpointDeclarations, OncePerRun, OperatorRecords, StateLayouts, StateMetadata, StoreSchemas}
 import punctuated.conf.PunctuatedConf
 import punctuated.dedup.{DeduplicatePartitionWideRows, PunctuatedDeduplicateExec}
 import punctuated.input.{PunctuationKind, PunctuationTag}
@@ -18,6 +18,9 @@ import punctuated.input.Watermarks
  * [[PunctuatedDeduplicateExec]] with the same key and state location.
  */
 case class PlanPunctuatedDeduplicates(session: SparkSession) extends ColumnarRule {
+
+  // the checkpoint checks and writes of each operator: at a run's first micro-batch
+  private val once = new OncePerRun
 
   override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
     override def apply(plan: SparkPlan): SparkPlan = {
@@ -66,12 +69,14 @@ case class PlanPunctuatedDeduplicates(session: SparkSession) extends ColumnarRul
                 session.sessionState.conf, watermarks, "deduplication", own.layout.watermarks.map(_.time.name)),
               child = child)
             exec.copyTagsFrom(d)
-            // before any of its state stores is opened: the state's declarations are followable
-            CheckpointDeclarations.verify(d.stateInfo.get, OperatorRecords.keyed(exec.shortName,
-              StateLayouts.Deduplicate, exec.stateStoreNames, own), session.sessionState.newHadoopConf())
-            // Spark's metadata and schema files describe its deduplication: ours replace them
-            StateMetadata.write(d.stateInfo.get, d.shortName, StoreSchemas.deduplicate(exec), session,
-              session.sessionState.newHadoopConf())
+            once(d.stateInfo.get) {
+              // before any of its state stores is opened: the state's declarations are followable
+              CheckpointDeclarations.verify(d.stateInfo.get, OperatorRecords.keyed(exec.shortName,
+                StateLayouts.Deduplicate, exec.stateStoreNames, own), session.sessionState.newHadoopConf())
+              // Spark's metadata and schema files describe its deduplication: ours replace them
+              StateMetadata.write(d.stateInfo.get, d.shortName, StoreSchemas.deduplicate(exec), session,
+                session.sessionState.newHadoopConf())
+            }
             exec
         }
       }

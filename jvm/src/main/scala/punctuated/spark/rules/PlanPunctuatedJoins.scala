@@ -9,7 +9,7 @@ import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 import punctuated.compat.EventTimeWatermarkExec
 import punctuated.compat.StreamingSymmetricHashJoinExec
 
-import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecords, StateMetadata, StoreSchemas}
+import punctuated.checkpoint.{CheckpointDeclarations, OncePerRun, OperatorRecords, StateMetadata, StoreSchemas}
 import punctuated.conf.PunctuatedConf
 import punctuated.input.{InputSpec, PunctuationColumns, PunctuationReplicatingExchangeExec}
 import punctuated.join.{JoinPartitionWideRows, PunctuatedSymmetricHashJoinExec, TimeBand, WatermarkPunctuations}
@@ -28,6 +28,9 @@ import punctuated.join.{JoinPartitionWideRows, PunctuatedSymmetricHashJoinExec, 
  * Every other plan is returned unchanged.
  */
 case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
+
+  // the checkpoint checks and writes of each operator: at a run's first micro-batch
+  private val once = new OncePerRun
 
   override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
     override def apply(plan: SparkPlan): SparkPlan =
@@ -76,12 +79,14 @@ case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
           band = band,
           eventTimeWatermark = j.eventTimeWatermarkForEviction)
         exec.copyTagsFrom(j)
-        // before any of its state stores is opened: the state's declarations are followable
-        CheckpointDeclarations.verify(j.stateInfo.get, OperatorRecords.join(exec,
-          mark.left.map(_.declaration), mark.right.map(_.declaration)), session.sessionState.newHadoopConf())
-        // Spark's metadata and schema files describe its join: ours replace them
-        StateMetadata.write(j.stateInfo.get, j.shortName, StoreSchemas.join(exec), session,
-          session.sessionState.newHadoopConf())
+        once(j.stateInfo.get) {
+          // before any of its state stores is opened: the state's declarations are followable
+          CheckpointDeclarations.verify(j.stateInfo.get, OperatorRecords.join(exec,
+            mark.left.map(_.declaration), mark.right.map(_.declaration)), session.sessionState.newHadoopConf())
+          // Spark's metadata and schema files describe its join: ours replace them
+          StateMetadata.write(j.stateInfo.get, j.shortName, StoreSchemas.join(exec), session,
+            session.sessionState.newHadoopConf())
+        }
         exec
       }
     }
