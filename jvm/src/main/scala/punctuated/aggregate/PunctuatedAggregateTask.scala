@@ -47,7 +47,11 @@ private[aggregate] class PunctuatedAggregateTask(
   private val Complete = OutputMode.Complete()
   private val mode = op.outputMode.getOrElse(Append)
 
+  // Spark's timing metrics: the batch's updates (from the first input row on) and the commits
+  private var started = 0L
+
   def run(iter: Iterator[InternalRow]): Iterator[InternalRow] = {
+    started = System.nanoTime()
     val local = op.partitionWide match {
       case ThroughShuffle(partitioning) if wideKinds != 0 =>
         // every partition-wide punctuation of the batch is among this partition's input rows
@@ -87,8 +91,11 @@ private[aggregate] class PunctuatedAggregateTask(
 
   /** Releases expired punctuations, commits both stores, reports the metrics. */
   private def finish(out: ArrayBuffer[InternalRow], retention: Int): Iterator[InternalRow] = {
+    val updated = System.nanoTime()
+    op.metric("allUpdatesTimeMs") += (updated - started) / 1000000
     held.commit(batch, retention, op.metric)
     op.stateManager.commit(store)
+    op.metric("commitTimeMs") += (System.nanoTime() - updated) / 1000000
     op.reportStoreMetrics(store, held.store)
     op.metric("numOutputRows") += out.size
     out.iterator

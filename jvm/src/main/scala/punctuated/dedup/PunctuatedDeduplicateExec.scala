@@ -162,6 +162,7 @@ private[dedup] class PunctuatedDeduplicateTask(
   private val seen = UnsafeProjection.create(PunctuatedDeduplicateExec.ValueSchema)(new GenericInternalRow(Array[Any](1)))
 
   def run(iter: Iterator[InternalRow]): Iterator[InternalRow] = {
+    val started = System.nanoTime()
     val out = ArrayBuffer.empty[InternalRow]
     val closing = ArrayBuffer.empty[GroupPunctuation]
     val newKeys = ArrayBuffer.empty[UnsafeRow]
@@ -214,8 +215,11 @@ private[dedup] class PunctuatedDeduplicateTask(
       (closing ++ wide).distinct.foreach(p => held.hold(p, batch, op.settings.punctuationRetention))
     }
     val retention = if (layout.isUnion) Int.MaxValue else op.settings.punctuationRetention
+    val updated = System.nanoTime()
+    op.metric("allUpdatesTimeMs") += (updated - started) / 1000000
     held.commit(batch, retention, op.metric)
     store.commit()
+    op.metric("commitTimeMs") += (System.nanoTime() - updated) / 1000000
     op.reportStoreMetrics(store, held.store)
     op.metric("numOutputRows") += out.size
     out.iterator
