@@ -98,6 +98,12 @@ class PunctuatedDeduplicateSuite extends PunctuatedStreamTest {
         AddData(input, Reading(None, Some(9), None, is_punct = true)),
         CheckNewAnswer(),
         AssertPunctuatedState(rows = 1, punctuations = 2),   // "hour <= 9": one copy per partition
+        AssertCounted("numPunctuationsReceived", 1),           // counted at home only
+        AssertOnQuery("the range punctuation came through the deduplication's own shuffle") { q =>
+          val plan = q.lastExecution.executedPlan
+          plan.collect { case d: PunctuatedDeduplicateExec => d.replicated }.forall(_.isDefined) &&
+            plan.collect { case e: punctuated.input.PunctuationReplicatingExchangeExec => e }.size == 1
+        },
         // a late reading of hour 9 (held range punctuation): dropped, not a new distinct row
         AddData(input, Reading(Some(3), Some(9), Some(1.0))),
         CheckNewAnswer())
