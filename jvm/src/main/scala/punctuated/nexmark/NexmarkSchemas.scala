@@ -80,8 +80,14 @@ object NexmarkSchemas {
   private def s(v: String): UTF8String = UTF8String.fromString(v)
   private def micros(ms: Long): Long = ms * 1000L
 
-  private def row(punctuations: Boolean, values: Any*): InternalRow =
-    new GenericInternalRow((if (punctuations) values :+ false else values).toArray)
+  /** The row's values, and the marker column `false` when the table carries punctuations (one array, no copy). */
+  private def row(punctuations: Boolean, values: Any*): InternalRow = {
+    val n = values.length
+    val array = new Array[Any](if (punctuations) n + 1 else n)
+    values.copyToArray(array)
+    if (punctuations) array(n) = false
+    new GenericInternalRow(array)
+  }
 
   def personRow(p: Person, punctuations: Boolean): InternalRow =
     row(punctuations, p.id, s(p.name), s(p.emailAddress), s(p.creditCard), s(p.city), s(p.state),
