@@ -68,7 +68,8 @@ object OperatorRecords {
 
   /** The schemes of `spec` that purge state, named as declared, keyed by key position. */
   private def purging(spec: InputSpec): Seq[KeyedScheme] = {
-    val named = spec.schemes.map(_._2).zip(spec.schemeNames).collect { case (Some(k), text) => k -> text }
+    val named = spec.schemes.map(_._2).zip(spec.schemeNames).collect { case (Some(k), text) => k -> text } ++
+      spec.watermark
     spec.keySchemes.map(k => KeyedScheme(named.collectFirst { case (`k`, t) => t }.getOrElse(keyText(k)), keyText(k)))
   }
 

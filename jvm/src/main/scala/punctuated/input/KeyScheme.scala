@@ -49,6 +49,10 @@ final case class KeyScheme(constants: Array[Int], range: Option[Int]) {
  *                        input's marker: [[punctuated.declaration.Derived]])
  * @param owners          for a join's output: column ordinal → ordinal of the marker of the
  *                        stream it comes from (see `markerFor`)
+ * @param watermark       the range scheme its event-time watermark instantiates on a join-key
+ *                        column (`ts<=w` at each micro-batch, no marker rows:
+ *                        `punctuated.join.WatermarkPunctuations.onKey`), with its name for
+ *                        messages and records
  */
 final case class InputSpec(
     name: String,
@@ -59,7 +63,8 @@ final case class InputSpec(
     unique: Option[KeyScheme],
     columnNames: Seq[String],
     punctuationOrdinals: Array[Int],
-    owners: Map[Int, Int] = Map.empty) {
+    owners: Map[Int, Int] = Map.empty,
+    watermark: Option[(KeyScheme, String)] = None) {
 
   /**
    * The marker an output punctuation on these columns sets: this input's marker, or, for a
@@ -72,10 +77,13 @@ final case class InputSpec(
       case _ => -1
     }
 
-  /** Schemes whose punctuations purge: explicit ones and the unique key. */
-  val keySchemes: Seq[KeyScheme] = (schemes.flatMap(_._2) ++ unique).distinct
+  /** Schemes whose punctuations purge: explicit ones, the unique key and the watermark's range. */
+  val keySchemes: Seq[KeyScheme] = (schemes.flatMap(_._2) ++ unique ++ watermark.map(_._1)).distinct
 
-  def hasPunctuations: Boolean = hasMarker || unique.isDefined
+  /** Schemes the input's declaration instantiates (marker rows, the unique key): not the watermark's. */
+  val declaredKeySchemes: Seq[KeyScheme] = (schemes.flatMap(_._2) ++ unique).distinct
+
+  def hasPunctuations: Boolean = hasMarker || unique.isDefined || watermark.isDefined
 
   /** Can rows of this input be punctuations? */
   def hasMarker: Boolean = punctuationOrdinals.nonEmpty

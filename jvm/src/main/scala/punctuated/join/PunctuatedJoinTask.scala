@@ -238,10 +238,14 @@ private[join] class PunctuatedJoinTask(
   }
 
   /** A late row of `own`: dropped and counted, or fails the query; `after` says what it came after. */
-  private def late(row: InternalRow, own: JoinInput, after: String = "punctuated its key"): Unit = {
+  private def late(row: InternalRow, own: JoinInput, after: String = ""): Unit = {
     if (settings.failOnLateRows) {
-      throw PunctuatedErrors.lateRow(
-        s"Row ${own.render(row)} of ${own.spec.name} arrived after ${own.spec.name} $after")
+      val name = if (own.spec.name.nonEmpty) own.spec.name else s"the ${if (own.number == 0) "left" else "right"} input"
+      val what = if (after.nonEmpty) after else own.spec.watermark match {
+        case Some((_, scheme)) => s"punctuated its key, or its event-time watermark ($scheme) passed it"
+        case None => "punctuated its key"
+      }
+      throw PunctuatedErrors.lateRow(s"Row ${own.render(row)} of $name arrived after $name $what")
     }
     metric(LateRowsDropped) += 1
   }
@@ -272,7 +276,10 @@ private[join] class PunctuatedJoinTask(
         val closesOther = otherHeld.exists { case (b, _) => own.state.boundCovers(p.scheme, p.bound, b) }
         val retention = settings.punctuationRetention
         // (a partition-wide punctuation is seen by every partition: output once, by partition 0)
-        if (settings.emitPunctuations && (p.scheme.isWholeKey(own.keyLength) || partitionId == 0)) {
+        // (only of schemes both inputs declare: a watermark's range is not in the output's
+        // derived declaration, and Spark passes the watermark on by itself)
+        if (settings.emitPunctuations && (p.scheme.isWholeKey(own.keyLength) || partitionId == 0) &&
+            inputs.forall(_.spec.declaredKeySchemes.contains(p.scheme))) {
           // what both inputs have now closed: no output row can match it any more
           val finished = if (closed) Some(p) else otherHeld.filter(_ => closesOther)
             .map { case (b, _) => KeyPunctuation(p.scheme, p.constants, b) }

@@ -93,7 +93,8 @@ import punctuated.input.{InputSpec, PunctuationReplicatingExchangeExec}
  *                   state ([[TimeBand]], [[TimeBandJoin]]), if any
  * @param eventTimeWatermark the event-time watermark (ms) Spark's incremental planner gave the
  *                   join for eviction this batch (the global watermark as it reaches the join):
- *                   a range punctuation `ts<=w` of the band's watermark-fed inputs
+ *                   a range punctuation `ts<=w` of the band's watermark-fed inputs, and of an
+ *                   input whose watermark column is a join-key column (its spec's `watermark`)
  *                   ([[WatermarkPunctuations]]); it also gives the watermark the join passes on
  */
 case class PunctuatedSymmetricHashJoinExec(
@@ -197,8 +198,10 @@ case class PunctuatedSymmetricHashJoinExec(
     // rows, only for inputs declaring such schemes) and given to all (in the tasks' closure:
     // they are few, and the closure is shipped anyway).
     val global = inputs.map { in =>
-      if (in.replicated) Array.empty[(KeyScheme, UnsafeRow)]
-      else PunctuatedSymmetricHashJoinExec.partitionWide(rdds(in.number), in.spec, in.keys, in.plan.output)
+      (if (in.replicated) Array.empty[(KeyScheme, UnsafeRow)]
+      else PunctuatedSymmetricHashJoinExec.partitionWide(rdds(in.number), in.spec, in.keys, in.plan.output)) ++
+        // the watermark on a join-key column: the same range punctuation in every partition
+        WatermarkPunctuations.keyPunctuation(in.spec, in.keys.length, eventTimeWatermark)
     }
     // the same for range punctuations on a band's time column: their highest bound
     val gathered = inputs.map { in =>
@@ -214,8 +217,12 @@ case class PunctuatedSymmetricHashJoinExec(
     }
   }
 
-  /** Does a watermark purge this join's state (a band with a watermark-fed input)? */
-  private def watermarkPurges: Boolean = band.exists(b => b.purges && b.watermarked.contains(true))
+  /**
+   * Does a watermark purge this join's state (a band with a watermark-fed input, or an input
+   * whose watermark is on its join key)?
+   */
+  private def watermarkPurges: Boolean =
+    band.exists(b => b.purges && b.watermarked.contains(true)) || inputs.exists(_.spec.watermark.isDefined)
 
   /**
    * A batch without new data when the watermark has passed what this join applied: its

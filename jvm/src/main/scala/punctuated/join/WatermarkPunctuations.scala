@@ -1,10 +1,12 @@
 package punctuated.join
 
 import org.apache.spark.internal.Logging
-import org.apache.spark.sql.catalyst.expressions.Attribute
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
+import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.internal.SQLConf
 
-import punctuated.input.Watermarks
+import punctuated.compat.StateStoreWriter
+import punctuated.input.{InputSpec, KeyScheme, Watermarks}
 
 /**
  * Watermarks as punctuations (Tucker et al. 2003, §3: a watermark is a range punctuation on
@@ -65,6 +67,46 @@ object WatermarkPunctuations extends Logging {
    * single `withWatermark` in the query)?
    */
   def soundPolicy(conf: SQLConf, watermarks: Int): Boolean = Watermarks.soundPolicy(conf, watermarks)
+
+  /**
+   * A join without a band, whose join key holds an input's watermark column (`ON a.k = b.k AND
+   * a.ts = b.ts`, `b.withWatermark("ts", ...)`): the watermark is that input's range
+   * punctuation on the key position, the scheme `ts<=` with no constants — it purges the other
+   * input's stored rows whose `ts` it passes, found through the range index, and makes the
+   * input's rows at or below a watermark the join applied late. Returns the input's spec with
+   * that scheme ([[InputSpec.watermark]]), or unchanged: no key column carries a real watermark
+   * (the first one that does is used), the policy is not sound (`sound`, see the object's doc),
+   * or the input is the output of a stateful operator (a join's or an aggregation's rows can
+   * carry times below the watermark Spark passes on).
+   *
+   * {{{
+   *   keys (k, ts) of b, b.ts watermarked   -> b's spec + KeyScheme([], range = 1), "ts<= (watermark)"
+   * }}}
+   */
+  def onKey(spec: InputSpec, keys: Seq[Expression], input: SparkPlan, sound: Boolean): InputSpec = {
+    val position = keys.indexWhere {
+      case a: Attribute => input.output.find(_.exprId == a.exprId).exists(isWatermarked)
+      case _ => false
+    }
+    val fromState = input.exists(_.isInstanceOf[StateStoreWriter])
+    if (position < 0 || !sound || fromState) spec
+    else spec.copy(watermark = Some(KeyScheme(Array.empty, Some(position)) ->
+      s"${keys(position).asInstanceOf[Attribute].name}<= (watermark)"))
+  }
+
+  /**
+   * This batch's range punctuation of an input's watermark on its join key (`ts<=w` as a join
+   * key with NULL elsewhere), if the input has one ([[onKey]]) and Spark's watermark is set.
+   */
+  def keyPunctuation(spec: InputSpec, keyLength: Int, watermarkMs: Option[Long]): Option[(KeyScheme, org.apache.spark.sql.catalyst.expressions.UnsafeRow)] =
+    for ((scheme, _) <- spec.watermark; micros <- bound(watermarkMs)) yield {
+      val key = new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(keyLength)
+      key.update(scheme.range.get, micros)
+      scheme -> org.apache.spark.sql.catalyst.expressions.UnsafeProjection.create(
+        Array.tabulate[org.apache.spark.sql.types.DataType](keyLength)(i =>
+          if (i == scheme.range.get) org.apache.spark.sql.types.TimestampType
+          else org.apache.spark.sql.types.NullType))(key).copy()
+    }
 
   /** The bound `ts<=c` (microseconds) a watermark in milliseconds stands for (None: no watermark yet). */
   def bound(watermarkMs: Option[Long]): Option[Long] = Watermarks.bound(watermarkMs)

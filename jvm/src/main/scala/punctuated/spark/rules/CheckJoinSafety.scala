@@ -122,6 +122,7 @@ object JoinSafety {
    */
   def verdicts(plan: LogicalPlan, conf: PunctuatedConf = PunctuatedConf(SQLConf.get)): Seq[Verdict] = {
     val watermarked = plan.exists(_.isInstanceOf[EventTimeWatermark])
+    val watermarks = KeyWatermarkSafety.count(plan)
     lazy val graph = JoinGraph.of(plan, caseSensitive = false)
     val grouped = MultiJoinGroups.of(plan, conf.joinPlan, conf.emitPunctuations).flatMap(_.joins)
     val out = scala.collection.mutable.ArrayBuffer.empty[Verdict]
@@ -137,10 +138,13 @@ object JoinSafety {
             val on = leftKeys.zip(rightKeys).map { case (l, r) => s"${l.sql} = ${r.sql}" }.mkString(" AND ")
             // a time band purges an input whose band the other input's range on time closes
             val band = TimeBandSafety.of(otherCondition, left, right, mark.left, mark.right)
+            // without a band, a watermark on the other input's join key is its range punctuation
+            def keyMark(keys: Seq[Expression], input: LogicalPlan) =
+              band.terms.isEmpty && KeyWatermarkSafety.column(keys, input, watermarks).isDefined
             val lp = missing(lName, rName, mark.right, rightKeys, right, on, graph)
-              .filterNot(_ => band.purgeable(0)).map(band.withFix(0, rName, _))
+              .filterNot(_ => band.purgeable(0) || keyMark(rightKeys, right)).map(band.withFix(0, rName, _))
             val rp = missing(rName, lName, mark.left, leftKeys, left, on, graph)
-              .filterNot(_ => band.purgeable(1)).map(band.withFix(1, lName, _))
+              .filterNot(_ => band.purgeable(1) || keyMark(leftKeys, left)).map(band.withFix(1, lName, _))
             out += Verdict(join, lName, rName, (lp.isEmpty, rp.isEmpty), (lp ++ rp).toSeq)
           case None =>
             val problems = if (watermarked) Nil else

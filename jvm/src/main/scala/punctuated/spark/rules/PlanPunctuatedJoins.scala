@@ -53,11 +53,15 @@ case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
       case j: StreamingSymmetricHashJoinExec if j.stateInfo.isDefined &&
           PunctuationColumns.find(j.condition.full).isDefined =>
         val mark = PunctuationColumns.find(j.condition.full).get
-        val leftSpec = InputSpec.of(mark.left, j.leftKeys, j.left.output)
-        val rightSpec = InputSpec.of(mark.right, j.rightKeys, j.right.output)
         val band = TimeBand.of(j.condition.full.flatMap(withoutMark), j.left.output, j.right.output,
           mark.left, mark.right, WatermarkPunctuations.inputs(_, IndexedSeq(j.left.output, j.right.output),
             session.sessionState.conf, watermarks))
+        // without a band, a watermark on a join-key column is its input's range punctuation on it
+        val sound = band.isEmpty && WatermarkPunctuations.soundPolicy(session.sessionState.conf, watermarks)
+        val leftSpec = WatermarkPunctuations.onKey(InputSpec.of(mark.left, j.leftKeys, j.left.output),
+          j.leftKeys, j.left, sound)
+        val rightSpec = WatermarkPunctuations.onKey(InputSpec.of(mark.right, j.rightKeys, j.right.output),
+          j.rightKeys, j.right, sound)
         val (left, leftReplicated) = replicating(j.left, leftSpec, j.leftKeys, band.flatMap(_.schemes(0)))
         val (right, rightReplicated) = replicating(j.right, rightSpec, j.rightKeys, band.flatMap(_.schemes(1)))
         val exec = PunctuatedSymmetricHashJoinExec(

@@ -1,0 +1,195 @@
+package punctuated.join
+
+import java.sql.Timestamp
+
+import org.apache.spark.sql.{AnalysisException, DataFrame}
+import punctuated.compat.MemoryStream
+import org.apache.spark.sql.internal.SQLConf
+
+import punctuated.conf.PunctuatedConf
+import punctuated.declaration.Declaration._
+import punctuated.spark.PunctuatedStreamTest
+
+/**
+ * Watermarks as punctuations of joins without a time band ([[WatermarkPunctuations.onKey]],
+ * Tucker et al. 2003, §3: a watermark is the range punctuation `ts<=w`): when a join key holds
+ * an input's `withWatermark` column (`ON a.k = b.k AND a.ts = b.ts`), the watermark purges the
+ * other input's stored rows whose `ts` it passes — through the range index, with no marker row —
+ * makes that input's later rows at or below it late, and counts as a range scheme for `strict`
+ * safety (Li et al. 2006, Theorem 1). Key punctuations of the other input work alongside.
+ * HDFS-backed store; [[WatermarkKeyJoinRocksDBSuite]] runs the same on RocksDB.
+ */
+class WatermarkKeyJoinSuite extends PunctuatedStreamTest {
+  import testImplicits._
+
+  /** 2026-01-01 12:00 plus `m` minutes. */
+  private def t(m: Int) = new Timestamp(Timestamp.valueOf("2026-01-01 12:00:00").getTime + m * 60000L)
+  private def r(k: Int, m: Int, v: Int = 0) = StampedRow(Some(k), Some(t(m)), Some(v))
+  private def close(k: Int) = StampedRow(Some(k), None, None, p = true)
+
+  /** a declared with scheme `k` (marker p), b as given; joined on k and ts. */
+  private def join(a: DataFrame, b: DataFrame): DataFrame =
+    a.join(b, a("k") === b("k") && a("ts") === b("ts")).select(a("k"), a("ts"), a("v"), b("v"))
+
+  private def declaredA(as: MemoryStream[StampedRow], watermark: Boolean = false) = {
+    val d = declare(as.toDF(), "a", Schemes -> "k", Marker -> "p")
+    if (watermark) d.withWatermark("ts", "0 seconds") else d
+  }
+
+  /** b undeclared, with a watermark on ts (the join's second key column) if `watermark`. */
+  private def plainB(bs: MemoryStream[StampedRow], watermark: Boolean = true) = {
+    val d = bs.toDF().drop("p")
+    if (watermark) d.withWatermark("ts", "0 seconds") else d
+  }
+
+  private def AssertRows(rows: Long) = AssertOnQuery(s"$rows rows stored") { q =>
+    val p = punctuatedProgress(q)
+    assert(p.numRowsTotal == rows, s"numRowsTotal ${p.numRowsTotal} != $rows: ${p.json}")
+    true
+  }
+
+  private def ExpectKeyWatermark(left: Boolean, right: Boolean) = AssertOnQuery(s"key watermarks ($left, $right)") { q =>
+    val joins = q.lastExecution.executedPlan.collect { case p: PunctuatedSymmetricHashJoinExec => p }
+    assert(joins.size == 1, q.lastExecution.executedPlan.toString)
+    val got = (joins.head.leftSpec.watermark.map(_._2), joins.head.rightSpec.watermark.map(_._2))
+    assert(got == (if (left) Some("ts<= (watermark)") else None, if (right) Some("ts<= (watermark)") else None), got)
+    true
+  }
+
+  test("an undeclared input's watermark on a join-key column purges the declared input's rows, no marker rows; restart") {
+    val (as, bs) = (MemoryStream[StampedRow], MemoryStream[StampedRow])
+    val joined = join(declaredA(as), plainB(bs))
+    testStream(joined)(
+      MultiAddData(as, r(1, 0, 1), r(2, 5, 2))(bs, r(1, 0, 10), r(3, 10, 30)),
+      // b's watermark becomes 12:10 (its highest time, no delay): as b's range punctuation
+      // ts<=12:10 it purges a's rows at 12:00 and 12:05 (a batch without data runs for it);
+      // b's rows wait for a's key punctuations
+      CheckNewAnswer((1, t(0), 1, 10)),
+      ExpectKeyWatermark(left = false, right = true),
+      AssertRows(2),   // b's (1, 12:00) and (3, 12:10)
+      AssertCounted("numRowsPurged", 2),
+      AssertCounted("numPunctuationsReceived", 0),
+      // a closes k = 1 (a prefix of the key (k, ts)): b's (1, 12:00) goes
+      AddData(as, close(1)),
+      CheckNewAnswer(),
+      AssertRows(1),
+      // a's row at 12:10 meets b's stored one; it is not stored: b has said ts<=12:10
+      AddData(as, r(3, 10, 3)),
+      CheckNewAnswer((3, t(10), 3, 30)),
+      AssertRows(1),
+      // b's row at 12:05 is at or below the watermark the join applied: late, dropped
+      AddData(bs, r(2, 5, 20)),
+      CheckNewAnswer(),
+      AssertCounted("numLateRowsDropped", 1),
+      StopStream,
+      StartStream(),
+      // the held bound survives the restart: b's 12:08 is late; 12:20 joins a's 12:20
+      MultiAddData(as, r(4, 20, 4), close(3))(bs, r(4, 20, 40), r(4, 8, 41)),
+      CheckNewAnswer((4, t(20), 4, 40)),
+      AssertCounted("numLateRowsDropped", 1),
+      // watermark 12:20: a's 12:20 goes; a closed 3: b's (3, 12:10) goes; b's (4, 12:20) waits for k = 4
+      AssertRows(1),
+      AddData(as, close(4)),
+      CheckNewAnswer(),
+      AssertRows(0))
+  }
+
+  test("the batch answer exactly once, both inputs watermarked: the global watermark punctuates both") {
+    val (as, bs) = (MemoryStream[StampedRow], MemoryStream[StampedRow])
+    val a = declaredA(as, watermark = true)
+    val b = plainB(bs)
+    val aRows = Seq(r(1, 0, 1), r(1, 2, 2), r(2, 2, 3), r(1, 7, 4), r(2, 9, 5), r(1, 13, 6))
+    val bRows = Seq(r(1, 0, 7), r(2, 2, 8), r(1, 7, 9), r(2, 12, 10), r(1, 13, 11), r(2, 9, 12))
+    val expected = for (x <- aRows; y <- bRows if x.k == y.k && x.ts == y.ts) yield (x.k.get, x.ts.get, x.v.get, y.v.get)
+    testStream(join(a, b))(
+      MultiAddData(as, aRows.take(2): _*)(bs, bRows.take(2): _*),
+      MultiAddData(as, aRows.slice(2, 4): _*)(bs, bRows.slice(2, 4): _*),
+      MultiAddData(as, aRows.drop(4): _*)(bs, bRows.drop(4): _*),
+      CheckAnswer(expected: _*),
+      ExpectKeyWatermark(left = true, right = true),
+      AssertCounted("numLateRowsDropped", 0),
+      // a row above every watermark on both sides moves the global watermark to 12:30:
+      // every stored row goes, with no key punctuation at all
+      MultiAddData(as, r(9, 30, 0))(bs, r(9, 30, 0)),
+      CheckNewAnswer((9, t(30), 0, 0)),
+      AssertRows(0))
+  }
+
+  test("strict safety counts a watermark on a join-key column as a range scheme, and only there") {
+    val (as, bs) = (MemoryStream[StampedRow], MemoryStream[StampedRow])
+    // without b's watermark, nothing b sends purges a's rows
+    val unsafe = join(declaredA(as), plainB(bs, watermark = false))
+    val e = intercept[AnalysisException](unsafe.writeStream.format("memory").queryName("unsafe").start())
+    assert(e.getCondition == "PUNCTUATED_UNSAFE_QUERY" && e.getMessage.contains("input a "), e.getMessage)
+    // a watermark on a column that is not a join key bounds nothing either
+    val (a, b) = (declaredA(as), plainB(bs))
+    val off = a.join(b, a("k") === b("k"))
+    val e2 = intercept[AnalysisException](off.writeStream.format("memory").queryName("unsafe2").start())
+    assert(e2.getCondition == "PUNCTUATED_UNSAFE_QUERY", e2.getMessage)
+    // on a join-key column it does: the query starts (the run above shows the purge)
+    val q = join(declaredA(as), plainB(bs)).writeStream.format("memory").queryName("safe").start()
+    try assert(q.isActive) finally q.stop()
+  }
+
+  test("a watermark added to a running query's key column is refused before the state is touched; removing it resumes") {
+    val checkpoint = java.nio.file.Files.createTempDirectory("wm-key").toFile.getCanonicalPath
+    val (as, bs) = (MemoryStream[StampedRow], MemoryStream[StampedRow])
+    withSQLConf(PunctuatedConf.SafetyMode -> "warn") {
+      testStream(join(declaredA(as), plainB(bs, watermark = false)))(
+        StartStream(checkpointLocation = checkpoint),
+        MultiAddData(as, r(1, 0, 1))(bs, r(1, 0, 10), r(2, 5, 20)),
+        CheckNewAnswer((1, t(0), 1, 10)),
+        StopStream)
+    }
+    // a's stored rows were never indexed for a range on ts: they would never be purged
+    testStream(join(declaredA(as), plainB(bs)))(
+      StartStream(checkpointLocation = checkpoint),
+      AddData(bs, r(3, 7, 30)),
+      ExpectFailure[punctuated.errors.PunctuatedAnalysisException] { e =>
+        val m = e.getMessage
+        assert(m.contains("PUNCTUATED_INCOMPATIBLE_CHECKPOINT") || m.contains("scheme 'ts<= (watermark)' needs a range index"), m)
+        assert(m.contains("'ts<= (watermark)' needs a range index") && m.contains("new checkpoint location"), m)
+      })
+    withSQLConf(PunctuatedConf.SafetyMode -> "warn") {
+      testStream(join(declaredA(as), plainB(bs, watermark = false)))(
+        StartStream(checkpointLocation = checkpoint),
+        AddData(as, r(3, 7, 3)),
+        CheckNewAnswer((3, t(7), 3, 30)))
+    }
+  }
+
+  test("late rows by policy: fail names the input and the watermark") {
+    withSQLConf(PunctuatedConf.LateRows -> "fail") {
+      val (as, bs) = (MemoryStream[StampedRow], MemoryStream[StampedRow])
+      testStream(join(declaredA(as), plainB(bs)))(
+        MultiAddData(as, r(1, 10))(bs, r(1, 10)),
+        CheckNewAnswer((1, t(10), 0, 0)),
+        AddData(bs, r(1, 5)),
+        ExpectFailure[org.apache.spark.SparkException](e =>
+          assert(e.getMessage.contains("PUNCTUATED_LATE_ROW") && e.getMessage.contains("ts<= (watermark)"),
+            e.getMessage)))
+    }
+  }
+
+  test("under the max policy with two watermarks, neither is a punctuation (and strict says so)") {
+    withSQLConf(SQLConf.STREAMING_MULTIPLE_WATERMARK_POLICY.key -> "max") {
+      val (as, bs) = (MemoryStream[StampedRow], MemoryStream[StampedRow])
+      val e = intercept[AnalysisException](join(declaredA(as, watermark = true), plainB(bs))
+        .writeStream.format("memory").queryName("max").start())
+      assert(e.getCondition == "PUNCTUATED_UNSAFE_QUERY" && e.getMessage.contains("input a "), e.getMessage)
+    }
+    withSQLConf(SQLConf.STREAMING_MULTIPLE_WATERMARK_POLICY.key -> "max", PunctuatedConf.SafetyMode -> "warn") {
+      val (as, bs) = (MemoryStream[StampedRow], MemoryStream[StampedRow])
+      testStream(join(declaredA(as, watermark = true), plainB(bs)))(
+        MultiAddData(as, r(1, 0))(bs, r(1, 0), r(2, 30)),
+        CheckNewAnswer((1, t(0), 0, 0)),
+        ExpectKeyWatermark(left = false, right = false),
+        AssertRows(3))
+    }
+  }
+}
+
+class WatermarkKeyJoinRocksDBSuite extends WatermarkKeyJoinSuite {
+  override protected def sparkConf = super.sparkConf
+    .set(SQLConf.STATE_STORE_PROVIDER_CLASS.key, "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
+}
