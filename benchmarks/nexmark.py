@@ -120,7 +120,7 @@ def read_stream(spark, table: str, args, engine: str, extra: dict | None = None)
     reader = spark.readStream.format("nexmark").option("table", table)
     options = {"totalEvents": args.events, "eventsPerBatch": args.events_per_batch,
                "eventsPerSecond": args.events_per_second, "numPartitions": args.partitions,
-               "seed": args.seed}
+               "seed": args.seed, "baseTime": args.base_time}
     if engine == "punctuated":
         options["punctuations"] = "true"
         if table == "auction" and args.query == "q3":
@@ -159,8 +159,8 @@ def materialize(spark, tables, args, tmp: Path) -> dict:
 
 
 def last_event_ms(args) -> int:
-    """Event time (ms, baseTime 0) of the stream's last event."""
-    return (args.events - 1) * 1000 // args.events_per_second
+    """Event time (ms since the epoch) of the stream's last event."""
+    return args.base_time + (args.events - 1) * 1000 // args.events_per_second
 
 
 def batch_answer(spark, frames, args):
@@ -208,8 +208,8 @@ def live_working_set(spark, frames, args):
 
     eps = args.events_per_second
 
-    def ts_ms(n):  # event time of event n (baseTime 0)
-        return (n // eps) * 1000 + (n % eps) * 1000 // eps
+    def ts_ms(n):  # event time of event n
+        return args.base_time + (n // eps) * 1000 + (n % eps) * 1000 // eps
 
     def auction_event(auction_id):
         b = auction_id - FIRST_ID
@@ -349,7 +349,7 @@ def child(args) -> int:
                       "expected_by_engine": {} if args.query not in WINDOWED else {
                           "punctuated": list(windows_ended_by(spark, query_sql(
                               args.query, "native", args.events_per_second, args.events),
-                              args.events * 1000 // args.events_per_second))},
+                              args.base_time + args.events * 1000 // args.events_per_second))},
                       "live": {str(e): live(e) for e in points}}
         else:
             per_batch, totals, elapsed, error = run_engine(spark, args.child, args, tmp, _NoBar())
@@ -431,6 +431,9 @@ def main(argv=None) -> int:
     ap.add_argument("--events-per-second", type=int, default=10_000, help="event-time rate")
     ap.add_argument("--partitions", type=int, default=2, help="source and shuffle partitions")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--base-time", type=int, default=0,
+                    help="event time of the first event, ms since the epoch (the source's baseTime; "
+                         "0: the epoch, where a watermark plan counts rows at time 0 as late)")
     ap.add_argument("--driver-memory", default="6g")
     ap.add_argument("--child", help=argparse.SUPPRESS)  # internal: reference | <engine>
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -451,7 +454,8 @@ def main(argv=None) -> int:
     # every child: the same command line (so the same JVM options), but for its --child
     common = [sys.executable, "-m", "benchmarks.nexmark", "--query", args.query, "--events", str(args.events),
               "--events-per-batch", str(args.events_per_batch), "--events-per-second", str(args.events_per_second),
-              "--partitions", str(args.partitions), "--seed", str(args.seed), "--driver-memory", args.driver_memory]
+              "--partitions", str(args.partitions), "--seed", str(args.seed), "--driver-memory", args.driver_memory,
+              "--base-time", str(args.base_time)]
     print(f"[nexmark {args.query}] batch answer over {args.events:,} events", file=sys.stderr)
     reference = harness.spawn(common + ["--child", "reference"])
 

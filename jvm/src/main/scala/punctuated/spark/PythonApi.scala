@@ -60,6 +60,8 @@ object PythonApi {
    *                 "marker": "is_punct", "attributes": ["auction", "is_punct"],
    *                 "schemes": [{"source": "declared",
    *                              "attributes": [{"name": "auction", "kind": "constant"}]}], ...}],
+   *                 (a watermark on a join-key column adds {"source": "watermark", "attributes":
+   *                  [{"name": "ts", "kind": "range"}]}: the range punctuation it is)
    *    "predicates": [{"left": {"stream": "auctions", "attribute": "id"},
    *                    "right": {"stream": "bids", "attribute": "auction"}}],
    *    "bands": [],
@@ -94,9 +96,12 @@ object PythonApi {
     val multi = MultiJoinSafety.verdicts(analyzed, PunctuatedConf(session.sessionState.conf))
     val groups = multi.map(v => v.group.inputs.map(in => streamsOf(in.plan, graph)))
     val tree = graph.operators.map(multiJoins(_, groups))
+    // a watermark on a join-key column is its stream's range scheme there (KeyWatermarkSafety)
+    val keyWatermarks = punctuated.spark.rules.KeyWatermarkSafety.columns(analyzed, PunctuatedConf(session.sessionState.conf))
+      .flatMap(a => graph.origins.get(a.exprId)).distinct.groupMap(_._1)(_._2)
     compact(render(JObject(
       "version" -> JInt(DescribeVersion),
-      "streams" -> JArray(graph.streams.map(streamJson).toList),
+      "streams" -> JArray(graph.streams.map(s => streamJson(s, keyWatermarks.getOrElse(s.name, Nil))).toList),
       "predicates" -> JArray(predicates.map(e => JObject(
         "left" -> columnJson(e.left), "right" -> columnJson(e.right))).toList),
       "stream_joins" -> JInt(streamJoins),
@@ -141,12 +146,15 @@ object PythonApi {
   private def columnJson(c: JoinGraph.Column): JValue =
     JObject("stream" -> JString(c.stream), "attribute" -> JString(c.attribute))
 
-  private def streamJson(s: JoinGraph.Stream): JValue = {
+  /** A stream; `watermarked`: its join-key columns whose watermark is a range scheme (source `watermark`). */
+  private def streamJson(s: JoinGraph.Stream, watermarked: Seq[String]): JValue = {
     val declared = s.declaration.toList.flatMap(_.schemes)
     val unique = s.declaration.flatMap(_.unique).filterNot(declared.contains).toList
-    val schemes =
+    val range = watermarked.map(c => Scheme(Seq(SchemeAttribute(c, isRange = true))))
+      .filterNot(declared.contains).map(schemeJson(_, "watermark"))
+    val schemes = (
       if (s.declaration.isDefined) declared.map(schemeJson(_, "declared")) ++ unique.map(schemeJson(_, "unique"))
-      else s.schemes.map(names => schemeJson(Scheme(names.map(SchemeAttribute(_, isRange = false))), "declared"))
+      else s.schemes.map(names => schemeJson(Scheme(names.map(SchemeAttribute(_, isRange = false))), "declared"))) ++ range
     JObject(
       "name" -> JString(s.name),
       "table" -> s.table.map(JString(_)).getOrElse(JNull),

@@ -158,6 +158,35 @@ class WatermarkKeyJoinSuite extends PunctuatedStreamTest {
     }
   }
 
+  test("three streams: a watermark on a join column keeps the tree of binary joins, which purges by it") {
+    val (as, bs, cs) = (MemoryStream[StampedRow], MemoryStream[StampedRow], MemoryStream[StampedRow])
+    val a = declaredA(as)
+    val b = declare(bs.toDF(), "b", Schemes -> "k", Marker -> "p").withWatermark("ts", "0 seconds")
+    val c = declare(cs.toDF(), "c", Schemes -> "k", Marker -> "p")
+    val ab = a.join(b, a("k") === b("k") && a("ts") === b("ts"))
+    val abc = ab.join(c, a("k") === c("k")).select(a("k"), a("v"), b("v"), c("v"))
+    testStream(abc)(
+      MultiAddData((as, Seq(r(1, 0, 1), r(2, 5, 2))), (bs, Seq(r(1, 0, 10), r(3, 10, 30))), (cs, Seq(r(1, 0, 100)))),
+      CheckNewAnswer((1, 1, 10, 100)),
+      AssertOnQuery("two binary punctuated joins, no multi-way join") { q =>
+        val plan = q.lastExecution.executedPlan
+        val joins = plan.collect { case p: PunctuatedSymmetricHashJoinExec => p }
+        assert(plan.collect { case m: multi.PunctuatedMultiJoinExec => m }.isEmpty, plan)
+        assert(joins.size == 2 && joins.exists(_.rightSpec.watermark.isDefined), joins.map(_.rightSpec.watermark))
+        true
+      },
+      // b's watermark 12:10 purged a's rows at 12:00 and 12:05 in the lower join
+      AssertOnQuery("the lower join purged a's rows by b's watermark") { q =>
+        settledProgress(q)
+        val purged = q.recentProgress.toSeq.filter(_.durationMs.containsKey("addBatch"))
+          .groupBy(_.batchId).values.map(_.last).toSeq
+          .flatMap(_.stateOperators.filter(_.operatorName == "punctuatedSymmetricHashJoin"))
+          .map(_.customMetrics.get("numRowsPurged").longValue).sum
+        assert(purged >= 2, q.recentProgress.map(_.json).mkString("\n"))
+        true
+      })
+  }
+
   test("late rows by policy: fail names the input and the watermark") {
     withSQLConf(PunctuatedConf.LateRows -> "fail") {
       val (as, bs) = (MemoryStream[StampedRow], MemoryStream[StampedRow])

@@ -17,16 +17,16 @@ import punctuated.join.WatermarkPunctuations
  *
  * {{{
  *   a JOIN b.withWatermark("ts", "1 minute") ON a.k = b.k AND a.ts = b.ts
- *   -> KeyWatermarkSafety.column(Seq(b.k, b.ts), b) = Some("ts"): a's state is purgeable
+ *   -> KeyWatermarkSafety.column(Seq(b.k, b.ts), b, 1) = Some(b.ts): a's state is purgeable
  * }}}
  */
 object KeyWatermarkSafety {
 
   /**
-   * The name of the key column whose watermark is `input`'s range punctuation, if one is.
+   * The key column whose watermark is `input`'s range punctuation, if one is.
    * `watermarks`: the number of `withWatermark` operators in the query ([[count]]).
    */
-  def column(keys: Seq[Expression], input: LogicalPlan, watermarks: Int): Option[String] = {
+  def column(keys: Seq[Expression], input: LogicalPlan, watermarks: Int): Option[Attribute] = {
     val fromState = input.exists {
       case j: Join => j.left.isStreaming && j.right.isStreaming
       case a: Aggregate => a.isStreaming
@@ -35,7 +35,22 @@ object KeyWatermarkSafety {
     }
     if (fromState || !WatermarkPunctuations.soundPolicy(SQLConf.get, watermarks)) None
     else keys.collectFirst {
-      case a: Attribute if input.output.find(_.exprId == a.exprId).exists(WatermarkPunctuations.isWatermarked) => a.name
+      case a: Attribute if input.output.find(_.exprId == a.exprId).exists(WatermarkPunctuations.isWatermarked) => a
+    }
+  }
+
+  /**
+   * Per binary join of the plan without a time band that the start-time check judges on its own
+   * ([[JoinSafety.verdicts]]), each input's key column whose watermark is its range punctuation:
+   * what `punctuated_describe` lists as that stream's `watermark` scheme.
+   */
+  def columns(plan: LogicalPlan, conf: punctuated.conf.PunctuatedConf): Seq[Attribute] = {
+    val watermarks = count(plan)
+    JoinSafety.verdicts(plan, conf).map(_.join).flatMap {
+      case j @ org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys(_, lk, rk, other, _, l, r, _)
+          if punctuated.join.TimeBand.terms(other, l.output, r.output).isEmpty =>
+        column(lk, l, watermarks).toSeq ++ column(rk, r, watermarks)
+      case _ => Nil
     }
   }
 
