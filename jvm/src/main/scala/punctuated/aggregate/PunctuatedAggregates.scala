@@ -9,7 +9,7 @@ import org.apache.spark.sql.types.{IntegerType, MetadataBuilder}
 
 import punctuated.conf.PunctuatedConf
 import punctuated.input.{AggregateLayout, FoundSource, FoundSources, KindColumn, PunctuationKind, PunctuationOutputs, PunctuationSources, PunctuationTag, RewrittenOperators}
-import punctuated.input.KeyScheme
+import punctuated.input.{KeyScheme, TimeKeys}
 
 /**
  * The analyzer's rewrite of a streaming GROUP BY over punctuated input (Tucker et al. 2003,

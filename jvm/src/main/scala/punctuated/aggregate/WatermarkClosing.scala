@@ -3,7 +3,8 @@ package punctuated.aggregate
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Expression}
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan
 
-import punctuated.aggregate.MonotoneExpressions.Definitions
+import punctuated.input.MonotoneExpressions.Definitions
+import punctuated.input.TimeKeys
 import punctuated.input.{AggregateLayout, Watermarks}
 
 /**

@@ -27,7 +27,7 @@ object KindColumn {
    * @param useEqualities let punctuations on columns equal by a join close key columns
    * @param ranges  the key position a range on this (non-key) attribute closes through a
    *                time expression (`window(ts, ...)`, `date_trunc(unit, ts)`: see
-   *                [[punctuated.aggregate.TimeKeys]]); such positions are also returned as filled
+   *                [[TimeKeys]]); such positions are also returned as filled
    */
   def apply(keys: Seq[Attribute], found: FoundSources, conf: PunctuatedConf,
       useEqualities: Boolean, ranges: Attribute => Option[Int] = _ => None): Option[(Alias, AggregateLayout, Set[Int])] = {

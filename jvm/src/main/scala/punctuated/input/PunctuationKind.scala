@@ -103,7 +103,7 @@ final case class AggregateLayout(
  * watermark instantiates at each micro-batch: the watermark `w` is the range punctuation
  * `time<=w` (Tucker et al. 2003, §3), which fills the key at `position` with `bound`, an
  * expression of `time` (`time` itself when it is the key column; the last window or day
- * complete by `time` for a time expression: [[punctuated.aggregate.MonotoneExpressions]]).
+ * complete by `time` for a time expression: [[MonotoneExpressions]]).
  *
  * {{{
  *   GROUP BY window(ts, '10 seconds'), k over readings.withWatermark("ts", ...)

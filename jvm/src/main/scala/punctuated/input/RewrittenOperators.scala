@@ -13,6 +13,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Generate, Logical
  *   Generate(explode(punctuation_outputs(...)))       aggregateOutput: a punctuated stream
  *     Aggregate(g', ..., Project(_, Project(input.*, punctuation_kind(...) AS kind, ...)))
  *   Deduplicate(keys, Project(input.*, punctuation_kind(...) AS kind))   isDeduplicateInput
+ *   Deduplicate(keys', Project(_, keys', Project(input.*, punctuation_kind(...) AS kind)))  (keys on time)
  * }}}
  */
 object RewrittenOperators {
@@ -23,9 +24,15 @@ object RewrittenOperators {
     case _ => false
   }
 
-  /** Is this the input of an already rewritten deduplication? */
+  /**
+   * Is this the input of an already rewritten deduplication? (Its kind column in the
+   * projection, or, with keys closed on time, in the one below the keys' projection.)
+   */
   def isDeduplicateInput(plan: LogicalPlan): Boolean = plan match {
-    case Project(list, _) => list.exists(_.exists(_.isInstanceOf[PunctuationKind]))
+    case Project(list, child) => list.exists(_.exists(_.isInstanceOf[PunctuationKind])) || (child match {
+      case Project(inner, _) => inner.exists(_.exists(_.isInstanceOf[PunctuationKind]))
+      case _ => false
+    })
     case _ => false
   }
 

@@ -19,7 +19,7 @@ case class TimedReading(sensor: Option[Long], ts: Option[Timestamp], temp: Optio
 
 /**
  * Windows and time expressions closed by range punctuations on event time (`ts<=`), in append
- * mode without a watermark (user contract, "Event time"; [[MonotoneExpressions]]): tumbling and
+ * mode without a watermark (user contract, "Event time"; [[punctuated.input.MonotoneExpressions]]): tumbling and
  * sliding windows, `date_trunc`, `to_date`, other time keys, a range on a DATE column, a restart mid-window, late rows by
  * `spark.punctuated.lateRows`, and strict safety refusing `hour(ts)`. HDFS-backed state store;
  * [[EventTimeAggregateRocksDBSuite]] runs the same on RocksDB.

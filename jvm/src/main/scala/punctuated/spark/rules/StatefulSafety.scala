@@ -3,7 +3,8 @@ package punctuated.spark.rules
 import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Deduplicate, Distinct, EventTimeWatermark, LogicalPlan}
 
-import punctuated.aggregate.{PunctuatedAggregates, TimeKeys}
+import punctuated.aggregate.PunctuatedAggregates
+import punctuated.input.TimeKeys
 import punctuated.conf.PunctuatedConf
 import punctuated.input.DeclaredStreams
 import punctuated.spark.JoinGraph

@@ -1,4 +1,4 @@
-package punctuated.aggregate
+package punctuated.input
 
 import java.time.{Duration, LocalDateTime, ZoneOffset}
 
@@ -11,7 +11,7 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
 import org.apache.spark.sql.types._
 import org.scalatest.funsuite.AnyFunSuite
 
-import punctuated.aggregate.MonotoneExpressions._
+import punctuated.input.MonotoneExpressions._
 
 /**
  * The monotonicity rule of [[MonotoneExpressions]], expression by expression and composed: the

@@ -1,4 +1,4 @@
-package punctuated.aggregate
+package punctuated.input
 
 import org.apache.spark.sql.catalyst.expressions._
 import punctuated.compat.TimestampAddInterval

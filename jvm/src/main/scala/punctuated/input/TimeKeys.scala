@@ -1,4 +1,4 @@
-package punctuated.aggregate
+package punctuated.input
 
 import scala.collection.mutable
 import scala.util.Try
@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.expressions._
 import org.apache.spark.sql.catalyst.expressions.aggregate.AggregateExpression
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Expand, LogicalPlan, Project}
 
-import punctuated.aggregate.MonotoneExpressions.{Computed, Definition, Definitions, TimeWindowOf}
+import punctuated.input.MonotoneExpressions.{Computed, Definition, Definitions, TimeWindowOf}
 
 /**
  * Grouping keys that a range punctuation on a time column closes through an expression
