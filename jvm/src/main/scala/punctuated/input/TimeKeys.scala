@@ -101,13 +101,15 @@ object TimeKeys {
    * Why the range punctuations on `ranges` close no group of the key `e` (an expression of one
    * of them that is not monotone, e.g. `hour(ts)`), with the fix; None if `e` does not use them.
    */
-  def notClosable(e: Expression, ranges: Seq[Attribute], input: LogicalPlan): Option[String] = {
+  def notClosable(e: Expression, ranges: Seq[Attribute], input: LogicalPlan,
+      operator: String = "aggregation"): Option[String] = {
+    val (what, by) = if (operator == "aggregation") ("group", "Group by") else ("key", "Deduplicate on")
     val defs = definitions(input)
     ranges.distinctBy(_.exprId).find(t => e.references.exists(_.exprId == t.exprId)).flatMap { t =>
       // shown as written (`hour(ts)`, not `hour(spark_catalog.default.readings.ts)`)
       val plain = e.transform { case a: AttributeReference => a.withQualifier(Nil) }
       MonotoneExpressions.closingBound(plain, t, defs).left.toOption.map { why =>
-        s"the range punctuations on ${t.name} close no group of ${plain.sql}: $why. Group by an expression " +
+        s"the range punctuations on ${t.name} close no $what of ${plain.sql}: $why. $by an expression " +
           s"that never decreases as ${t.name} grows instead — window(${t.name}, '1 hour'), " +
           s"date_trunc('hour', ${t.name}), to_date(${t.name}) (docs/aggregation.md, \"Windows and time expressions\")"
       }

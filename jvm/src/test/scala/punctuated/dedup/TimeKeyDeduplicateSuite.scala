@@ -87,7 +87,10 @@ class TimeKeyDeduplicateSuite extends PunctuatedStreamTest {
     val input = MemoryStream[TimedReading]
     val wrapped = readings(input).withColumn("h", hour($"ts")).dropDuplicates("sensor", "h")
     val e = intercept[AnalysisException](wrapped.writeStream.format("memory").queryName("wrapped").start())
-    assert(e.getCondition == "PUNCTUATED_UNSAFE_QUERY" && e.getMessage.contains("deduplicat"), e.getMessage)
+    assert(e.getCondition == "PUNCTUATED_UNSAFE_QUERY" && e.getMessage.contains("deduplication"), e.getMessage)
+    // the fix names the expression, why it closes nothing, and what would
+    assert(e.getMessage.contains("close no key of hour(ts)") && e.getMessage.contains("date_trunc('hour', ts)"),
+      e.getMessage)
   }
 }
 

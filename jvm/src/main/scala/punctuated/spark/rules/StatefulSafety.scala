@@ -79,10 +79,18 @@ object StatefulSafety {
     val expression = keys.find(!_.isInstanceOf[Attribute])
     val traced = keys.flatMap(SafetyFixes.column(graph, _))
     val viaJoin = reach.lost.nonEmpty
+    val ranges = reach.schemes.flatMap(_.collect { case (a, true) => a })
+    // a key column computed from a range attribute by an expression that wraps (hour(ts))
+    lazy val computed = {
+      val defs = TimeKeys.definitions(input)
+      keys.iterator.collect { case a: Attribute => defs(a.exprId) }.flatten
+        .collect { case punctuated.input.MonotoneExpressions.Computed(e) => e }
+        .flatMap(TimeKeys.notClosable(_, ranges, input, operator)).nextOption()
+    }
     expression match {
       case Some(e) =>
-        val ranges = reach.schemes.flatMap(_.collect { case (a, true) => a })
-        TimeKeys.notClosable(e, ranges, input).getOrElse(SafetyFixes.expressionKey(e))
+        TimeKeys.notClosable(e, ranges, input, operator).getOrElse(SafetyFixes.expressionKey(e))
+      case None if computed.isDefined => computed.get
       case None if viaJoin =>
         val joinKeys = reach.schemes.flatMap(_.map(_._1.name)).distinct
         (if (joinKeys.nonEmpty) s"$by join-key columns whose values both inputs close " +
