@@ -56,3 +56,20 @@ def test_hour_of_a_timestamp_is_refused_naming_the_expression(spark, readings):
     assert not r.safe, text
     assert "hour(ts)" in text and "wraps around" in text and "date_trunc('hour', ts)" in text, text
     assert not _starts(spark, sql, "update")
+
+
+@pytest.mark.parametrize("key,safe", [
+    ("date_trunc('hour', ts)", True),
+    ("to_date(ts)", True),
+    ("hour(ts)", False),
+])
+def test_deduplication_keys_computed_from_time(spark, readings, key, safe):
+    """DISTINCT over a projection computing a key from ts: a monotone expression is closed by
+    ``ts<=`` as a group is; ``hour(ts)`` is refused, named with why (the start-time verdict)."""
+    sql = f"SELECT DISTINCT sensor, {key} AS k FROM STREAM({readings})"
+    r = check_safety(spark, sql)
+    text = format_report(r)
+    assert r.safe == safe, text
+    assert _starts(spark, sql) == safe
+    if not safe:
+        assert "close no key of hour(ts)" in text and "date_trunc('hour', ts)" in text, text
