@@ -296,7 +296,7 @@ private[join] class PunctuatedJoinTask(
       }
     }
     band.foreach { b =>
-      val risen = b.endOfBatch((value, i) => purge(value, i, results))
+      val risen = b.endOfBatch((value, i) => purge(value, i, results), bandEmptied)
       // every partition has the same bounds: output once, by partition 0
       if (settings.emitPunctuations && partitionId == 0) {
         risen.foreach { case (i, t) => outputPunctuations ++= timePunctuationRows(i, t) }
@@ -430,6 +430,22 @@ private[join] class PunctuatedJoinTask(
         v != null && !p.constants.isNullAt(i) && v == p.constants.get(i, keys(pos).dataType)
       } &&
       state.boundCovers(p.scheme, p.bound, Some(rangeValue))
+  }
+
+  /**
+   * Input `i`'s stored rows with `key` are all gone, put out of reach by the band: its held
+   * whole-key punctuations on `key` (a unique id's, say) say nothing more and are released, so
+   * that they do not pile up as the keys go by (NEXMark q8: one per person). A later row of the
+   * other input with `key` is still kept out of the state by what `i` closed (its closed-values
+   * summary), and the band would put it out of reach anyway; a late row of `i` is still
+   * recognised by the summary. With `spark.punctuated.punctuationRetention` > 0 they are held
+   * as that setting says.
+   */
+  private def bandEmptied(key: UnsafeRow, i: Int): Unit = if (settings.punctuationRetention == 0) {
+    val in = inputs(i)
+    in.spec.keySchemes.filter(_.isWholeKey(in.keyLength)).foreach { s =>
+      in.state.release(s, in.state.punctuationFor(s, key).constants)
+    }
   }
 
   /** Counts a purged row of input `i` (already removed) and emits it null-padded if it must be. */

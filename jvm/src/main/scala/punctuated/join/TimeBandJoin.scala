@@ -97,14 +97,15 @@ private[join] final class TimeBandJoin(band: TimeBand, inputs: IndexedSeq[JoinIn
 
   /**
    * Raises each input's bound by this batch's band punctuations and purges the other input's
-   * rows they put out of reach; `purged(value, i)` is told of each row of input `i` removed.
+   * rows they put out of reach; `purged(value, i)` is told of each row of input `i` removed,
+   * `emptied(key, i)` of each join key of input `i` whose stored rows the band has all removed.
    * Returns the output bounds ([[outputBound]]) this batch raised, by input number.
    */
-  def endOfBatch(purged: (UnsafeRow, Int) => Unit): Seq[(Int, Long)] = {
+  def endOfBatch(purged: (UnsafeRow, Int) => Unit, emptied: (UnsafeRow, Int) => Unit = (_, _) => ()): Seq[(Int, Long)] = {
     val before = inputs.indices.map(outputBound)
     for (o <- inputs.indices; c <- pending(o) if indexes(o).raise(c)) {
       val i = other(o)
-      if (indexed(i)) purge(i, c - band.reach(i).get, purged)
+      if (indexed(i)) purge(i, c - band.reach(i).get, purged, emptied)
     }
     inputs.indices.flatMap(i => outputBound(i).filter(b => before(i).forall(_ < b)).map(i -> _))
   }
@@ -124,7 +125,7 @@ private[join] final class TimeBandJoin(band: TimeBand, inputs: IndexedSeq[JoinIn
   def outputBound(i: Int): Option[Long] =
     for (ci <- indexes(i).bound; r <- band.reach(i); co <- indexes(other(i)).bound) yield math.min(ci, co - r)
 
-  private def purge(i: Int, upTo: Long, purged: (UnsafeRow, Int) => Unit): Unit = {
+  private def purge(i: Int, upTo: Long, purged: (UnsafeRow, Int) => Unit, emptied: (UnsafeRow, Int) => Unit): Unit = {
     val state = inputs(i).state
     val index = indexes(i)
     val (keys, bs) = index.keysUpTo(upTo)
@@ -140,6 +141,7 @@ private[join] final class TimeBandJoin(band: TimeBand, inputs: IndexedSeq[JoinIn
         }
       }
       left(key) = remaining
+      if (rows.nonEmpty && remaining.isEmpty) emptied(key, i)
     }
     index.settle(upTo, bs, (k, b) => left.get(k).forall(_.contains(b)))
   }

@@ -1,9 +1,10 @@
 package punctuated.join
 
 import org.apache.spark.internal.Logging
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, GenericInternalRow, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.types.{DataType, NullType, TimestampType}
 
 import punctuated.compat.StateStoreWriter
 import punctuated.input.{InputSpec, KeyScheme, Watermarks}
@@ -98,14 +99,14 @@ object WatermarkPunctuations extends Logging {
    * This batch's range punctuation of an input's watermark on its join key (`ts<=w` as a join
    * key with NULL elsewhere), if the input has one ([[onKey]]) and Spark's watermark is set.
    */
-  def keyPunctuation(spec: InputSpec, keyLength: Int, watermarkMs: Option[Long]): Option[(KeyScheme, org.apache.spark.sql.catalyst.expressions.UnsafeRow)] =
+  def keyPunctuation(spec: InputSpec, keyLength: Int, watermarkMs: Option[Long]): Option[(KeyScheme, UnsafeRow)] =
     for ((scheme, _) <- spec.watermark; micros <- bound(watermarkMs)) yield {
-      val key = new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(keyLength)
-      key.update(scheme.range.get, micros)
-      scheme -> org.apache.spark.sql.catalyst.expressions.UnsafeProjection.create(
-        Array.tabulate[org.apache.spark.sql.types.DataType](keyLength)(i =>
-          if (i == scheme.range.get) org.apache.spark.sql.types.TimestampType
-          else org.apache.spark.sql.types.NullType))(key).copy()
+      val position = scheme.range.get
+      val key = new GenericInternalRow(keyLength)
+      key.update(position, micros)
+      // a timestamp's internal value at the range position (TIMESTAMP_NTZ has the same), NULL elsewhere
+      val types = Array.tabulate[DataType](keyLength)(i => if (i == position) TimestampType else NullType)
+      scheme -> UnsafeProjection.create(types)(key).copy()
     }
 
   /** The bound `ts<=c` (microseconds) a watermark in milliseconds stands for (None: no watermark yet). */

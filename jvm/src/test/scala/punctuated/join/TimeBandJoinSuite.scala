@@ -52,6 +52,32 @@ class TimeBandJoinSuite extends PunctuatedStreamTest {
       plan.collect { case r: PunctuationReplicatingExchangeExec => r }.size == 2
   }
 
+  test("a unique key's punctuations are released with the rows the band purges: they do not pile up") {
+    val (as, bs) = (MemoryStream[TimedRow], MemoryStream[TimedRow])
+    // a: one row per k (its unique key), like NEXMark's people; b: ts<= only
+    val a = declare(as.toDF(), "a", Schemes -> "ts<=", Unique -> "k", Marker -> "p")
+    val b = declare(bs.toDF(), "b", Schemes -> "ts<=", Marker -> "p")
+    val joined = a.join(b, a("k") === b("k") && b("ts").between(a("ts") - 2, a("ts") + 3)).select(a("k"), a("ts"), b("ts"))
+    testStream(joined)(
+      AddData(as, row(1, 10, 0), row(2, 10, 0), row(3, 20, 0)),
+      CheckNewAnswer(),
+      AssertMetric("numPunctuationsHeld", 3),     // k = 1, 2, 3 closed: held until they can go
+      AddData(bs, row(1, 12, 0), upTo(13)),
+      CheckNewAnswer((1, 10L, 12L)),
+      // a's rows at 10 are out of reach (10 + 3 <= 13): gone, and so are the punctuations on
+      // their keys; b's bound is held by both partitions, k = 3 waits with its row (b's 12 is
+      // not stored: a closed k = 1)
+      AssertRows(1),
+      AssertMetric("numPunctuationsHeld", 3),
+      // k = 1 is still closed: a later b row of it is not stored (and a's 1 would be late)
+      AddData(bs, row(1, 14, 0), row(3, 21, 0)),
+      CheckNewAnswer((3, 20L, 21L)),
+      AssertRows(1),
+      AddData(as, row(1, 30, 0)),
+      CheckNewAnswer(),
+      AssertCounted("numLateRowsDropped", 1))
+  }
+
   test("BETWEEN: results as the batch join, each side purged once the other passes its band") {
     val (as, bs, joined) = bandJoin()
     testStream(joined)(
