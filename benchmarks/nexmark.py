@@ -114,13 +114,19 @@ def query_sql(query: str, engine: str, eps: int, events: int) -> str:
     return body.format(**bounds(eps, events))
 
 
+def base_time(args) -> int:
+    """Event time of the first event (ms since the epoch): ``--base-time``, or 0 for the other
+    benchmarks that read streams through this module with their own arguments."""
+    return getattr(args, "base_time", 0)
+
+
 def read_stream(spark, table: str, args, engine: str, extra: dict | None = None):
     """One ``nexmark`` stream with the run's options (``args``: events, batching, rate,
     partitions, seed); ``engine`` ``punctuated`` adds the punctuations, ``extra`` more options."""
     reader = spark.readStream.format("nexmark").option("table", table)
     options = {"totalEvents": args.events, "eventsPerBatch": args.events_per_batch,
                "eventsPerSecond": args.events_per_second, "numPartitions": args.partitions,
-               "seed": args.seed, "baseTime": args.base_time}
+               "seed": args.seed, "baseTime": base_time(args)}
     if engine == "punctuated":
         options["punctuations"] = "true"
         if table == "auction" and args.query == "q3":
@@ -160,7 +166,7 @@ def materialize(spark, tables, args, tmp: Path) -> dict:
 
 def last_event_ms(args) -> int:
     """Event time (ms since the epoch) of the stream's last event."""
-    return args.base_time + (args.events - 1) * 1000 // args.events_per_second
+    return base_time(args) + (args.events - 1) * 1000 // args.events_per_second
 
 
 def batch_answer(spark, frames, args):
@@ -209,7 +215,7 @@ def live_working_set(spark, frames, args):
     eps = args.events_per_second
 
     def ts_ms(n):  # event time of event n
-        return args.base_time + (n // eps) * 1000 + (n % eps) * 1000 // eps
+        return base_time(args) + (n // eps) * 1000 + (n % eps) * 1000 // eps
 
     def auction_event(auction_id):
         b = auction_id - FIRST_ID
@@ -349,7 +355,7 @@ def child(args) -> int:
                       "expected_by_engine": {} if args.query not in WINDOWED else {
                           "punctuated": list(windows_ended_by(spark, query_sql(
                               args.query, "native", args.events_per_second, args.events),
-                              args.base_time + args.events * 1000 // args.events_per_second))},
+                              base_time(args) + args.events * 1000 // args.events_per_second))},
                       "live": {str(e): live(e) for e in points}}
         else:
             per_batch, totals, elapsed, error = run_engine(spark, args.child, args, tmp, _NoBar())
