@@ -66,11 +66,12 @@ def _print_state(progress) -> None:
 
 def _describe(df) -> None:
     from punctuated._declare import declarations
+    from punctuated.declaration import operator_of
 
     print("Declarations read by the extension:")
     for d in declarations(df):
         schemes = "; ".join(
-            ", ".join(a["attr"] + ("<=" if a["kind"] == "range" else "") for a in s)
+            ", ".join(a["attr"] + operator_of(a["kind"]) for a in s)
             for s in d["schemes"]
         )
         print(

@@ -245,6 +245,16 @@ class Range(Pattern):
         _check_value(hi, "a range bound from a punctuation")
         return Range(hi=hi, hi_inclusive=True)
 
+    @staticmethod
+    def at_least(lo: Any) -> "Range":
+        """``[lo, +inf)``: what a punctuation of an ``attr>=`` scheme says.
+
+        >>> Range.at_least(5) == Range(5, None, True, False)
+        True
+        """
+        _check_value(lo, "a range bound from a punctuation")
+        return Range(lo=lo, lo_inclusive=True)
+
     def matches(self, value: Any) -> bool:
         if value is None:
             return False

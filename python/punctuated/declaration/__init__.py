@@ -8,7 +8,8 @@ User contract, "Declaring punctuation schemes (SQL)"::
 
 * ``punctuated.schemes`` -- schemes separated by ``;``, a scheme's attributes
   by ``,``, white space ignored.  A plain attribute is a *constant* pattern,
-  ``attr<=`` a *range* pattern ``(-inf, value]``.  A punctuation instantiates
+  ``attr<=`` a *range* pattern ``(-inf, value]``, ``attr>=`` one
+  ``[value, +inf)``.  A punctuation instantiates
   exactly one scheme (the punctuation schemes of Li et al. 2006; patterns of
   Tucker et al. 2003, section 3).
 * ``punctuated.marker`` -- a BOOLEAN column; rows where it is true are
@@ -68,6 +69,7 @@ from punctuated.declaration.types import (
     MARKER_PROPERTY,
     PROPERTIES,
     RANGE,
+    RANGE_AT_LEAST,
     SCHEMES_PROPERTY,
     UNIQUE_PROPERTY,
     Declaration,
@@ -75,6 +77,8 @@ from punctuated.declaration.types import (
     SchemeAttribute,
     is_boolean_type,
     is_ordered_type,
+    is_range,
+    operator_of,
     quote_identifier,
 )
 
@@ -87,6 +91,9 @@ __all__ = [
     "MAX_ECHO",
     "CONSTANT",
     "RANGE",
+    "RANGE_AT_LEAST",
+    "is_range",
+    "operator_of",
     "DeclarationError",
     "SchemeAttribute",
     "Scheme",

@@ -7,7 +7,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence
 
-from punctuated.declaration.types import RANGE, Declaration, Scheme, SchemeAttribute  # noqa: F401 (examples)
+from punctuated.declaration.types import (  # noqa: F401 (examples)
+    RANGE,
+    RANGE_AT_LEAST,
+    Declaration,
+    Scheme,
+    SchemeAttribute,
+)
 from punctuated.model import WILDCARD, Constant, Punctuation, Range
 
 
@@ -41,7 +47,8 @@ def punctuation_of(declaration: Declaration, columns: Sequence[str], row: Any) -
     marker is NULL (a wildcard).  The scheme is the one whose attribute set
     equals the set of the row's non-NULL, non-marker columns (the first one
     declared: only the unique key may share a declared scheme's columns); a constant attribute gives
-    ``Constant(value)``, an ``attr<=`` one ``Range(hi=value)`` inclusive.
+    ``Constant(value)``, an ``attr<=`` one ``Range(hi=value)`` inclusive, an ``attr>=`` one
+    ``Range(lo=value)`` inclusive.
     ``row`` is a mapping, a ``Row`` or a sequence aligned with ``columns``;
     the result has every non-marker column.
 
@@ -70,6 +77,8 @@ def punctuation_of(declaration: Declaration, columns: Sequence[str], row: Any) -
                     out.append((c, WILDCARD))
                 elif kinds[c] == RANGE:
                     out.append((c, Range.at_most(values[c])))
+                elif kinds[c] == RANGE_AT_LEAST:
+                    out.append((c, Range.at_least(values[c])))
                 else:
                     out.append((c, Constant(values[c])))
             return Punctuation(out)

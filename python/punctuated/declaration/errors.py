@@ -32,8 +32,8 @@ def _shorten(text: str) -> str:
 _FIXES = {
     "MALFORMED": (
         "write schemes as 'a; b, c<=' (schemes separated by ';', attributes by ',', "
-        "'<=' after an attribute for a range; names plain or `backquoted`) "
-        "and the unique key as 'a, b' (no ';' or '<=')"
+        "'<=' or '>=' after an attribute for a range; names plain or `backquoted`) "
+        "and the unique key as 'a, b' (no ';', '<=' or '>=')"
     ),
     "EMPTY_SCHEME": "give every scheme at least one attribute, or remove the property",
     "UNKNOWN_COLUMN": "name a column of the table (names are case-insensitive)",
@@ -44,7 +44,7 @@ _FIXES = {
         "keep one of the two (a range 'k<=' also closes each single value a constant 'k' would)"
     ),
     "UNORDERED_RANGE": (
-        "use a constant attribute (drop '<='); ranges need a numeric, STRING, "
+        "use a constant attribute (drop the '<=' or '>='); ranges need a numeric, STRING, "
         "DATE or TIMESTAMP column"
     ),
     "MARKER_MISSING": (

@@ -26,6 +26,8 @@ from punctuated.declaration.types import (
     SchemeAttribute,
     is_boolean_type,
     is_ordered_type,
+    is_range,
+    operator_of,
 )
 
 Schema = Sequence[Tuple[str, Optional[str]]]
@@ -102,10 +104,11 @@ def _resolve_attributes(raw: Sequence[_RawAttribute], marker: Optional[str], res
                 "MARKER_IN_SCHEME", a.name,
                 f"'{name}' is the marker column and cannot be an attribute",
             )
-        if a.kind == RANGE and typ is not None and not is_ordered_type(typ):
+        if is_range(a.kind) and typ is not None and not is_ordered_type(typ):
+            written = a.name + operator_of(a.kind)
             raise _Problem(
-                "UNORDERED_RANGE", f"{a.name}<=",
-                f"'{a.name}<=' is a range on column '{name}' of type {typ}, which has no order",
+                "UNORDERED_RANGE", written,
+                f"'{written}' is a range on column '{name}' of type {typ}, which has no order",
             )
         out.append(SchemeAttribute(name, a.kind))
     return tuple(out)
@@ -161,18 +164,18 @@ def _check_scheme(scheme: Scheme, earlier: Sequence[Scheme]) -> None:
     contract), so two schemes over the same columns cannot be told apart;
     and no operator purges with a scheme of two ranges."""
     written = format_scheme(scheme)
-    ranges = [a for a in scheme.attributes if a.kind == RANGE]
+    ranges = [a for a in scheme.attributes if is_range(a.kind)]
     if len(ranges) > 1:
-        last = max(i for i, a in enumerate(scheme.attributes) if a.kind == RANGE)
+        last = max(i for i, a in enumerate(scheme.attributes) if is_range(a.kind))
         one_range = format_scheme(Scheme(tuple(
-            SchemeAttribute(a.attr, RANGE if i == last else CONSTANT)
+            SchemeAttribute(a.attr, a.kind if i == last else CONSTANT)
             for i, a in enumerate(scheme.attributes))))
         raise _Problem(
             "MULTIPLE_RANGES", written,
             f"scheme '{_shorten(written)}' has {len(ranges)} range attributes "
             f"({', '.join(a.attr for a in ranges)}): no join, aggregation or deduplication "
             "purges with such punctuations",
-            fix=(f"keep at most one '<=' per scheme: make the others constants ('{one_range}') "
+            fix=(f"keep at most one range ('<=' or '>=') per scheme: make the others constants ('{one_range}') "
                  f"or declare each range as a scheme of its own ('{'; '.join(str(a) for a in ranges)}')"),
         )
     for i, same in enumerate(earlier, start=1):

@@ -6,13 +6,13 @@ Grammar (user contract)::
 
     text       := scheme (';' scheme)*
     scheme     := attribute (',' attribute)*
-    attribute  := identifier ['<=']      -- plain: constant pattern; '<=': range pattern
+    attribute  := identifier ['<=' | '>=']  -- plain: constant pattern; '<=', '>=': range pattern
     identifier := [A-Za-z_][A-Za-z0-9_]* | '`' (any-but-backquote | '``')+ '`'
 
 >>> parse_schemes_text("`bid id`; `a``b`, `prix€`<=")
 [[('bid id', 'constant')], [('a`b', 'constant'), ('prix€', 'range')]]
->>> parse_attribute_text("day<=")
-('day', 'range')
+>>> parse_attribute_text("day<="), parse_attribute_text("countdown >=")
+(('day', 'range'), ('countdown', 'range_at_least'))
 """
 
 from __future__ import annotations
@@ -26,11 +26,13 @@ from punctuated.declaration.types import (
     CONSTANT,
     MARKER_PROPERTY,
     RANGE,
+    RANGE_AT_LEAST,
     SCHEMES_PROPERTY,
     UNIQUE_PROPERTY,
     Declaration,
     Scheme,
     SchemeAttribute,
+    is_range,
     quote_identifier,
 )
 
@@ -39,7 +41,7 @@ _WORD = re.compile(r"[^\s`,;<=>]+")
 
 
 class _Token(NamedTuple):
-    kind: str  # "ident", "<=", ",", ";"
+    kind: str  # "ident", "<=", ">=", ",", ";"
     text: str  # as written (backquotes included for an identifier)
     name: str  # the identifier's name (backquotes removed), else ""
 
@@ -55,8 +57,8 @@ def _tokenize(text: str) -> List[_Token]:
         elif ch in ",;":
             tokens.append(_Token(ch, ch, ""))
             i += 1
-        elif text.startswith("<=", i):
-            tokens.append(_Token("<=", "<=", ""))
+        elif text.startswith("<=", i) or text.startswith(">=", i):
+            tokens.append(_Token(text[i:i + 2], text[i:i + 2], ""))
             i += 2
         elif ch == "`":
             j, name = i + 1, []
@@ -109,11 +111,11 @@ def _split(tokens: Sequence[_Token], sep: str) -> List[List[_Token]]:
 class _RawAttribute(NamedTuple):
     name: str  # identifier, backquotes removed
     written: str  # identifier as written (backquotes kept)
-    kind: str  # CONSTANT or RANGE
+    kind: str  # CONSTANT, RANGE or RANGE_AT_LEAST
 
 
 def _attribute(tokens: Sequence[_Token], text: str) -> _RawAttribute:
-    """``name`` or ``name <=``; anything else is ``MALFORMED``."""
+    """``name``, ``name <=`` or ``name >=``; anything else is ``MALFORMED``."""
     if not tokens:
         raise _Problem("MALFORMED", text, "an attribute is empty (two ',' in a row?)")
     if tokens[0].kind != "ident":
@@ -123,10 +125,12 @@ def _attribute(tokens: Sequence[_Token], text: str) -> _RawAttribute:
         return _RawAttribute(tokens[0].name, tokens[0].text, CONSTANT)
     if rest == ["<="]:
         return _RawAttribute(tokens[0].name, tokens[0].text, RANGE)
+    if rest == [">="]:
+        return _RawAttribute(tokens[0].name, tokens[0].text, RANGE_AT_LEAST)
     raise _Problem(
         "MALFORMED", text,
         f"unexpected {_shorten(' '.join(rest))!r} after {_shorten(tokens[0].text)!r} "
-        "(an attribute is a name optionally followed by '<='; missing ',' or ';'?)",
+        "(an attribute is a name optionally followed by '<=' or '>='; missing ',' or ';'?)",
     )
 
 
@@ -148,10 +152,10 @@ def _parse_unique(text: str) -> List[_RawAttribute]:
     """Syntax of a unique key: the schemes syntax, then exactly one scheme of
     constant attributes (else ``MALFORMED``)."""
     schemes = _parse_schemes(text)
-    if len(schemes) != 1 or any(a.kind == RANGE for a in schemes[0]):
+    if len(schemes) != 1 or any(is_range(a.kind) for a in schemes[0]):
         raise _Problem(
             "MALFORMED", text,
-            "the unique key is one list of attribute names separated by ',' (no ';', no '<=')",
+            "the unique key is one list of attribute names separated by ',' (no ';', no '<=' or '>=')",
         )
     return schemes[0]
 
@@ -183,7 +187,7 @@ def parse_unique_text(text: str) -> List[str]:
 
 
 def parse_attribute_text(text: str) -> Tuple[str, str]:
-    """One attribute as a scheme writes it -- a name, optionally followed by ``<=`` --
+    """One attribute as a scheme writes it -- a name, optionally followed by ``<=`` or ``>=`` --
     as ``(name, kind)``. Raises :class:`DeclarationError` (``MALFORMED``) for anything else.
 
     >>> parse_attribute_text("`order date`"), parse_attribute_text(" day <= ")
@@ -193,7 +197,7 @@ def parse_attribute_text(text: str) -> Tuple[str, str]:
     if len(parsed) != 1 or len(parsed[0]) != 1:
         raise DeclarationError(
             "MALFORMED", None, SCHEMES_PROPERTY, text,
-            "an attribute is one name, optionally followed by '<='", text=text,
+            "an attribute is one name, optionally followed by '<=' or '>='", text=text,
         )
     return parsed[0][0]
 

@@ -19,7 +19,28 @@ UNIQUE_PROPERTY = "punctuated.unique"
 PROPERTIES = (SCHEMES_PROPERTY, MARKER_PROPERTY, UNIQUE_PROPERTY)
 
 CONSTANT = "constant"
-RANGE = "range"
+RANGE = "range"  # attr<=: "no more rows with attr <= v"
+RANGE_AT_LEAST = "range_at_least"  # attr>=: "no more rows with attr >= v"
+KINDS = (CONSTANT, RANGE, RANGE_AT_LEAST)
+_OPERATORS = {CONSTANT: "", RANGE: "<=", RANGE_AT_LEAST: ">="}
+
+
+def is_range(kind: str) -> bool:
+    """Is an attribute of this kind a range pattern (``attr<=`` or ``attr>=``)?
+
+    >>> is_range(RANGE), is_range(RANGE_AT_LEAST), is_range(CONSTANT)
+    (True, True, False)
+    """
+    return kind in (RANGE, RANGE_AT_LEAST)
+
+
+def operator_of(kind: str) -> str:
+    """The operator an attribute of this kind is written with: ``""``, ``"<="`` or ``">="``.
+
+    >>> operator_of(RANGE_AT_LEAST)
+    '>='
+    """
+    return _OPERATORS[kind]
 
 _PLAIN_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -49,7 +70,7 @@ def _type_key(sql_type: str) -> str:
 
 
 def is_ordered_type(sql_type: str) -> bool:
-    """May ``attr<=`` be declared on a column of this Spark SQL type?
+    """May ``attr<=`` (or ``attr>=``) be declared on a column of this Spark SQL type?
 
     The numeric types, STRING (any collation; VARCHAR/CHAR), DATE,
     TIMESTAMP (= TIMESTAMP_LTZ), TIMESTAMP_NTZ (``testdata/README.md``).
@@ -74,21 +95,22 @@ def is_boolean_type(sql_type: str) -> bool:
 
 @dataclass(frozen=True)
 class SchemeAttribute:
-    """One attribute of a scheme: ``kind`` is ``"constant"`` or ``"range"``.
+    """One attribute of a scheme: ``kind`` is ``"constant"``, ``"range"`` (``attr<=``)
+    or ``"range_at_least"`` (``attr>=``).
 
-    >>> str(SchemeAttribute("day", RANGE))
-    'day<='
+    >>> str(SchemeAttribute("day", RANGE)), str(SchemeAttribute("countdown", RANGE_AT_LEAST))
+    ('day<=', 'countdown>=')
     """
 
     attr: str
     kind: str = CONSTANT
 
     def __post_init__(self) -> None:
-        if self.kind not in (CONSTANT, RANGE):
-            raise ValueError(f"kind is {CONSTANT!r} or {RANGE!r}, not {self.kind!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"kind is one of {', '.join(map(repr, KINDS))}, not {self.kind!r}")
 
     def __str__(self) -> str:
-        return quote_identifier(self.attr) + ("<=" if self.kind == RANGE else "")
+        return quote_identifier(self.attr) + operator_of(self.kind)
 
 
 @dataclass(frozen=True)

@@ -77,7 +77,7 @@ object PunctuatedAggregates {
     val found = PunctuationSources.find(a.child, caseSensitive).getOrElse(return None)
 
     // keys closed by a range on a time column through a monotone expression (window, date_trunc)
-    val ranges = found.sources.flatMap(_.schemes.flatMap(_._1.collect { case (at, true) => at }))
+    val ranges = found.sources.flatMap(_.schemes.flatMap(_._1.collect { case (at, punctuated.declaration.AttributeKind.AtMost) => at }))
     val onTime = TimeKeys.closing(grouping, TimeKeys.definitions(a.child), ranges)
     val (declaredKind, declared, substituted) = KindColumn(grouping, found, conf, useEqualities = true,
       ranges = at => onTime.get(at.exprId).map(_._1)).getOrElse(return None)

@@ -35,8 +35,8 @@ object StateLayouts {
 /** The [[OperatorRecord]] of each punctuated operator, built on the driver from its plan. */
 object OperatorRecords {
 
-  /** `0`, `0,1<=`: the key positions a scheme fixes, and its range. */
-  def keyText(k: KeyScheme): String = (k.constants.map(_.toString) ++ k.range.map(r => s"$r<=")).mkString(",")
+  /** `0`, `0,1<=`, `1>=`: the key positions a scheme fixes, and its range. */
+  def keyText(k: KeyScheme): String = (k.constants.map(_.toString) ++ k.range.map(r => s"$r${k.rangeOperator}")).mkString(",")
 
   /**
    * A punctuated join: per input its declaration, the schemes that purge (by join-key

@@ -1,16 +1,38 @@
 package punctuated.declaration
 
 /**
+ * How a scheme attribute is written (user contract, "Declaring punctuation schemes"): a
+ * constant (`attr`: "no more rows with attr = v") or a range, `attr<=` ("no more rows with
+ * attr <= v") or `attr>=` ("no more rows with attr >= v") — Tucker et al. 2003, §3, constant
+ * and range patterns. A `>=` range is a `<=` range under the reversed order of its column,
+ * which is how operators use it (`punctuated.input.KeyScheme.rangeOrdering`).
+ */
+sealed abstract class AttributeKind(val isRange: Boolean, val operator: String)
+
+object AttributeKind {
+  case object Constant extends AttributeKind(false, "")
+  case object AtMost extends AttributeKind(true, "<=")
+  case object AtLeast extends AttributeKind(true, ">=")
+
+  def of(isRange: Boolean, atLeast: Boolean): AttributeKind =
+    if (!isRange) Constant else if (atLeast) AtLeast else AtMost
+}
+
+/**
  * A punctuation scheme (Li, Chen, Tatemura, Agrawal, Candan, Hsiung 2006, §2): the
  * attributes a punctuation of the stream gives values to. A constant attribute says
- * "no more rows with attr = v"; a range attribute (`attr<=`) says "no more rows with
- * attr <= v" (Tucker et al. 2003, §3 range pattern).
+ * "no more rows with attr = v"; a range attribute (`attr<=`, `attr>=`) says "no more rows
+ * with attr <= v" (or `>= v`) (Tucker et al. 2003, §3 range pattern).
+ *
+ * @param atLeast for a range: written `attr>=` (else `attr<=`)
  */
-final case class SchemeAttribute(name: String, isRange: Boolean) {
+final case class SchemeAttribute(name: String, isRange: Boolean, atLeast: Boolean = false) {
+  def kind: AttributeKind = AttributeKind.of(isRange, atLeast)
+
   /** As written in `punctuated.schemes` (backquoted when not a plain identifier). */
   override def toString: String = {
     val quoted = if (name.matches("[A-Za-z_][A-Za-z0-9_]*")) name else s"`${name.replace("`", "``")}`"
-    if (isRange) s"$quoted<=" else quoted
+    quoted + kind.operator
   }
 }
 

@@ -60,7 +60,7 @@ object DeclarationResolver {
         case Seq(key) if !key.exists(_.isRange) => columns.scheme(Unique, text, key, marker)
         case _ =>
           throw columns.error(Condition.MALFORMED, Unique, text, text,
-            "'punctuated.unique' is one key: attribute names separated by ',' without '<='",
+            "'punctuated.unique' is one key: attribute names separated by ',' without '<=' or '>='",
             s"ALTER TABLE $table SET TBLPROPERTIES ('$Unique' = '<attr>, ...')")
       }
     }
@@ -150,7 +150,7 @@ object DeclarationResolver {
     def scheme(property: String, text: String, raw: Seq[RawAttribute], marker: Option[String]): Scheme = {
       val seen = scala.collection.mutable.Set.empty[String]
       Scheme(raw.map { attr =>
-        val written = if (attr.isRange) s"${attr.name}<=" else attr.name
+        val written = attr.written
         val field = find(attr.name).getOrElse(throw error(Condition.UNKNOWN_COLUMN, property, text,
           attr.name, s"unknown column '${shorten(attr.name)}' (columns: $names)",
           s"name columns of $table in '$property'"))
@@ -166,10 +166,10 @@ object DeclarationResolver {
         }
         if (attr.isRange && !isOrdered(field.dataType)) {
           throw error(Condition.UNORDERED_RANGE, property, text, written,
-            s"'${field.name}<=' asks for a range on ${field.dataType.sql}, a type without an order",
-            s"drop the '<=' (a constant pattern), or use a numeric, string, date or timestamp column")
+            s"'${field.name}${written.drop(attr.name.length)}' asks for a range on ${field.dataType.sql}, a type without an order",
+            s"drop the '${written.drop(attr.name.length)}' (a constant pattern), or use a numeric, string, date or timestamp column")
         }
-        SchemeAttribute(field.name, attr.isRange)
+        SchemeAttribute(field.name, attr.isRange, attr.atLeast)
       })
     }
 
@@ -185,7 +185,7 @@ object DeclarationResolver {
           s"scheme '${shorten(scheme.toString)}' has ${ranges.size} range attributes " +
             s"(${ranges.map(_.name).mkString(", ")}): no join, aggregation or deduplication " +
             "purges with such punctuations",
-          s"keep at most one '<=' per scheme: make the others constants ('${fixedRanges(scheme)}') " +
+          s"keep at most one range ('<=' or '>=') per scheme: make the others constants ('${fixedRanges(scheme)}') " +
             s"or declare each range as a scheme of its own ('${ranges.mkString("; ")}')")
       }
       earlier.zipWithIndex.find(_._1.names.toSet == scheme.names.toSet).foreach { case (same, i) =>
@@ -204,7 +204,7 @@ object DeclarationResolver {
     /** The scheme with only its last range attribute kept as a range. */
     private def fixedRanges(scheme: Scheme): String = {
       val last = scheme.attributes.lastIndexWhere(_.isRange)
-      Scheme(scheme.attributes.zipWithIndex.map { case (a, i) => a.copy(isRange = i == last) }).toString
+      Scheme(scheme.attributes.zipWithIndex.map { case (a, i) => a.copy(isRange = i == last, atLeast = a.atLeast && i == last) }).toString
     }
   }
 }

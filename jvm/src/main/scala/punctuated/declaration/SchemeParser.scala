@@ -7,7 +7,7 @@ package punctuated.declaration
  * {{{
  *   text      := scheme (';' scheme)*
  *   scheme    := attribute (',' attribute)*
- *   attribute := identifier ['<=']         -- plain: constant pattern; '<=': range pattern
+ *   attribute := identifier ['<=' | '>=']  -- plain: constant pattern; '<=', '>=': range pattern
  *   identifier:= [A-Za-z_][A-Za-z0-9_]* | '`' (any-but-backquote | '``')+ '`'
  * }}}
  * White space is ignored. Inside backquotes a backquote is doubled, as in Spark SQL
@@ -18,8 +18,11 @@ package punctuated.declaration
  */
 object SchemeParser {
 
-  /** An attribute as written: its name (unresolved) and whether it was written `name<=`. */
-  final case class RawAttribute(name: String, isRange: Boolean)
+  /** An attribute as written: its name (unresolved), whether it was written `name<=` or `name>=`
+   * (a range), and which of the two (`atLeast`: `>=`). */
+  final case class RawAttribute(name: String, isRange: Boolean, atLeast: Boolean = false) {
+    def written: String = name + punctuated.declaration.AttributeKind.of(isRange, atLeast).operator
+  }
 
   /** Either the schemes, or the failing condition with a description of the problem. */
   def parse(text: String): Either[(Condition.Value, String), Seq[Seq[RawAttribute]]] = {
@@ -49,15 +52,17 @@ object SchemeParser {
   private def parseAttribute(raw: String): Either[String, RawAttribute] = {
     val text = raw.trim
     if (text.isEmpty) return Left("an attribute is empty (two separators in a row?)")
-    val (body, isRange) =
-      if (text.endsWith("<=")) (text.dropRight(2).trim, true) else (text, false)
+    val (body, isRange, atLeast) =
+      if (text.endsWith("<=")) (text.dropRight(2).trim, true, false)
+      else if (text.endsWith(">=")) (text.dropRight(2).trim, true, true)
+      else (text, false, false)
     body match {
-      case Plain() => Right(RawAttribute(body, isRange))
-      case Quoted(name) => Right(RawAttribute(name.replace("``", "`"), isRange))
+      case Plain() => Right(RawAttribute(body, isRange, atLeast))
+      case Quoted(name) => Right(RawAttribute(name.replace("``", "`"), isRange, atLeast))
       case Word() =>
         Left(s"'${DeclarationError.shorten(body)}' is not a plain name ([A-Za-z_][A-Za-z0-9_]*): " +
           s"backquote it: `${DeclarationError.shorten(body)}`")
-      case _ => Left(s"'${DeclarationError.shorten(text)}' is not an attribute name optionally followed by '<='")
+      case _ => Left(s"'${DeclarationError.shorten(text)}' is not an attribute name optionally followed by '<=' or '>='")
     }
   }
 

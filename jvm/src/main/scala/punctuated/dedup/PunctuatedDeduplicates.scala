@@ -46,7 +46,7 @@ object PunctuatedDeduplicates {
     val found = PunctuationSources.find(child, caseSensitive).getOrElse(return None)
     // keys a range on a time column closes through a monotone expression of it (to_date(ts),
     // a window's start: TimeKeys), with the bound to fill them with on punctuation rows
-    val ranges = found.sources.flatMap(_.schemes.flatMap(_._1.collect { case (at, true) => at }))
+    val ranges = found.sources.flatMap(_.schemes.flatMap(_._1.collect { case (at, punctuated.declaration.AttributeKind.AtMost) => at }))
     val onTime = TimeKeys.closing(keys, TimeKeys.definitions(found.plan), ranges)
     val (declaredKind, _, _) = KindColumn(keys, found, conf, useEqualities = false,
       ranges = at => onTime.get(at.exprId).map(_._1)).getOrElse(return None)

@@ -10,7 +10,7 @@ import org.apache.spark.sql.execution.datasources.LogicalRelation
 import punctuated.compat.StreamingRelation
 import org.apache.spark.sql.types.{Metadata, MetadataBuilder}
 
-import punctuated.declaration.{Declaration, DeclarationResolver, Scheme}
+import punctuated.declaration.{AttributeKind, Declaration, DeclarationResolver, Scheme}
 
 /**
  * A stream that carries a punctuation declaration, where it enters a logical plan.
@@ -53,10 +53,10 @@ final case class DeclaredStream(declaration: Declaration, output: Seq[Attribute]
    *   // no marker, unique "k"                       => (k)
    * }}}
    */
-  def reachingSchemes: Seq[(Scheme, Seq[(Attribute, Boolean)])] = {
+  def reachingSchemes: Seq[(Scheme, Seq[(Attribute, AttributeKind)])] = {
     val hasMarker = markerAttribute.isDefined
     declaration.instantiableSchemes.filter(sc => hasMarker || declaration.unique.contains(sc))
-      .map(sc => sc -> sc.attributes.map(a => attribute(a.name).map(_ -> a.isRange)))
+      .map(sc => sc -> sc.attributes.map(a => attribute(a.name).map(_ -> a.kind)))
       .collect { case (sc, attrs) if attrs.forall(_.isDefined) => sc -> attrs.flatten }
   }
 }

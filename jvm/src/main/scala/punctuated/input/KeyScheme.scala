@@ -5,7 +5,8 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 /**
  * A punctuation scheme of one join input, seen through the join key: the scheme's
  * attributes are join-key columns, `constants` the key positions its constant patterns
- * fix, `range` the key position of its `attr<=` pattern, if any. Only such schemes can
+ * fix, `range` the key position of its range pattern (`attr<=`, or `attr>=` when `atLeast`),
+ * if any. Only such schemes can
  * purge join state (Li et al. 2006, §3: a punctuation on non-join attributes never covers
  * all future partners of a stored tuple). Two inputs' schemes over the same key positions
  * have the same [[id]], so their punctuations can be compared (Li et al. §5.1, lifespan).
@@ -13,13 +14,37 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
  * {{{
  *   join key (auction, day); scheme "auction"        → KeyScheme(constants = [0], range = None)
  *   join key (auction, day); scheme "auction, day<=" → KeyScheme(constants = [0], range = Some(1))
+ *   join key (auction, day); scheme "auction, day>=" → KeyScheme([0], Some(1), atLeast = true)
  * }}}
+ *
+ * A `>=` range is a `<=` range under the reversed order of its column: every comparison of a
+ * range value with a bound goes through [[rangeOrdering]], so "the greatest bound", "covered
+ * by the bound" and the range index's look-ups read the same for both directions.
  */
-final case class KeyScheme(constants: Array[Int], range: Option[Int]) {
+final case class KeyScheme(constants: Array[Int], range: Option[Int], atLeast: Boolean = false) {
   require(constants.forall(_ < 24) && range.forall(_ < 24), "join keys of at most 24 columns")
+  require(range.isDefined || !atLeast, "a direction without a range")
 
   /** Same key positions, same id, whichever input the scheme belongs to. */
-  val id: Int = constants.foldLeft(0)((bits, p) => bits | (1 << p)) | range.map(r => (r + 1) << 24).getOrElse(0)
+  val id: Int = constants.foldLeft(0)((bits, p) => bits | (1 << p)) |
+    range.map(r => (r + 1) << 24).getOrElse(0) | (if (atLeast) 1 << 29 else 0)
+
+  /**
+   * The order bounds of the range are compared in: the column's, reversed for `attr>=`
+   * (a punctuation `>= v` covers the values `<= v` of the reversed order).
+   *
+   * {{{
+   *   KeyScheme([], Some(0)).rangeOrdering(IntegerType).lteq(3, 5)                  // true:  3 <= 5
+   *   KeyScheme([], Some(0), atLeast = true).rangeOrdering(IntegerType).lteq(7, 5)  // true:  7 >= 5
+   * }}}
+   */
+  def rangeOrdering(dataType: org.apache.spark.sql.types.DataType): Ordering[Any] = {
+    val ordering = org.apache.spark.sql.catalyst.util.TypeUtils.getInterpretedOrdering(dataType)
+    if (atLeast) ordering.reverse else ordering
+  }
+
+  /** The range's operator as written: `<=` or `>=` ("" without a range). */
+  def rangeOperator: String = if (range.isEmpty) "" else if (atLeast) ">=" else "<="
 
   /** A constant punctuation on the whole key: it closes exactly one key (point purge). */
   def isWholeKey(keyLength: Int): Boolean = range.isEmpty && constants.length == keyLength
@@ -30,7 +55,7 @@ final case class KeyScheme(constants: Array[Int], range: Option[Int]) {
   }
   override def hashCode(): Int = id
   override def toString: String =
-    s"KeyScheme(${constants.mkString("[", ",", "]")}${range.map(r => s", $r<=").getOrElse("")})"
+    s"KeyScheme(${constants.mkString("[", ",", "]")}${range.map(r => s", $r$rangeOperator").getOrElse("")})"
 }
 
 /**

@@ -5,6 +5,7 @@ import scala.collection.mutable.ArrayBuffer
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Expression, NamedExpression}
 
 import punctuated.conf.PunctuatedConf
+import punctuated.declaration.AttributeKind
 
 /**
  * The `punctuation_kind` column of a punctuated operator keyed by `keys` (an aggregation's
@@ -40,14 +41,15 @@ object KindColumn {
     val closing = ArrayBuffer.empty[(KeyScheme, String, Int)]
     val substituted = scala.collection.mutable.Set.empty[Int]
     val kinds: Seq[Seq[Int]] = found.sources.map(source => source.schemes.map { case (attrs, text) =>
-      val ps = attrs.map { case (at, isRange) =>
-        position(at).orElse(if (isRange) ranges(at) else None).map(p => (p, isRange, at))
+      // a time expression closes on `ts<=` only (TimeKeys: groups end at increasing times)
+      val ps = attrs.map { case (at, kind) =>
+        position(at).orElse(if (kind == AttributeKind.AtMost) ranges(at) else None).map(p => (p, kind.isRange, at))
       }
-      if (ps.exists(_.isEmpty) || attrs.count(_._2) > 1 || ps.flatten.map(_._1).distinct.size != ps.size) {
+      if (ps.exists(_.isEmpty) || attrs.count(_._2.isRange) > 1 || ps.flatten.map(_._1).distinct.size != ps.size) {
         PunctuationKind.Ignored
       } else {
         val ks = KeyScheme(ps.flatten.collect { case (p, false, _) => p }.sorted.toArray,
-          ps.flatten.collectFirst { case (p, true, _) => p })
+          ps.flatten.collectFirst { case (p, true, _) => p }, attrs.exists(_._2 == AttributeKind.AtLeast))
         ps.flatten.foreach { case (p, _, at) => if (keys(p).exprId != at.exprId) substituted += p }
         // under a union, each branch's schemes are kinds of their own (setCombine)
         closing.indexWhere(c => c._1 == ks && c._3 == source.branch) match {

@@ -59,7 +59,7 @@ final case class PunctuatedInput(declaration: Declaration, columns: Map[String, 
     else {
       val constants = mapped.collect { case (a, Some(p)) if !a.isRange => p }.sorted.toArray
       val range = mapped.collectFirst { case (a, Some(p)) if a.isRange => p }
-      Some(KeyScheme(constants, range))
+      Some(KeyScheme(constants, range, scheme.attributes.exists(a => a.isRange && a.atLeast)))
     }
   }
 

@@ -36,7 +36,7 @@ final class PunctuationDecoder(declaration: Declaration, columns: Seq[String]) {
       case RowDecoder.Invalid => None
       case i => Some(Punctuation(schemes(i).attributes.map { a =>
         val v = value(columns.indexOf(a.name))
-        a.name -> (if (a.isRange) Range.atMost(v) else Constant(v))
+        a.name -> (if (!a.isRange) Constant(v) else if (a.atLeast) Range.atLeast(v) else Range.atMost(v))
       }.toMap))
     }
   }

@@ -12,7 +12,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{LogicalPlan, Project, Union}
  * @param marker      BOOLEAN expression: true on its punctuation rows
  * @param columns     its columns (other than the marker) the operator sees
  * @param schemes     its schemes (the declared ones, then the unique key), each as
- *                    (attribute, is-range) pairs, with their text
+ *                    (attribute, pattern kind) pairs, with their text
  * @param unique      its unique key, when every data row implies a punctuation on it here
  *                    (the stream is read directly: no join in between)
  * @param branch      which input of a UNION it comes through (0 without one): a union's
@@ -22,7 +22,7 @@ final case class FoundSource(
     name: String,
     marker: Expression,
     columns: Seq[Attribute],
-    schemes: Seq[(Seq[(Attribute, Boolean)], String)],
+    schemes: Seq[(Seq[(Attribute, punctuated.declaration.AttributeKind)], String)],
     unique: Option[Seq[Attribute]],
     branch: Int = 0) {
 
@@ -140,7 +140,7 @@ object PunctuationSources {
         FoundSource(s.name,
           And(s.marker.transform { case a: Attribute => r(a) }, EqualTo(tag, Literal(i))),
           s.columns.filter(a => byPosition.contains(a.exprId)).map(r),
-          s.schemes.map { case (attrs, text) => attrs.map { case (a, isRange) => (r(a), isRange) } -> text },
+          s.schemes.map { case (attrs, text) => attrs.map { case (a, kind) => (r(a), kind) } -> text },
           unique = None,
           branch = i * 10 + s.branch)
       }
@@ -157,7 +157,7 @@ object PunctuationSources {
       s.copy(
         marker = s.marker.transform { case a: Attribute => r(a) },
         columns = s.columns.map(r),
-        schemes = s.schemes.map { case (attrs, text) => attrs.map { case (a, isRange) => (r(a), isRange) } -> text },
+        schemes = s.schemes.map { case (attrs, text) => attrs.map { case (a, kind) => (r(a), kind) } -> text },
         unique = s.unique.map(_.map(r)))
     }
 

@@ -3,6 +3,8 @@ package punctuated.input
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Explode, GreaterThan, Literal}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Generate, LogicalPlan, Project}
 
+import punctuated.declaration.AttributeKind
+
 /**
  * Recognises, in a plan, the operators the analyzer has already rewritten for punctuated
  * input (aggregations and deduplications), by the [[PunctuationKind]] column below them.
@@ -54,7 +56,8 @@ object RewrittenOperators {
       aggregateLayout(g.child).filterNot(_._2.isUnion).map { case (a, layout) =>
         val grouping = a.groupingExpressions.collect { case x: Attribute => x }
         val schemes = layout.closing.zip(layout.closingNames).map { case (ks, text) =>
-          (ks.constants.toSeq.map(p => grouping(p) -> false) ++ ks.range.toSeq.map(p => grouping(p) -> true)) -> text
+          (ks.constants.toSeq.map(p => grouping(p) -> (AttributeKind.Constant: AttributeKind)) ++
+            ks.range.toSeq.map(p => grouping(p) -> AttributeKind.of(isRange = true, ks.atLeast))) -> text
         }
         FoundSource(
           name = s"aggregation over ${layout.streams.mkString(", ")}",

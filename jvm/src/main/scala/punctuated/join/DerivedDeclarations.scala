@@ -79,7 +79,7 @@ object DerivedDeclarations {
         (d, keys) <- sides
         k <- byBoth
         attrs = (k.constants.toSeq.map(_ -> false) ++ k.range.map(_ -> true)).map { case (pos, range) =>
-          column(d, keys(pos)).map { case (n, m) => (SchemeAttribute(n, range), m) } }
+          column(d, keys(pos)).map { case (n, m) => (SchemeAttribute(n, range, range && k.atLeast), m) } }
         if attrs.forall(_.isDefined) && attrs.flatten.map(_._2).distinct.size == 1
       } yield Scheme(attrs.flatten.map(_._1))
       val all = schemes ++ bandSchemes(j, IndexedSeq(mark.left, mark.right), column)

@@ -303,7 +303,7 @@ class JoinInputState(
   /** Does `p` (of this input's schemes) hold at least as much as the held one? */
   def boundCovers(scheme: KeyScheme, bound: Option[Any], value: Option[Any]): Boolean =
     (bound, value) match {
-      case (Some(b), Some(v)) => table.ordering(scheme.range.get).gteq(b, v)
+      case (Some(b), Some(v)) => table.ordering(scheme).gteq(b, v)
       case _ => true
     }
 

@@ -65,8 +65,9 @@ class RangeIndex(store: StoreNamespace, counts: StoreNamespace, keySchema: Struc
   private val constantsProjs: Map[KeyScheme, UnsafeProjection] = schemes.map { s =>
     s -> UnsafeProjection.create(s.constants.toSeq.map(p => BoundReference(p, keySchema(p).dataType, nullable = true)))
   }.toMap
-  private val orderings: Map[Int, Ordering[Any]] = schemes.flatMap(_.range).distinct.map { p =>
-    p -> TypeUtils.getInterpretedOrdering(keySchema(p).dataType)
+  /** Each range scheme's order ([[KeyScheme.rangeOrdering]]: reversed for `>=`). */
+  private val orderings: Map[KeyScheme, Ordering[Any]] = schemes.filter(_.range.isDefined).map { s =>
+    s -> s.rangeOrdering(keySchema(s.range.get).dataType)
   }.toMap
   private val slotKeyProj = UnsafeProjection.create(Seq(
     BoundReference(0, IntegerType, nullable = false), BoundReference(1, BinaryType, nullable = false)))
@@ -132,7 +133,7 @@ class RangeIndex(store: StoreNamespace, counts: StoreNamespace, keySchema: Struc
     (p.scheme.range, p.bound) match {
       case (Some(pos), Some(bound)) =>
         val dataType = keySchema(pos).dataType
-        val ordering = orderings(pos)
+        val ordering = orderings(p.scheme)
         keys.iterator.filter(k => ordering.lteq(k.get(pos, dataType), bound)).toArray
       case _ => keys.toArray
     }

@@ -144,7 +144,7 @@ object TimeBand {
    */
   def rangeSchemeOn(input: Option[PunctuatedInput], attr: Attribute): Option[Int] = input.flatMap { in =>
     val i = in.declaration.instantiableSchemes.indexWhere { s =>
-      s.attributes.size == 1 && s.attributes.head.isRange &&
+      s.attributes.size == 1 && s.attributes.head.kind == punctuated.declaration.AttributeKind.AtMost &&
         in.columns.get(s.attributes.head.name).contains(attr.exprId)
     }
     if (i >= 0 && in.markerIds.nonEmpty) Some(i) else None

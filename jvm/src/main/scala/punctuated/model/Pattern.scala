@@ -58,6 +58,9 @@ final case class Range(lo: Option[Bound], hi: Option[Bound]) extends Pattern {
 object Range {
   /** `attr<=` punctuations of the user contract: "no more rows with attr <= v". */
   def atMost(v: Any): Range = Range(None, Some(Bound(v, inclusive = true)))
+
+  /** `attr>=` punctuations of the user contract: "no more rows with attr >= v". */
+  def atLeast(v: Any): Range = Range(Some(Bound(v, inclusive = true)), None)
 }
 
 /** A list pattern; build it with [[Pattern.list]] to get the normalised form. */

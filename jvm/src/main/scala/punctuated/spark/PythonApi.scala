@@ -171,7 +171,11 @@ object PythonApi {
   private def schemeJson(scheme: Scheme, source: String): JValue = JObject(
     "source" -> JString(source),
     "attributes" -> JArray(scheme.attributes.map(a => JObject(
-      "name" -> JString(a.name), "kind" -> JString(if (a.isRange) "range" else "constant"))).toList))
+      "name" -> JString(a.name), "kind" -> JString(kindName(a)))).toList))
+
+  /** `constant`, `range` (`attr<=`) or `range_at_least` (`attr>=`): the kinds the Python side reads. */
+  private def kindName(a: SchemeAttribute): String =
+    if (!a.isRange) "constant" else if (a.atLeast) "range_at_least" else "range"
 
   /**
    * The tree as JSON: `{"stream": name}`, `{"join": [left, right]}`, and
@@ -290,8 +294,7 @@ object PythonApi {
     }.toList)
 
   private def toJson(scheme: Scheme): JValue = JArray(scheme.attributes.map { a =>
-    val kind = if (a.isRange) "range" else "constant"
-    JObject("attr" -> JString(a.name), "kind" -> JString(kind))
+    JObject("attr" -> JString(a.name), "kind" -> JString(kindName(a)))
   }.toList)
 
   private def toJson(d: Declaration): JValue = JObject(

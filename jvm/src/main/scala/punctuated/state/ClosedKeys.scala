@@ -61,7 +61,7 @@ final class ClosedKeys(
   private val set: Option[ClosedSet[UnsafeRow, Any]] =
     if (integral.isDefined) None
     else Some(new ClosedSet[UnsafeRow, Any](limit)(
-      rangeType.map(TypeUtils.getInterpretedOrdering).getOrElse(ClosedKeys.NoOrdering)))
+      rangeType.map(scheme.rangeOrdering).getOrElse(ClosedKeys.NoOrdering)))
 
   private var changed = false
 

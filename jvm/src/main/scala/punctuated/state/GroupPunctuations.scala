@@ -90,7 +90,7 @@ class GroupPunctuations(
    */
   def alreadyClosed(p: GroupPunctuation): Boolean =
     if (pureRange(p.scheme)) (table.held(p.kind, p.scheme, p.constants), p.bound, p.scheme.range) match {
-      case (Some((Some(h), _)), Some(b), Some(r)) => table.ordering(r).gteq(h, b)
+      case (Some((Some(h), _)), Some(b), Some(_)) => table.ordering(p.scheme).gteq(h, b)
       case _ => false
     }
     else table.remembers(p.kind, p.constants, p.bound)

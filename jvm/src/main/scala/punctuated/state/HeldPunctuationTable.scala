@@ -64,14 +64,14 @@ final class HeldPunctuationTable(
     BoundReference(0, BinaryType, nullable = true), BoundReference(1, LongType, nullable = false)))
   private val constantsProjs = mutable.HashMap.empty[KeyScheme, UnsafeProjection]
   private val boundProjs = mutable.HashMap.empty[Int, UnsafeProjection]
-  private val orderings = mutable.HashMap.empty[Int, Ordering[Any]]
+  private val orderings = mutable.HashMap.empty[KeyScheme, Ordering[Any]]
   private val cache = mutable.HashMap.empty[(Int, Seq[Byte]), Option[(Option[Any], Long)]]
 
   private def boundProj(p: Int) = boundProjs.getOrElseUpdate(p,
     UnsafeProjection.create(Seq(BoundReference(0, keySchema(p).dataType, nullable = true))))
-  /** The ordering of the key column at position `p` (a range column). */
-  def ordering(p: Int): Ordering[Any] =
-    orderings.getOrElseUpdate(p, TypeUtils.getInterpretedOrdering(keySchema(p).dataType))
+  /** The order `scheme`'s range bounds compare in ([[KeyScheme.rangeOrdering]]: reversed for `>=`). */
+  def ordering(scheme: KeyScheme): Ordering[Any] =
+    orderings.getOrElseUpdate(scheme, scheme.rangeOrdering(keySchema(scheme.range.get).dataType))
 
   /** The namespace of `scheme`'s held punctuations (None: the input holds none such). */
   private def namespaceOf(scheme: KeyScheme): Option[StoreNamespace] =
@@ -119,7 +119,7 @@ final class HeldPunctuationTable(
   def holdGreatest(id: Int, scheme: KeyScheme, constants: UnsafeRow, bound: Option[Any], closedAt: Long): Unit = {
     val current = held(id, scheme, constants).flatMap(_._1)
     val greatest = (current, bound, scheme.range) match {
-      case (Some(c), Some(b), Some(r)) => Some(if (ordering(r).gteq(c, b)) c else b)
+      case (Some(c), Some(b), Some(_)) => Some(if (ordering(scheme).gteq(c, b)) c else b)
       case (c, b, _) => b.orElse(c)
     }
     hold(id, scheme, constants, greatest, closedAt)
@@ -140,7 +140,7 @@ final class HeldPunctuationTable(
   def heldCovers(id: Int, scheme: KeyScheme, key: InternalRow): Boolean =
     held(id, scheme, constantsOf(scheme, key)).exists { case (bound, _) =>
       scheme.range.forall(r => !key.isNullAt(r) && bound.exists(b =>
-        ordering(r).lteq(key.get(r, keySchema(r).dataType), b)))
+        ordering(scheme).lteq(key.get(r, keySchema(r).dataType), b)))
     }
 
   /** Is every row with `key` excluded by a held or remembered punctuation `id` of `scheme`? */
@@ -217,9 +217,9 @@ final class HeldPunctuationTable(
     ps.foreach { case (scheme, constants, bound) =>
       scheme.range match {
         case None => bounds((scheme, constants)) = None
-        case Some(r) => bound.foreach { b =>
+        case Some(_) => bound.foreach { b =>
           val greatest = bounds.get((scheme, constants)).flatten match {
-            case Some(c) if ordering(r).gteq(c, b) => c
+            case Some(c) if ordering(scheme).gteq(c, b) => c
             case _ => b
           }
           bounds((scheme, constants)) = Some(greatest)
@@ -236,7 +236,7 @@ final class HeldPunctuationTable(
     def covers(key: InternalRow): Boolean = schemes.exists { s =>
       bounds.get((s, constantsOf(s, key))).exists { bound =>
         s.range.forall(r => !key.isNullAt(r) && bound.exists(b =>
-          ordering(r).lteq(key.get(r, keySchema(r).dataType), b)))
+          ordering(s).lteq(key.get(r, keySchema(r).dataType), b)))
       }
     }
   }

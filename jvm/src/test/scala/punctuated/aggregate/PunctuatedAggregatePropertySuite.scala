@@ -34,7 +34,7 @@ class PunctuatedAggregatePropertySuite extends PunctuatedStreamTest {
   private val cases = 30
   private val batches = 5
 
-  for (kind <- Seq(WholeKey, CaseRange, CaseOnly); retention <- Seq(0, 2)) {
+  for (kind <- Seq(WholeKey, CaseRange, CaseAtLeast, CaseOnly); retention <- Seq(0, 2)) {
     test(s"random interleavings: scheme '${kind.scheme}', retention $retention") {
       withSQLConf(PunctuatedConf.PunctuationRetention -> retention.toString) {
         val seed = (kind.scheme + retention).hashCode
@@ -82,6 +82,8 @@ object PunctuatedAggregatePropertySuite {
   case object WholeKey extends SchemeKind("c, k")
   /** "c, k<=": closes the case's groups with k <= bound (every partition). */
   case object CaseRange extends SchemeKind("c, k<=")
+  /** "c, k>=": closes the case's groups with k >= bound (every partition). */
+  case object CaseAtLeast extends SchemeKind("c, k>=")
   /** "c": closes every group of the case (every partition). */
   case object CaseOnly extends SchemeKind("c")
 
@@ -97,6 +99,7 @@ object PunctuatedAggregatePropertySuite {
     def covers(cc: Int, kk: Int): Boolean = cc == c && (kind match {
       case WholeKey => kk == k
       case CaseRange => kk <= k
+      case CaseAtLeast => kk >= k
       case CaseOnly => true
     })
   }
@@ -119,9 +122,11 @@ object PunctuatedAggregatePropertySuite {
       remembered ++= puncts
       puncts.foreach { p =>
         if (retention > 0) kind match {
-          case CaseRange =>
+          case CaseRange | CaseAtLeast =>
+            // the one held range of the case: the bound covering the most (lowest for `>=`)
             val same = held.keys.filter(_.c == p.c).toSeq
-            val top = (same.map(_.k) :+ p.k).max
+            val bounds = same.map(_.k) :+ p.k
+            val top = if (kind == CaseAtLeast) bounds.min else bounds.max
             same.foreach(held.remove)
             held(Punct(kind, p.c, top)) = batch
           case _ => held(p) = batch
@@ -135,7 +140,7 @@ object PunctuatedAggregatePropertySuite {
      * one in its group's partition, a range or case one in every partition (each copy counted).
      */
     def count: Long = kind match {
-      case CaseRange => held.keys.map(_.c).toSet.size.toLong * Partitions
+      case CaseRange | CaseAtLeast => held.keys.map(_.c).toSet.size.toLong * Partitions
       case CaseOnly => held.keys.map(_.c).toSet.size.toLong * Partitions
       case WholeKey => held.keys.map(p => (p.c, p.k)).toSet.size.toLong
     }

@@ -35,7 +35,8 @@ class DeclarationVectorsSuite extends AnyFunSuite {
           val d = run()
           val expected = v \ "expect"
           val schemes = (expected \ "schemes").children.map(_.children.map { a =>
-            SchemeAttribute((a \ "attr").extract[String], (a \ "kind").extract[String] == "range")
+            val kind = (a \ "kind").extract[String]
+            SchemeAttribute((a \ "attr").extract[String], kind != "constant", kind == "range_at_least")
           })
           assert(d.schemes.map(_.attributes) == schemes)
           assert(d.marker == (expected \ "marker").extractOpt[String])
@@ -89,7 +90,9 @@ class DeclarationVectorsSuite extends AnyFunSuite {
         // the scheme the expected punctuation instantiates (its non-wildcard attributes)
         val attributes = (v \ "expect").asInstanceOf[JObject].obj.collect {
           case (a, p) if (p \ "kind").extract[String] != "wildcard" =>
-            SchemeAttribute(a, (p \ "kind").extract[String] == "range")
+            // a range pattern with a lower bound only is an `attr>=` scheme's
+            val range = (p \ "kind").extract[String] == "range"
+            SchemeAttribute(a, range, range && (p \ "lo") != JNull && (p \ "hi") == JNull)
         }.toSet
         val scheme = declaration.instantiableSchemes.indexWhere(_.attributes.toSet == attributes)
         assert(scheme >= 0, s"no scheme with attributes $attributes")

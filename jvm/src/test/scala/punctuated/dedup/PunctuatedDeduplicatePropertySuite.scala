@@ -6,7 +6,7 @@ import scala.util.Random
 import org.apache.spark.sql.Row
 import punctuated.compat.MemoryStream
 
-import punctuated.aggregate.PunctuatedAggregatePropertySuite.{CaseOnly, CaseRange, Data, Elem, HeldModel, Punct, SchemeKind, WholeKey}
+import punctuated.aggregate.PunctuatedAggregatePropertySuite.{CaseAtLeast, CaseOnly, CaseRange, Data, Elem, HeldModel, Punct, SchemeKind, WholeKey}
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.spark.PunctuatedStreamTest
@@ -26,7 +26,7 @@ class PunctuatedDeduplicatePropertySuite extends PunctuatedStreamTest {
   private val cases = 30
   private val batches = 5
 
-  for (kind <- Seq(WholeKey, CaseRange, CaseOnly); retention <- Seq(0, 2)) {
+  for (kind <- Seq(WholeKey, CaseRange, CaseAtLeast, CaseOnly); retention <- Seq(0, 2)) {
     test(s"random interleavings: scheme '${kind.scheme}', retention $retention") {
       withSQLConf(PunctuatedConf.PunctuationRetention -> retention.toString) {
         val seed = (kind.scheme + retention + "dedup").hashCode

@@ -51,7 +51,13 @@ class PunctuatedJoinPropertySuite extends PunctuatedStreamTest {
     Layout("ranges-on-both-inputs",
       left = Seq(Unique -> "c, k", Schemes -> "c, k<=", Marker -> "p"), leftSchemes = Seq(CaseRange),
       right = Seq(Schemes -> "c, k<=; c", Marker -> "p"), rightSchemes = Seq(CaseRange, CaseOnly),
-      leftUnique = true, rangeFirst = true))
+      leftUnique = true, rangeFirst = true),
+    // the third with `k>=` ranges: the model runs on `Domain - 1 - k` (a `>=` range is a `<=`
+    // range of the reversed order), the query sees k itself
+    Layout("at-least-ranges-on-both-inputs",
+      left = Seq(Unique -> "c, k", Schemes -> "c, k>=", Marker -> "p"), leftSchemes = Seq(CaseRange),
+      right = Seq(Schemes -> "c, k>=; c", Marker -> "p"), rightSchemes = Seq(CaseRange, CaseOnly),
+      leftUnique = true, rangeFirst = true, atLeast = true))
 
   private val runs = for (layout <- layouts;
       joinType <- Seq("inner", "left_outer", "right_outer", "full_outer", "left_semi", "left_anti"))
@@ -88,7 +94,7 @@ class PunctuatedJoinPropertySuite extends PunctuatedStreamTest {
         val entries = model.rangeIndexEntries
         // stop and restart from the checkpoint before the third batch: exactly once
         (if (i == 2) Seq(StopStream, StartStream()) else Nil) ++ Seq(
-          MultiAddData(l, ls.map(_.tuple): _*)(r, rs.map(_.tuple): _*),
+          MultiAddData(l, ls.map(layout.tuple): _*)(r, rs.map(layout.tuple): _*),
           CheckAnswer(expectedOut: _*),
           AssertOnQuery(s"batch $i: $rows rows, $puncts punctuations, $late late (seed $seed)") { q =>
             val p = punctuatedProgress(q)
@@ -126,7 +132,14 @@ object PunctuatedJoinPropertySuite {
 
   case class Layout(name: String, left: Seq[(String, String)], leftSchemes: Seq[SchemeKind],
       right: Seq[(String, String)], rightSchemes: Seq[SchemeKind], leftUnique: Boolean,
-      rangeFirst: Boolean = false)
+      rangeFirst: Boolean = false, atLeast: Boolean = false) {
+    /** `k` as the query sees it: reversed for `k>=` layouts (the model's `<=` is then `>=`). */
+    def k(modelK: Int): Int = if (atLeast) Domain - 1 - modelK else modelK
+    def tuple(e: Elem): (Option[Int], Option[Int], Option[Int], Boolean) = {
+      val (c, kk, v, p) = e.tuple
+      (c, kk.map(k), v, p)
+    }
+  }
 
   /** A punctuation of the model: its held slot (kind, case, k for WholeKey) and bound. */
   case class Punct(kind: SchemeKind, c: Int, k: Int) {
@@ -266,24 +279,25 @@ object PunctuatedJoinPropertySuite {
 
     def output: Seq[Row] = {
       def v(d: Data) = d.v
+      def kq(k: Int) = layout.k(k)
       joinType match {
         case "inner" if emit =>
-          val pairs = for (l <- data(true); r <- partners(l, isLeft = true)) yield Row(l.c, l.k, false, r.c, r.k, false)
+          val pairs = for (l <- data(true); r <- partners(l, isLeft = true)) yield Row(l.c, kq(l.k), false, r.c, kq(r.k), false)
           val puncts = finished.flatMap { p =>
-            val k = if (p.kind == CaseOnly) null else p.k
+            val k = if (p.kind == CaseOnly) null else kq(p.k)
             Seq(Row(p.c, k, true, null, null, false), Row(null, null, false, p.c, k, true))
           }
           (pairs ++ puncts).toSeq
         case "left_semi" =>
-          data(true).filter(d => partners(d, isLeft = true).nonEmpty).map(d => Row(d.c, d.k, v(d))).toSeq
+          data(true).filter(d => partners(d, isLeft = true).nonEmpty).map(d => Row(d.c, kq(d.k), v(d))).toSeq
         case "left_anti" =>   // emitted once the right input has closed the key
           data(true).filter(d => partners(d, isLeft = true).isEmpty && closed(false, d.c, d.k))
-            .map(d => Row(d.c, d.k, v(d))).toSeq
+            .map(d => Row(d.c, kq(d.k), v(d))).toSeq
         case _ =>
-          val inner = for (l <- data(true); r <- partners(l, isLeft = true)) yield Row(l.c, l.k, l.v, r.v)
+          val inner = for (l <- data(true); r <- partners(l, isLeft = true)) yield Row(l.c, kq(l.k), l.v, r.v)
           val leftPadded = if (!Seq("left_outer", "full_outer").contains(joinType)) Nil else
             data(true).filter(l => partners(l, isLeft = true).isEmpty && closed(false, l.c, l.k))
-              .map(l => Row(l.c, l.k, l.v, null))
+              .map(l => Row(l.c, kq(l.k), l.v, null))
           val rightPadded = if (!Seq("right_outer", "full_outer").contains(joinType)) Nil else
             data(false).filter(r => partners(r, isLeft = false).isEmpty && closed(true, r.c, r.k))
               .map(r => Row(null, null, null, r.v))

@@ -4,7 +4,7 @@ import org.apache.spark.sql.AnalysisException
 import punctuated.compat.MemoryStream
 import org.apache.spark.sql.functions.col
 
-import punctuated.declaration.{Declaration, DeclarationResolver}
+import punctuated.declaration.{AttributeKind, Declaration, DeclarationResolver}
 import punctuated.input.{DeclaredStreams, PunctuationSources}
 import punctuated.spark.rules.ReachingPunctuations
 
@@ -146,8 +146,8 @@ class DeclarationsSuite extends PunctuatedStreamTest {
       Declaration.Unique -> "auction, bidder", Declaration.Marker -> "is_punct"))
     val withoutMarker = declare(Map(Declaration.Unique -> "auction"))
 
-    def names(schemes: Seq[Seq[(org.apache.spark.sql.catalyst.expressions.Attribute, Boolean)]]) =
-      schemes.map(_.map { case (a, range) => a.name -> range })
+    def names(schemes: Seq[Seq[(org.apache.spark.sql.catalyst.expressions.Attribute, AttributeKind)]]) =
+      schemes.map(_.map { case (a, kind) => a.name -> kind.isRange })
     for ((df, expected) <- Seq(
         withMarker -> Seq(Seq("auction" -> false), Seq("bidder" -> true), Seq("auction" -> false, "bidder" -> false)),
         withoutMarker -> Seq(Seq("auction" -> false)))) {

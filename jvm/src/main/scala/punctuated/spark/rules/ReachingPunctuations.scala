@@ -4,6 +4,7 @@ import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, ExprId, If}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.logical.{Join, LogicalPlan, Project, Union}
 
+import punctuated.declaration.AttributeKind
 import punctuated.input.{DeclaredStreams, PassThrough, PunctuationColumns}
 import punctuated.join.{DerivedDeclarations, KeySchemes}
 
@@ -31,7 +32,7 @@ import punctuated.join.{DerivedDeclarations, KeySchemes}
  * @param lost    sentences saying where declared schemes stopped (for the messages)
  */
 final case class ReachingPunctuations(
-    schemes: Seq[Seq[(Attribute, Boolean)]],
+    schemes: Seq[Seq[(Attribute, AttributeKind)]],
     equal: Seq[(Attribute, Attribute)],
     lost: Seq[String]) {
 
@@ -43,7 +44,7 @@ final case class ReachingPunctuations(
     val positions = s.map { case (a, _) =>
       equalTo(a, if (useEqualities) equal else Nil).map(e => keys.indexWhere(_.exprId == e)).find(_ >= 0)
     }
-    positions.forall(_.isDefined) && positions.flatten.distinct.size == s.size && s.count(_._2) <= 1
+    positions.forall(_.isDefined) && positions.flatten.distinct.size == s.size && s.count(_._2.isRange) <= 1
   }
 
   private def equalTo(a: Attribute, pairs: Seq[(Attribute, Attribute)]): Seq[ExprId] = {
@@ -94,7 +95,7 @@ object ReachingPunctuations {
     val below = j.children.map(of(_, caseSensitive))
     val byId = j.output.map(a => a.exprId -> a).toMap
     val derived = DerivedDeclarations.of(j, byId.keySet).toSeq.flatMap { d =>
-      d.declaration.schemes.map(_.attributes.map(a => d.columns.get(a.name).flatMap(byId.get).map(_ -> a.isRange)))
+      d.declaration.schemes.map(_.attributes.map(a => d.columns.get(a.name).flatMap(byId.get).map(_ -> a.kind)))
         .collect { case s if s.forall(_.isDefined) => s.flatten }
     }
     val (equal, lost) = j match {
@@ -127,7 +128,7 @@ object ReachingPunctuations {
         if (ps.forall(_.isDefined)) Some(ps.flatten.toSet) else None
       }.toSet
     }
-    val common = if (branches.isEmpty) Set.empty[Set[(Int, Boolean)]] else branches.reduce(_ intersect _)
+    val common = if (branches.isEmpty) Set.empty[Set[(Int, AttributeKind)]] else branches.reduce(_ intersect _)
     ReachingPunctuations(common.toSeq.map(_.toSeq.sortBy(_._1).map { case (p, range) => (u.output(p), range) }),
       Nil, Seq("a union passes on a punctuation only once every input closed the same columns"))
   }

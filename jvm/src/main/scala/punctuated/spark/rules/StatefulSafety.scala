@@ -79,7 +79,7 @@ object StatefulSafety {
     val expression = keys.find(!_.isInstanceOf[Attribute])
     val traced = keys.flatMap(SafetyFixes.column(graph, _))
     val viaJoin = reach.lost.nonEmpty
-    val ranges = reach.schemes.flatMap(_.collect { case (a, true) => a })
+    val ranges = reach.schemes.flatMap(_.collect { case (a, punctuated.declaration.AttributeKind.AtMost) => a })
     // a key column computed from a range attribute by an expression that wraps (hour(ts))
     lazy val computed = {
       val defs = TimeKeys.definitions(input)
