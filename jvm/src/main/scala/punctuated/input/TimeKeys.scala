@@ -116,6 +116,35 @@ object TimeKeys {
     }
   }
 
+  /**
+   * Why `attr>=` punctuations (`atLeast`: the attributes declared so) close no group of the key
+   * `e` computed from one of them (`window(ts, ...)`, `date_trunc('hour', ts)`), with the fix;
+   * None if `e` uses none. Such a key's groups end at increasing times, so a punctuation saying
+   * "no more rows at or after c" never shows one complete; only `attr<=` does.
+   */
+  def closedOnlyFromBelow(e: Expression, atLeast: Seq[Attribute], operator: String = "aggregation"): Option[String] = {
+    val plain = e.transform { case a: AttributeReference => a.withQualifier(Nil) }
+    closedOnlyFromBelow(plain.sql, e.references.toSeq, atLeast, operator)
+  }
+
+  /** The same for the key column `key` of `input` computed there (a window, a projection). */
+  def closedOnlyFromBelow(key: Attribute, defs: Definitions, atLeast: Seq[Attribute], operator: String): Option[String] =
+    defs(key.exprId).flatMap {
+      case Computed(e) => closedOnlyFromBelow(e, atLeast, operator)
+      case TimeWindowOf(t, _) => closedOnlyFromBelow(s"window(${t.name}, ...)", Seq(t), atLeast, operator)
+      case _ => None
+    }
+
+  private def closedOnlyFromBelow(shown: String, uses: Seq[Attribute], atLeast: Seq[Attribute],
+      operator: String): Option[String] = {
+    val (what, by) = if (operator == "aggregation") ("group", "group by") else ("key", "deduplicate on")
+    atLeast.distinctBy(_.exprId).find(t => uses.exists(_.exprId == t.exprId)).map { t =>
+      s"'${t.name}>=' punctuations close no $what of $shown: its ${what}s are closed only by " +
+        s"range punctuations '${t.name}<=' (\"no more rows at or before c\"). Declare '${t.name}<=' on the stream and " +
+        s"punctuate it, or $by ${t.name} itself (which '${t.name}>=' closes)"
+    }
+  }
+
   /** A fixed-size window `named_struct(start, s(ts), end, e(ts))`: its time column and size. */
   private def windowOf(e: Expression): Option[TimeWindowOf] = e match {
     case c: CreateNamedStruct if c.valExprs.size == 2 && e.references.size == 1 =>

@@ -80,16 +80,22 @@ object StatefulSafety {
     val traced = keys.flatMap(SafetyFixes.column(graph, _))
     val viaJoin = reach.lost.nonEmpty
     val ranges = reach.schemes.flatMap(_.collect { case (a, punctuated.declaration.AttributeKind.AtMost) => a })
-    // a key column computed from a range attribute by an expression that wraps (hour(ts))
+    val atLeast = reach.schemes.flatMap(_.collect { case (a, punctuated.declaration.AttributeKind.AtLeast) => a })
+    def timeKey(e: Expression) =
+      TimeKeys.notClosable(e, ranges, input, operator).orElse(TimeKeys.closedOnlyFromBelow(e, atLeast, operator))
+    // a key column computed from a range attribute by an expression that wraps (hour(ts)), or
+    // from an `attr>=` one
     lazy val computed = {
       val defs = TimeKeys.definitions(input)
       keys.iterator.collect { case a: Attribute => defs(a.exprId) }.flatten
         .collect { case punctuated.input.MonotoneExpressions.Computed(e) => e }
         .flatMap(TimeKeys.notClosable(_, ranges, input, operator)).nextOption()
+        .orElse(keys.iterator.collect { case a: Attribute => a }
+          .flatMap(TimeKeys.closedOnlyFromBelow(_, defs, atLeast, operator)).nextOption())
     }
     expression match {
       case Some(e) =>
-        TimeKeys.notClosable(e, ranges, input, operator).getOrElse(SafetyFixes.expressionKey(e))
+        timeKey(e).getOrElse(SafetyFixes.expressionKey(e))
       case None if computed.isDefined => computed.get
       case None if viaJoin =>
         val joinKeys = reach.schemes.flatMap(_.map(_._1.name)).distinct
