@@ -178,9 +178,17 @@ class BandVerdict:
         return "\n".join(f"{s}: {self.reasons[s]}" for s in sorted(self.reasons))
 
 
-def _strip(a: str) -> tuple[str, bool]:
+def _strip(a: str) -> tuple[str, str]:
+    """An attribute as written, as (name, range operator or "").
+
+    >>> _strip("ts <="), _strip("day>="), _strip("k")
+    (('ts', '<='), ('day', '>='), ('k', ''))
+    """
     a = a.strip()
-    return (a[:-2].strip(), True) if a.endswith("<=") else (a, False)
+    for op in ("<=", ">="):
+        if a.endswith(op):
+            return a[:-2].strip(), op
+    return a, ""
 
 
 def band_purgeability(streams: Mapping[str, Sequence[str]], predicates: Iterable[str],
@@ -212,13 +220,14 @@ def band_purgeability(streams: Mapping[str, Sequence[str]], predicates: Iterable
         parsed = [[_strip(a) for a in sc] for sc in schemes.get(y, [])]
         # Theorem 1: a scheme of y on its join attributes only (at most one range, as the JVM's KeyScheme)
         key = next((sc for sc in parsed if sc and all(a in keys[y] for a, _ in sc)
-                    and sum(r for _, r in sc) <= 1), None)
-        on_band = band.closes(x, any(sc == [(time[y], True)] for sc in parsed))
+                    and sum(1 for _, r in sc if r) <= 1), None)
+        # only `ts<=` closes a band (its edges grow with time)
+        on_band = band.closes(x, any(sc == [(time[y], "<=")] for sc in parsed))
         verdict.purgeable[x] = key is not None or on_band
         if on_band:
             verdict.edges.append((x, y, f"{time[y]}<= (band)"))
         if key is not None:
-            verdict.edges.append((x, y, ", ".join(a + ("<=" if r else "") for a, r in key)))
+            verdict.edges.append((x, y, ", ".join(a + r for a, r in key)))
             verdict.reasons[x] = f"purged by {y}'s punctuations on its join key ({', '.join(a for a, _ in key)})"
         elif on_band:
             verdict.reasons[x] = (f"purged by {y}'s range punctuations {time[y]}<=c once c passes a "

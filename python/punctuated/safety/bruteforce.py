@@ -88,7 +88,7 @@ class Oracle:
             left, right = (side.strip().split(".") for side in p.split("="))
             parent[find(tuple(left))] = find(tuple(right))
         self.cls = {x: find(x) for x in parent}
-        self.schemes = {s: [tuple((s, a.replace("<=", "").strip()) for a in ([sc] if isinstance(sc, str) else sc))
+        self.schemes = {s: [tuple((s, a.replace("<=", "").replace(">=", "").strip()) for a in ([sc] if isinstance(sc, str) else sc))
                             for sc in (schemes or {}).get(s, [])] for s in streams}
         self._memo: dict = {}
 
@@ -400,6 +400,18 @@ def spark_plans(case: dict, limit: int = 6) -> list[dict]:
             for p in plans]
 
 
+# `attr>=` ranges: punctuable like any pattern for the paper's verdict; a join passes a key
+# punctuation on only when both its inputs close the same scheme, direction included
+_CHAIN_K = {"A": ["k", "x"], "B": ["k", "y"], "C": ["k", "z"]}
+AFTER_RANDOM = [
+    ("at-least-and-constant-do-not-propagate", "A closes k>=, B closes k: a join of A and B passes "
+     "neither on (different schemes), so C's rows wait under Spark's tree; safe as one MJoin",
+     _CHAIN_K, ["A.k = B.k", "B.k = C.k"], {"A": [["k>="]], "B": [["k"]], "C": [["k"]]}, "Theorem 2", None),
+    ("at-least-on-both-propagates", "A and B both close k>=: their join passes k>= on and purges C",
+     _CHAIN_K, ["A.k = B.k", "B.k = C.k"], {"A": [["k>="]], "B": [["k>="]], "C": [["k"]]}, "Theorem 2", None),
+]
+
+
 def build_vectors(random_cases: int = 40) -> dict:
     """The content of ``testdata/safety_vectors.json``; every expectation comes
     from this oracle (theorem names and suggestions of hand-made cases are set
@@ -416,13 +428,18 @@ def build_vectors(random_cases: int = 40) -> dict:
         n = 2 + k % 4
         st, pr, sc = random_query(rng, n, per_stream=(1, 2, 2, 3, 3), p_multi=0.4)
         cases.append(_case(f"random-{k:02d}", f"random query, {n} streams (seed 2006)", st, pr, sc, rng))
+    # after the random cases, so that adding one leaves theirs as they were
+    for name, desc, st, pr, sc, theorem, sugg in AFTER_RANDOM:
+        c = _case(name, desc, st, pr, sc, rng, n_plans=6)
+        c["expected"]["theorem"] = theorem
+        cases.append(c)
     for c in cases:
         sp = spark_plans(c)
         if sp:
             c["spark_plans"] = sp
     return {"about": "Safety of continuous join queries (Li et al., VLDB 2006). Each case: a query "
                      "(streams -> attributes, predicates 'S.a = T.b', schemes stream -> list of attribute lists, "
-                     "'attr<=' = range pattern) and expected: safe (Theorems 2/4), unpurgeable (sorted streams "
+                     "'attr<=' and 'attr>=' = range patterns) and expected: safe (Theorems 2/4), unpurgeable (sorted streams "
                      "that cannot reach all others), optionally theorem and suggestions (minimal sets of "
                      "[stream, [attributes]] to add, any order). plans: plan trees as nested lists (a list of "
                      ">= 2 children is a join: binary or MJoin), safe, and per operator (post-order) the "

@@ -44,7 +44,7 @@ _PAD = 0.25  # inches around the drawing
 def node_label(report, stream: str) -> str:
     """``name`` over its schemes, e.g. ``'bids\\n{auction} {bidder, day<=}'``."""
     schemes = report.query.schemes_of(stream)
-    text = " ".join("{" + ", ".join(a + ("<=" if a in p.ranges else "") for a in p.attributes) + "}"
+    text = " ".join("{" + ", ".join(p.written(a) for a in p.attributes) + "}"
                     for p in schemes)
     return f"{stream}\n{text or '(no scheme)'}"
 

@@ -23,7 +23,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from punctuated.declaration import RANGE, DeclarationError, parse_attribute_text, quote_identifier
+from punctuated.declaration import (
+    RANGE,
+    RANGE_AT_LEAST,
+    DeclarationError,
+    parse_attribute_text,
+    quote_identifier,
+)
 
 Attr = tuple[str, str]  # (stream, attribute)
 
@@ -51,20 +57,29 @@ class Predicate:
 class Scheme:
     """A punctuation scheme of one stream (§2.3): its punctuable attributes.
 
-    ``ranges`` lists the attributes declared with a range pattern (``day<=``);
-    for purging, a range punctuation covers the value it bounds, so the safety
-    analysis treats it as punctuable exactly like a constant pattern.
+    ``ranges`` lists the attributes declared with a range pattern ``day<=``, ``at_least``
+    those declared ``day>=``; for purging, a range punctuation covers the value it bounds,
+    so the safety analysis treats it as punctuable exactly like a constant pattern. Only
+    ``<=`` ranges close time bands and windows (their ends grow with time).
 
     >>> str(Scheme("bids", ("bidder", "day"), frozenset({"day"})))
     'bids(bidder, day<=)'
+    >>> str(Scheme("backfill", ("sensor", "day"), at_least=frozenset({"day"})))
+    'backfill(sensor, day>=)'
     """
 
     stream: str
     attributes: tuple[str, ...]
     ranges: frozenset[str] = field(default_factory=frozenset)
+    at_least: frozenset[str] = field(default_factory=frozenset)
+
+    def written(self, attribute: str) -> str:
+        """An attribute as the scheme writes it: ``day``, ``day<=`` or ``day>=``."""
+        op = ">=" if attribute in self.at_least else "<=" if attribute in self.ranges else ""
+        return attribute + op
 
     def __str__(self) -> str:
-        names = [a + ("<=" if a in self.ranges else "") for a in self.attributes]
+        names = [self.written(a) for a in self.attributes]
         return f"{self.stream}({', '.join(names)})"
 
 
@@ -119,7 +134,7 @@ class Query:
         """JSON-ready form, the inverse of :func:`build_query`."""
         sch: dict[str, list[list[str]]] = {s: [] for s in self.streams}
         for p in self.schemes:
-            sch[p.stream].append([quote_identifier(a) + ("<=" if a in p.ranges else "")
+            sch[p.stream].append([quote_identifier(a) + p.written(a)[len(a):]
                                   for a in p.attributes])
         return {"streams": {s: list(a) for s, a in self.streams.items()},
                 "predicates": [str(p) for p in self.predicates],
@@ -174,6 +189,7 @@ def _parse_scheme(stream: str, raw, attrs: Sequence[str]) -> Scheme:
         raise ValueError(f"scheme {raw!r} of stream {stream!r} must be a list of attribute names")
     names: list[str] = []
     ranges: set[str] = set()
+    at_least: set[str] = set()
     for it in items:
         if not isinstance(it, str):
             raise ValueError(f"scheme {raw!r} of stream {stream!r}: {it!r} is not an attribute name")
@@ -183,6 +199,8 @@ def _parse_scheme(stream: str, raw, attrs: Sequence[str]) -> Scheme:
             raise ValueError(f"scheme {raw!r} of stream {stream!r}: {e.detail} ({it!r})") from None
         if kind == RANGE:
             ranges.add(a)
+        elif kind == RANGE_AT_LEAST:
+            at_least.add(a)
         if a not in attrs:
             raise ValueError(f"scheme {raw!r} of stream {stream!r}: unknown attribute {a!r} "
                              f"(attributes: {', '.join(attrs)})")
@@ -191,7 +209,7 @@ def _parse_scheme(stream: str, raw, attrs: Sequence[str]) -> Scheme:
         names.append(a)
     if not names:
         raise ValueError(f"empty scheme for stream {stream!r}: a scheme needs at least one attribute")
-    return Scheme(stream, tuple(names), frozenset(ranges))
+    return Scheme(stream, tuple(names), frozenset(ranges), frozenset(at_least))
 
 
 def build_query(streams: Mapping[str, Sequence[str]], predicates: Iterable[str | Predicate],

@@ -301,7 +301,8 @@ def report_from_document(doc: dict, source: str | None = None) -> QuerySafetyRep
                             (p["right"]["stream"], p["right"]["attribute"]))
                   for p in doc.get("predicates", [])]
     schemes = {s["name"]: [Scheme(s["name"], tuple(a["name"] for a in sc["attributes"]),
-                                  frozenset(a["name"] for a in sc["attributes"] if a["kind"] == "range"))
+                                  frozenset(a["name"] for a in sc["attributes"] if a["kind"] == "range"),
+                                  frozenset(a["name"] for a in sc["attributes"] if a["kind"] == "range_at_least"))
                            for sc in s["schemes"]]
                for s in entries if s.get("schemes")}
     verdicts = doc.get("verdicts", {})

@@ -35,17 +35,20 @@ from __future__ import annotations
 from .model import Attr, Query, Scheme
 from .tree import Plan, leaves
 
-# A scheme as the join sees it: its columns (stream, attribute) and which are ranges.
-Carried = tuple[tuple[Attr, ...], frozenset[Attr]]
+# A scheme as the join sees it: its columns (stream, attribute), which are ranges, and which
+# of those close upwards (`attr>=`; the JVM's KeyScheme.atLeast).
+Carried = tuple[tuple[Attr, ...], frozenset[Attr], frozenset[Attr]]
 
 
 def carried_of(s: Scheme) -> Carried:
     """A declared scheme as columns.
 
     >>> carried_of(Scheme("B", ("k", "d"), frozenset({"d"})))
-    ((('B', 'k'), ('B', 'd')), frozenset({('B', 'd')}))
+    ((('B', 'k'), ('B', 'd')), frozenset({('B', 'd')}), frozenset())
     """
-    return tuple((s.stream, a) for a in s.attributes), frozenset((s.stream, a) for a in s.ranges)
+    return (tuple((s.stream, a) for a in s.attributes),
+            frozenset((s.stream, a) for a in s.ranges | s.at_least),
+            frozenset((s.stream, a) for a in s.at_least))
 
 
 def join_keys(q: Query, left: frozenset[str], right: frozenset[str]) -> list[tuple[Attr, Attr]]:
@@ -66,23 +69,27 @@ def join_keys(q: Query, left: frozenset[str], right: frozenset[str]) -> list[tup
     return out
 
 
-def key_scheme(c: Carried, columns: list[Attr]) -> tuple[tuple[int, ...], int | None] | None:
-    """Key positions a scheme fixes (constants, range), if all its columns are key columns.
+def key_scheme(c: Carried, columns: list[Attr]) -> tuple[tuple[int, ...], int | None, bool] | None:
+    """Key positions a scheme fixes (constants, range) and whether its range is ``>=``, if all
+    its columns are key columns: the JVM's ``KeyScheme``, equal for two inputs exactly when
+    their punctuations can be compared (Li et al. 2006, §5.1).
 
     A column in several predicates counts at its last position (as the JVM's map does).
 
-    >>> key_scheme(((("A", "k"),), frozenset()), [("A", "k")])
-    ((0,), None)
-    >>> key_scheme(((("A", "v"),), frozenset()), [("A", "k")]) is None
+    >>> key_scheme(((("A", "k"),), frozenset(), frozenset()), [("A", "k")])
+    ((0,), None, False)
+    >>> key_scheme(((("A", "k"),), frozenset({("A", "k")}), frozenset({("A", "k")})), [("A", "k")])
+    ((), 0, True)
+    >>> key_scheme(((("A", "v"),), frozenset(), frozenset()), [("A", "k")]) is None
     True
     """
     position = {col: i for i, col in enumerate(columns)}
-    attrs, ranges = c
+    attrs, ranges, at_least = c
     if any(a not in position for a in attrs) or len(ranges) > 1:
         return None
     constants = tuple(sorted(position[a] for a in attrs if a not in ranges))
     rng = next((position[a] for a in attrs if a in ranges), None)
-    return constants, rng
+    return constants, rng, bool(at_least)
 
 
 def spark_operators(q: Query, plan: Plan, bands=()) -> list[tuple[Plan, tuple[Plan, ...], tuple[bool, ...],
@@ -127,11 +134,12 @@ def spark_operators(q: Query, plan: Plan, bands=()) -> list[tuple[Plan, tuple[Pl
         both = [k for k in usable[0] if k in usable[1]]
         emitted: list[Carried] = []
         for i in (0, 1):
-            for constants, rng in both:
+            for constants, rng, up in both:
                 attrs = tuple(cols[i][j] for j in constants) + ((cols[i][rng],) if rng is not None else ())
                 ranges = frozenset([cols[i][rng]]) if rng is not None else frozenset()
-                if len({a[0] for a in attrs}) == 1 and (attrs, ranges) not in emitted:
-                    emitted.append((attrs, ranges))
+                carried_out = (attrs, ranges, ranges if up else frozenset())
+                if len({a[0] for a in attrs}) == 1 and carried_out not in emitted:
+                    emitted.append(carried_out)
         return emitted
 
     visit(plan)
@@ -146,7 +154,8 @@ def _band_purges(bands, join: Plan, i: int, carried) -> bool:
         if {b.left[0], b.right[0]} <= sides[0] | sides[1] and (b.left[0] in sides[0]) != (b.right[0] in sides[0]):
             stored = b.left[0] if b.left[0] in sides[i] else b.right[0]
             other = b.other(stored)
-            rng = any(is_time_range(attrs, ranges, other) for attrs, ranges in carried[1 - i])
+            # only `ts<=` closes a band (its edges grow with time)
+            rng = any(is_time_range(attrs, ranges - up, other) for attrs, ranges, up in carried[1 - i])
             if b.closes(stored, rng):
                 return True
     return False
@@ -173,5 +182,6 @@ def multi_join_purgeable(q: Query, inputs: tuple[Plan, ...]) -> tuple[bool, ...]
 
 def label(c: Carried) -> str:
     """``B(k, d<=)``-style text of carried columns (one stream)."""
-    attrs, ranges = c
-    return f"{attrs[0][0]}(" + ", ".join(a + ("<=" if (s, a) in ranges else "") for s, a in attrs) + ")"
+    attrs, ranges, up = c
+    return f"{attrs[0][0]}(" + ", ".join(
+        a + (">=" if (s, a) in up else "<=" if (s, a) in ranges else "") for s, a in attrs) + ")"
