@@ -30,11 +30,11 @@ class AtLeastRangeSuite extends PunctuatedStreamTest {
   /** "no more rows of `sensor` on day `day` or later" */
   private def from(sensor: Int, day: Int): R = (Some(sensor), Some(day), None, true)
 
-  private def backfill(s: MemoryStream[R], name: String, value: String): DataFrame =
-    declare(s.toDF().toDF("sensor", "day", value, "p"), name, Schemes -> "sensor, day>=", Marker -> "p")
+  private def backfill(s: MemoryStream[R], name: String, value: String, scheme: String = "sensor, day>="): DataFrame =
+    declare(s.toDF().toDF("sensor", "day", value, "p"), name, Schemes -> scheme, Marker -> "p")
 
-  private def readingsWithAlerts(rs: MemoryStream[R], as: MemoryStream[R]): DataFrame = {
-    val (r, a) = (backfill(rs, "readings", "v"), backfill(as, "alerts", "level"))
+  private def readingsWithAlerts(rs: MemoryStream[R], as: MemoryStream[R], scheme: String = "sensor, day>="): DataFrame = {
+    val (r, a) = (backfill(rs, "readings", "v", scheme), backfill(as, "alerts", "level", scheme))
     r.join(a, r("sensor") === a("sensor") && r("day") === a("day")).select(r("sensor"), r("day"), r("v"), a("level"))
   }
 
@@ -140,12 +140,7 @@ class AtLeastRangeSuite extends PunctuatedStreamTest {
     val recorded = OperatorRecord.fromJson(new String(Files.readAllBytes(file.toPath), "UTF-8"))
     assert(recorded.inputs.map(_.schemes) == Seq(Seq("sensor, day>="), Seq("sensor, day>=")), recorded)
 
-    val flipped = {
-      def decl(s: MemoryStream[R], name: String, value: String) =
-        declare(s.toDF().toDF("sensor", "day", value, "p"), name, Schemes -> "sensor, day<=", Marker -> "p")
-      val (r, a) = (decl(rs, "readings", "v"), decl(as, "alerts", "level"))
-      r.join(a, r("sensor") === a("sensor") && r("day") === a("day")).select(r("sensor"), r("day"), r("v"), a("level"))
-    }
+    val flipped = readingsWithAlerts(rs, as, scheme = "sensor, day<=")
     testStream(flipped)(
       StartStream(checkpointLocation = checkpoint),
       AddData(rs, row(1, 9, 90)),
