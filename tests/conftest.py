@@ -7,9 +7,11 @@ import pytest
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
-    from punctuated.cli import local_session
+    from punctuated.cli import forkless_local_fs, local_session
 
-    session = local_session(str(tmp_path_factory.mktemp("spark")), app="punctuated-tests")
+    # Hadoop's local file system without forked commands: the same files, a fraction of the time.
+    session = local_session(str(tmp_path_factory.mktemp("spark")), app="punctuated-tests",
+                            extra_conf=forkless_local_fs())
     yield session
     session.stop()
 

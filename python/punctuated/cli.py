@@ -18,8 +18,29 @@ import tempfile
 from pathlib import Path
 
 
-def local_session(warehouse: str, app: str = "punctuated", driver_memory: str = "2g"):
-    """A local SparkSession with the bundled extension, its warehouse under ``warehouse``."""
+def forkless_local_fs() -> dict[str, str]:
+    """Settings for Hadoop's local file system without forked ``chmod``/``readlink`` commands.
+
+    The same files on disk (``punctuated.localfs`` in the jar): without Hadoop's native library,
+    every state-store file a micro-batch writes and renames forks those commands; on one machine
+    this spares them. The jar goes on the driver's class path too, because the launcher reads the
+    local file system before ``spark.jars`` is loaded.
+    """
+    from punctuated._session import jar_path
+
+    return {
+        "spark.hadoop.fs.file.impl": "punctuated.localfs.ForklessLocalFileSystem",
+        "spark.hadoop.fs.AbstractFileSystem.file.impl": "punctuated.localfs.ForklessLocalFs",
+        "spark.driver.extraClassPath": jar_path(),
+    }
+
+
+def local_session(warehouse: str, app: str = "punctuated", driver_memory: str = "2g",
+                  extra_conf: dict[str, str] | None = None):
+    """A local SparkSession with the bundled extension, its warehouse under ``warehouse``.
+
+    ``extra_conf``: more Spark settings, e.g. ``forkless_local_fs()``.
+    """
     from pyspark.sql import SparkSession
 
     import punctuated
@@ -34,6 +55,8 @@ def local_session(warehouse: str, app: str = "punctuated", driver_memory: str = 
         .config("spark.sql.warehouse.dir", str(Path(warehouse) / "warehouse"))
         .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={warehouse}")
     )
+    for key, value in (extra_conf or {}).items():
+        builder = builder.config(key, value)
     spark = punctuated.configure_spark(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -13,6 +13,7 @@ import org.scalatest.funsuite.AnyFunSuite
  *
  * {{{
  *   model, conf                       the punctuation model; the settings
+ *   localfs                           Hadoop's local file system without forked commands
  *   declaration                       declarations as written, resolved against a schema
  *   errors                            every error text (analysis and runtime)
  *   input                             a punctuated input: what reaches an operator, how a row decodes
@@ -90,6 +91,7 @@ object PackageLayersSuite {
     "model" -> Set.empty[String],
     "conf" -> Set.empty[String],
     "compat" -> Set.empty[String],
+    "localfs" -> Set.empty[String],
     "declaration" -> Base,
     "errors" -> Declared,
     "input" -> Errors,
