@@ -53,7 +53,8 @@ RUN_BY = {"bash scripts/demo.sh                      # defaults": "test_demo_blo
           "CREATE TABLE bids (auction BIGINT, bidder BIGINT, price DOUBLE, is_punct BOOLEAN)": "test_sql_block",
           "SELECT a.id AS auction": "test_demo_query_block",
           "from pyspark.sql import SparkSession": "test_pyspark_block",
-          "source .venv/bin/activate": "test_spark_submit_block"}
+          "source .venv/bin/activate": "test_spark_submit_block",
+          "spark-submit --master \"local[2]\" --jars": "test_forkless_block"}
 
 
 def test_every_block_is_run_or_explained():
@@ -130,3 +131,29 @@ def test_spark_submit_block(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     # the extension is loaded: a bad declaration is refused at analysis
     assert "REJECTED" in done.stdout and "PUNCTUATED_INVALID_DECLARATION" in done.stdout, done.stdout
+
+
+def test_forkless_block(tmp_path):
+    """The local file system without forked commands: the block as written runs a stateful query
+    whose checkpoint goes through it (the job says which file system Hadoop gave it)."""
+    block = _block("bash", 'spark-submit --master "local[2]" --jars')
+    (tmp_path / "my_job.py").write_text(
+        "from pyspark.sql import SparkSession\n"
+        "spark = SparkSession.builder.getOrCreate()\n"
+        "jvm, conf = spark._jvm, spark._jsc.hadoopConfiguration()\n"
+        "print('FS', jvm.org.apache.hadoop.fs.FileSystem.get(jvm.java.net.URI('file:///'), conf)"
+        ".getClass().getName())\n"
+        "spark.range(5).write.json('in')\n"
+        "q = (spark.readStream.schema('id BIGINT').json('in').dropDuplicates(['id']).writeStream"
+        ".format('parquet').option('path', 'out').option('checkpointLocation', 'cp').start())\n"
+        "q.processAllAvailable(); q.stop()\n"
+        "print('ROWS', spark.read.parquet('out').count())\n"
+        "spark.stop()\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_HOME", "VIRTUAL_ENV")}
+    env["PATH"] = f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "FS punctuated.localfs.ForklessLocalFileSystem" in done.stdout, done.stdout
+    assert "ROWS 5" in done.stdout, done.stdout
+    assert (tmp_path / "cp" / "state" / "0" / "0" / "1.delta").exists()

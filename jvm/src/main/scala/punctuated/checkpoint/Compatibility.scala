@@ -110,8 +110,15 @@ object Compatibility {
     }
     val oldIndexed = o.indexed.map(_.key).toSet
     val indexed = n.indexed.filterNot(s => oldIndexed.contains(s.key)).map { s =>
-      s"$name: the other input's scheme '${s.text}' needs a range index of the join keys stored for " +
-        "this input, which the checkpoint lacks: rows stored before would never be purged"
+      o.indexed.find(i => flipped(i.key) == s.key) match {
+        case Some(reversed) =>
+          s"$name: the other input's scheme '${s.text}' needs a range index of the join keys stored for " +
+            s"this input in the order of its range; the checkpoint's index was written for '${reversed.text}', " +
+            "in the reversed order: rows stored before would never be purged"
+        case None =>
+          s"$name: the other input's scheme '${s.text}' needs a range index of the join keys stored for " +
+            "this input, which the checkpoint lacks: rows stored before would never be purged"
+      }
     }
     val columns =
       if (o.columns == n.columns) None
@@ -119,6 +126,12 @@ object Compatibility {
         s"stores (${n.columns.mkString(", ")}): stored rows would be misread")
     marker.toSeq ++ unique ++ removed ++ indexed ++ columns
   }
+
+  /** A scheme key (`0,1<=`) with its range's direction reversed (`0,1>=`); unchanged without a range. */
+  private def flipped(key: String): String =
+    if (key.endsWith("<=")) key.stripSuffix("<=") + ">="
+    else if (key.endsWith(">=")) key.stripSuffix(">=") + "<="
+    else key
 
   private def show(s: Option[String]) = s.map(v => s"'$v'").getOrElse("(none)")
 }

@@ -148,6 +148,10 @@ class AtLeastRangeSuite extends PunctuatedStreamTest {
         val a = e.asInstanceOf[AnalysisException]
         assert(a.getCondition == PunctuatedErrors.IncompatibleCheckpoint, a.getMessage)
         assert(a.getMessage.contains("sensor, day>="), a.getMessage)
+        // the index is there, for the other direction: the message says so, not that it lacks one
+        assert(a.getMessage.contains("the checkpoint's index was written for 'sensor, day>=', in the reversed order"),
+          a.getMessage)
+        assert(!a.getMessage.contains("which the checkpoint lacks"), a.getMessage)
       })
   }
 }
