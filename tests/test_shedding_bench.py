@@ -83,3 +83,30 @@ def test_batched_module_examples():
 
     res = doctest.testmod(batched)
     assert res.attempted > 0 and res.failed == 0
+
+
+def test_budget_against_sparks_own_join(tmp_path):
+    """The user's view (benchmarks/shedding_budget.py) at a tiny size: Spark's own join keeps
+    every row and gives the exact result; under the budget the state stays at the budget, the
+    results are fewer than exact, and PROB keeps more of them than RAND on skewed keys."""
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "benchmarks.shedding_budget", "--rows", "8000", "--batches", "2",
+           "--budget", "300", "--domain", "8000", "--repeats", "1", "--driver-memory", "1g",
+           "--out", str(tmp_path)]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads((tmp_path / "shedding_budget.json").read_text())
+    f, exact = report["results"], report["exact_rows"]
+    assert f["native"]["result_rows"]["median"] == exact > 0
+    assert f["native"]["state_rows"]["median"] == 8000 and f["native"]["rows_shed"]["median"] == 0
+    for p in ("prob", "rand"):
+        assert f[p]["max_state_rows"]["max"] <= 2 * 300
+        assert f[p]["rows_shed"]["median"] == 8000 - f[p]["state_rows"]["median"]
+        assert 0 < f[p]["result_rows"]["median"] < exact
+        assert f[p]["state_memory_bytes"]["median"] < f["native"]["state_memory_bytes"]["median"]
+    kept = report["ratios_over_native"]
+    assert kept["prob"]["kept"] > kept["rand"]["kept"], kept
+    md = (tmp_path / "shedding_budget.md").read_text()
+    assert "share of exact" in md and "Command:" in md
