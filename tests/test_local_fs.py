@@ -12,9 +12,13 @@ pytestmark = pytest.mark.spark
 
 
 def test_session_uses_the_forkless_local_file_system(spark):
+    """The session's Hadoop configuration names it for both APIs. (``FileSystem.get`` may still
+    return an instance cached earlier in the JVM under a configuration without these settings —
+    its cache is keyed by scheme and user, not configuration — so the fresh instance is checked.)"""
     jvm = spark._jvm
     conf = spark._jsc.hadoopConfiguration()
-    fs = jvm.org.apache.hadoop.fs.FileSystem.get(jvm.java.net.URI("file:///"), conf)
+    assert conf.get("fs.file.impl") == "punctuated.localfs.ForklessLocalFileSystem"
+    fs = jvm.org.apache.hadoop.fs.FileSystem.newInstance(jvm.java.net.URI("file:///"), conf)
     assert fs.getClass().getName() == "punctuated.localfs.ForklessLocalFileSystem"
     fc = jvm.org.apache.hadoop.fs.FileContext.getLocalFSFileContext(conf)
     assert fc.getDefaultFileSystem().getClass().getName() == "punctuated.localfs.ForklessLocalFs"
