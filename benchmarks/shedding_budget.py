@@ -44,6 +44,9 @@ from benchmarks.harness import spread  # noqa: E402
 
 COLUMNS = "id BIGINT, k INT, v INT, p BOOLEAN"
 POLICIES = ("prob", "life", "rand")
+#: what a child measures (``measure``) and the parent derives, summarised per engine
+FIGURES = ("seconds", "batches", "input_rows", "result_rows", "state_rows", "max_state_rows",
+           "state_memory_bytes", "rows_shed", "rows_per_second")
 
 
 def generate(spark, root: Path, rows: int, batches: int, domain: int, seed: int) -> int:
@@ -184,18 +187,16 @@ def main(argv=None) -> int:
     failed = [e for e, rs in runs.items() if any(r is None for r in rs)]
     if failed:
         raise SystemExit(f"engines {failed} failed (their output above)")
-    own = {"rep", "order", "load_1min_before", "load_1min_after", "load_5min_before"}
-    load = [r["load_1min_before"] for rs in runs.values() for r in rs]
     throughput = {e: [{**r, "rows_per_second": r["input_rows"] / r["seconds"]} for r in rs]
                   for e, rs in runs.items()}
-    figures = {e: {k: spread([r[k] for r in rs]) for k in rs[0] if k not in own} for e, rs in throughput.items()}
+    figures = {e: {k: spread([r[k] for r in rs]) for k in FIGURES} for e, rs in throughput.items()}
     check(figures, exact, args.budget, args.partitions)
     ratios = {e: {"throughput": harness.ratio_spread(throughput, "rows_per_second", e, "native"),
                   "state_memory": harness.ratio_spread(throughput, "state_memory_bytes", e, "native"),
                   "kept": kept_share(figures[e]["result_rows"]["median"], exact)}
               for e in engines if e != "native"}
     report = {"command": "python -m benchmarks.shedding_budget " + " ".join(argv), "config": vars(args),
-              "minutes": round((time.time() - started) / 60, 1), "load_average_1min": spread(load),
+              "minutes": round((time.time() - started) / 60, 1), "load_average_1min": harness.load_summary(runs),
               "cpus": os.cpu_count(), "exact_rows": exact, "results": figures, "ratios_over_native": ratios}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
