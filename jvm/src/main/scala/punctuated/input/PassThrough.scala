@@ -27,7 +27,8 @@ object PassThrough {
   /**
    * Rows and columns pass as they are: Filter, SubqueryAlias, View, EventTimeWatermark, and
    * the Expand of sliding windows (each row once per window; a punctuation row's copies are
-   * one punctuation).
+   * one punctuation), and the Generate copying a band-only join's input into its time buckets
+   * ([[punctuated.join.BandBuckets]]).
    */
   final case class Transparent(child: LogicalPlan) extends Step
 
@@ -55,6 +56,7 @@ object PassThrough {
     case e: Expand if e.output.exists(_.metadata.contains("spark.timeWindow")) => Transparent(e.child)
     case j: Join => PunctuationColumns.find(j.condition).map(PunctuatedJoin(j, _)).getOrElse(Stop)
     case u: Union => UnionOf(u)
+    case g: Generate if BandBucketColumns.isBucketGenerate(g) => Transparent(g.child)
     case g: Generate => RewrittenOperators.aggregateOutput(g).map(AggregateOutput(g, _)).getOrElse(Stop)
     case d: Deduplicate if RewrittenOperators.isDeduplicateInput(d.child) => DeduplicateOf(d)
     case _ => Stop

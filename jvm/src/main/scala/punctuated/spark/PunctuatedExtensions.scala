@@ -36,6 +36,11 @@ class PunctuatedExtensions extends (SparkSessionExtensions => Unit) {
     // become the joins' conditions (same query), so that the next rule can mark them.
     extensions.injectPostHocResolutionRule(MoveWhereEqualitiesIntoJoins)
 
+    // A band-only join (a time band, no equality predicate) reading a declared stream becomes
+    // an equi-join on time buckets (one input copied into the buckets its band covers), so
+    // that the next rule marks it as a punctuated band join. Same result.
+    extensions.injectPostHocResolutionRule(BucketBandOnlyJoins)
+
     // Mark stream-stream equi-joins with a declared input as punctuated joins: the mark keeps
     // each input's marker column alive through column pruning and carries the declarations
     // to the physical plan; a punctuated join's output is a punctuated input of the join above.

@@ -282,21 +282,6 @@ class TimeBandJoinSuite extends PunctuatedStreamTest {
       CheckNewAnswer(),
       AssertRows(0))
   }
-
-  test("band-only joins (no equality predicate) are refused naming the fix, whatever the safety mode") {
-    val (as, bs) = (MemoryStream[TimedRow], MemoryStream[TimedRow])
-    val a = declare(as.toDF(), "a", Schemes -> "ts<=", Marker -> "p")
-    val b = declare(bs.toDF(), "b", Schemes -> "ts<=", Marker -> "p")
-    val joined = a.join(b, b("ts").between(a("ts") - 2, a("ts") + 3)).select(a("ts"), b("ts"))
-    for (mode <- Seq("strict", "off")) withSQLConf(punctuated.conf.PunctuatedConf.SafetyMode -> mode) {
-      val e = intercept[AnalysisException] {
-        joined.writeStream.format("memory").queryName(s"band_only_$mode").start().stop()
-      }
-      assert(e.getCondition == "PUNCTUATED_BAND_ONLY_JOIN", e.getMessage)
-      assert(e.getMessage.contains("no equality predicate") && e.getMessage.contains("Fix: add an equality predicate"),
-        e.getMessage)
-    }
-  }
 }
 
 class TimeBandJoinRocksDBSuite extends TimeBandJoinSuite {

@@ -11,7 +11,7 @@ import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.conf.PunctuatedConf
 import punctuated.errors.PunctuatedErrors
-import punctuated.input.{DeclaredStreams, PunctuatedInput, PunctuationColumns}
+import punctuated.input.{BandBucketColumns, DeclaredStreams, PunctuatedInput, PunctuationColumns}
 import punctuated.join.KeySchemes
 import punctuated.join.multi.MultiJoinGroups
 import punctuated.spark.JoinGraph
@@ -141,10 +141,14 @@ object JoinSafety {
             // without a band, a watermark on the other input's join key is its range punctuation
             def keyMark(keys: Seq[Expression], input: LogicalPlan) =
               band.terms.isEmpty && KeyWatermarkSafety.column(keys, input, watermarks).isDefined
-            val lp = missing(lName, rName, mark.right, rightKeys, right, on, graph)
-              .filterNot(_ => band.purgeable(0) || keyMark(rightKeys, right)).map(band.withFix(0, rName, _))
-            val rp = missing(rName, lName, mark.left, leftKeys, left, on, graph)
-              .filterNot(_ => band.purgeable(1) || keyMark(leftKeys, left)).map(band.withFix(1, lName, _))
+            // a band-only join runs on time buckets (BucketBandOnlyJoins): only its band purges
+            val bucketed = leftKeys.nonEmpty && leftKeys.forall(BandBucketColumns.isBucket)
+            val lp = if (bucketed) band.bandOnlyProblem(0, lName, rName) else
+              missing(lName, rName, mark.right, rightKeys, right, on, graph)
+                .filterNot(_ => band.purgeable(0) || keyMark(rightKeys, right)).map(band.withFix(0, rName, _))
+            val rp = if (bucketed) band.bandOnlyProblem(1, rName, lName) else
+              missing(rName, lName, mark.left, leftKeys, left, on, graph)
+                .filterNot(_ => band.purgeable(1) || keyMark(leftKeys, left)).map(band.withFix(1, lName, _))
             out += Verdict(join, lName, rName, (lp.isEmpty, rp.isEmpty), (lp ++ rp).toSeq)
           case None =>
             val problems = if (watermarked) Nil else

@@ -4,12 +4,12 @@ import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{And, Attribute, AttributeReference, ExprId, Expression, IsNull}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.{FullOuter, LeftAnti, LeftOuter, LeftSemi, RightOuter}
-import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Filter, Join, LogicalPlan, Project, SubqueryAlias, View}
+import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Filter, Generate, Join, LogicalPlan, Project, SubqueryAlias, View}
 import org.apache.spark.sql.catalyst.plans.logical.AnalysisHelper
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.types.MetadataBuilder
 
-import punctuated.input.{DeclaredStreams, PunctuatedInput, PunctuationColumns}
+import punctuated.input.{BandBucketColumns, DeclaredStreams, PunctuatedInput, PunctuationColumns}
 import punctuated.join.DerivedDeclarations
 import punctuated.compat.DatasetJoinCompat
 
@@ -111,6 +111,7 @@ case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPl
     if (has(node) && !node.children.exists(has)) true
     else node match {
       case _: Project | _: Filter | _: SubqueryAlias | _: View | _: EventTimeWatermark => passesThrough(node.children.head, ids)
+      case g: Generate if BandBucketColumns.isBucketGenerate(g) => passesThrough(g.child, ids)
       case _ => false
     }
   }

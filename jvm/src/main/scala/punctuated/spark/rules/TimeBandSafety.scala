@@ -2,6 +2,7 @@ package punctuated.spark.rules
 
 import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
+import org.apache.spark.sql.catalyst.plans.FullOuter
 import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Join, LogicalPlan}
 import org.apache.spark.sql.internal.SQLConf
 
@@ -36,6 +37,21 @@ final case class TimeBandSafety(terms: Option[TimeBand.Terms], rangeOn: IndexedS
     (if (i == 0) t.hi else t.lo).isDefined && rangeOn(1 - i)
   }
 
+  /**
+   * The problem of input `i` of a band-only join (run on time buckets, so no key punctuation
+   * purges it), if the band does not purge it: the other input has no range punctuations (or
+   * watermark) on its time column.
+   */
+  def bandOnlyProblem(i: Int, stored: String, other: String): Option[JoinSafety.Problem] =
+    terms.filterNot(_ => purgeable(i)).map { t =>
+      val column = (if (i == 0) t.right else t.left).name
+      JoinSafety.Problem(stored, s"The state of input $stored of the band-only join ON ${t.text} can never " +
+        s"be purged: with no equality predicate only the band closes its rows, and input $other has no " +
+        s"range punctuations on its time column $column that reach the join. Fix: declare a range scheme " +
+        s"on it ('punctuated.schemes' = '$column<=') and punctuate it, or give $other a watermark on " +
+        s"$column; or set ${punctuated.conf.PunctuatedConf.SafetyMode}=warn to run anyway.")
+    }
+
   /** The problem of input `i` with the band's fix added (when the band bounds it). */
   def withFix(i: Int, other: String, problem: JoinSafety.Problem): JoinSafety.Problem = terms match {
     case Some(t) if (if (i == 0) t.hi else t.lo).isDefined =>
@@ -51,18 +67,31 @@ object TimeBandSafety {
 
   /**
    * Refuses a stream-stream join with a time band and no equality predicate (a band-only
-   * join), whatever the safety mode, with `PUNCTUATED_BAND_ONLY_JOIN` naming the join and the
-   * fix: such a join would be a nested loop over the band, which this build does not run.
+   * join) that [[BucketBandOnlyJoins]] could not run on time buckets, whatever the safety mode,
+   * with `PUNCTUATED_BAND_ONLY_JOIN` naming the join, why and the fix: a band open on one side
+   * (its rows could meet unboundedly many times), an empty band, a full outer join (no input
+   * whose rows can be kept in one bucket), or inputs that read no declared stream.
    */
   def refuseBandOnly(plan: LogicalPlan): Unit = plan.foreach {
     case j: Join if j.left.isStreaming && j.right.isStreaming && !ExtractEquiJoinKeys.unapply(j).isDefined =>
       TimeBand.terms(j.condition, j.left.output, j.right.output).foreach { t =>
+        val why = (t.lo, t.hi) match {
+          case (Some(lo), Some(hi)) if lo > hi =>
+            "its band is empty (no pair of rows can meet). Fix: check the band's bounds"
+          case (Some(_), Some(_)) if j.joinType == FullOuter =>
+            "a band-only full outer join is not supported (each input's unmatched rows would have to be " +
+              "found in one place). Fix: a left or right outer join, or an equality predicate (a.k = b.k)"
+          case (Some(_), Some(_)) =>
+            "neither input reads a declared stream. Fix: declare a range scheme on a time column " +
+              "('punctuated.schemes' = 'ts<=') of the inputs and punctuate it"
+          case _ =>
+            "the band is open on one side, so a row could meet unboundedly many partners. Fix: bound the " +
+              "band on both sides (b.ts BETWEEN a.ts - X AND a.ts + Y), or add an equality predicate " +
+              "between the inputs (a.k = b.k)"
+        }
         val text = s"[PUNCTUATED_BAND_ONLY_JOIN] The stream-stream join ON ${j.condition.map(_.sql).getOrElse("")} " +
-          s"has a time band (${t.text}) but no equality predicate between its inputs: band-only joins " +
-          "are not supported (they would join every stored row within the band, a nested loop). Fix: add " +
-          "an equality predicate between the inputs (a.k = b.k on a key both share); a constant column " +
-          "on both inputs (lit(0).alias(\"one\"), " +
-          "joined ON a.one = b.one) puts every row under one key, held in one partition."
+          s"has a time band (${t.text}) but no equality predicate between its inputs, and cannot run on " +
+          s"time buckets: $why."
         throw new PunctuatedAnalysisException(text, "PUNCTUATED_BAND_ONLY_JOIN",
           Map("band" -> t.text), "0A000")
       }

@@ -1,0 +1,198 @@
+package punctuated.join
+
+import java.sql.Timestamp
+
+import org.apache.spark.sql.{AnalysisException, Row}
+import punctuated.compat.MemoryStream
+import org.apache.spark.sql.functions.expr
+import org.apache.spark.sql.internal.SQLConf
+
+import punctuated.declaration.Declaration._
+import punctuated.input.BandBucketColumns
+import punctuated.spark.PunctuatedStreamTest
+
+/**
+ * Band-only joins (`b.ts BETWEEN a.ts - X AND a.ts + Y`, no equality predicate) run as an
+ * equi-join on time buckets ([[BandBuckets]], [[punctuated.spark.rules.BucketBandOnlyJoins]])
+ * and purge on the inputs' range punctuations on time like any band join; scripted batch by
+ * batch on the HDFS-backed store, [[BandOnlyJoinRocksDBSuite]] the same on RocksDB. The
+ * stored-row counts include the replicated input's copies (one per bucket its band covers).
+ */
+class BandOnlyJoinSuite extends PunctuatedStreamTest {
+  import testImplicits._
+
+  private def row(ts: Long, v: Int) = TimedRow(Some(0), Some(ts), Some(v))
+  private def upTo(c: Long) = TimedRow(None, Some(c), None, p = true)
+
+  /** a ⋈ b on b.ts BETWEEN a.ts - 2 AND a.ts + 3 only (integer time): width 6. */
+  private def bandOnly(joinType: String = "inner", aSchemes: String = "ts<=", bSchemes: String = "ts<=") = {
+    val (as, bs) = (MemoryStream[TimedRow], MemoryStream[TimedRow])
+    val a = declare(as.toDF(), "a", Schemes -> aSchemes, Marker -> "p")
+    val b = declare(bs.toDF(), "b", Schemes -> bSchemes, Marker -> "p")
+    val joined = a.join(b, b("ts").between(a("ts") - 2, a("ts") + 3), joinType)
+    val out = if (joinType.contains("semi") || joinType.contains("anti")) joined.select(a("ts"), a("v"))
+      else joined.select(a("ts"), b("ts"))
+    (as, bs, out)
+  }
+
+  private def AssertRows(rows: Long) = AssertOnQuery(s"$rows rows stored") { q =>
+    val p = punctuatedProgress(q)
+    assert(p.numRowsTotal == rows, s"numRowsTotal ${p.numRowsTotal} != $rows: ${p.json}")
+    true
+  }
+  private def ExpectBucketPlan = AssertOnQuery("one punctuated band join on the time buckets") { q =>
+    val joins = q.lastExecution.executedPlan.collect { case p: PunctuatedSymmetricHashJoinExec => p }
+    assert(joins.size == 1 && joins.head.band.isDefined, joins)
+    assert(joins.head.leftKeys.forall(BandBucketColumns.isBucket) && joins.head.leftKeys.size == 1, joins.head.leftKeys)
+    true
+  }
+
+  test("inner: results as the batch join, copies purged with their row, drains to nothing, restart") {
+    val (as, bs, joined) = bandOnly()
+    testStream(joined)(
+      // a's bands [8, 13], [12, 17], [18, 23]: 10 covers buckets 1 and 2 (width 6), 14 and 20 one each
+      AddData(as, row(10, 0), row(14, 0), row(20, 0)),
+      CheckNewAnswer(),
+      ExpectBucketPlan,
+      AssertRows(4),
+      AddData(bs, row(12, 0), row(7, 0), row(14, 0), row(18, 0)),
+      CheckNewAnswer((10L, 12L), (14L, 12L), (14L, 14L), (20L, 18L)),
+      AssertRows(8),
+      StopStream,
+      StartStream(),
+      // b: ts <= 13 puts a's 10 out of reach (10 + 3): both its copies go
+      AddData(bs, upTo(13)),
+      CheckNewAnswer(),
+      AssertRows(6),
+      AssertCounted("numRowsPurged", 2),
+      AssertCounted("numPunctuationsReceived", 1),
+      // a: ts <= 9 puts b's 7 out of reach (7 + 2); a one-copy punctuation all the same
+      AddData(as, upTo(9)),
+      CheckNewAnswer(),
+      AssertRows(5),
+      AssertCounted("numPunctuationsReceived", 2),
+      // b's 13 after b said <= 13: late
+      AddData(bs, row(13, 1)),
+      CheckNewAnswer(),
+      AssertCounted("numLateRowsDropped", 1),
+      AddData(as, upTo(16)),
+      CheckNewAnswer(),
+      AssertRows(3),
+      StopStream,
+      StartStream(),
+      // an a row at 21 (band [19, 24]) meets the new b 19 and 24; b's 19 meets the stored a 20 too
+      AddData(as, row(21, 1)),
+      AddData(bs, row(19, 1), row(24, 1)),
+      CheckNewAnswer((21L, 19L), (21L, 24L), (20L, 19L)),
+      AddData(as, upTo(40)),
+      AddData(bs, upTo(40)),
+      CheckNewAnswer(),
+      AssertRows(0),
+      AssertMetric("numTimeIndexBuckets", 0))
+  }
+
+  test("left outer: each unmatched row once, null-padded when the other input's bound passes its band") {
+    val (as, bs, joined) = bandOnly("left_outer")
+    testStream(joined)(
+      AddData(as, row(10, 0), row(20, 0)),
+      AddData(bs, row(11, 0), row(13, 0)),
+      CheckNewAnswer((10L, 11L), (10L, 13L)),
+      AddData(bs, upTo(23)),
+      CheckNewAnswer(Row(20L, null)),
+      AddData(as, upTo(30)),
+      CheckNewAnswer(),
+      AssertRows(0))
+  }
+
+  test("right outer: the right input is the single side, its unmatched rows once") {
+    val (as, bs, joined) = bandOnly("right_outer")
+    testStream(joined)(
+      AddData(as, row(10, 0)),
+      AddData(bs, row(9, 0), row(12, 0), row(30, 0)),
+      CheckNewAnswer((10L, 9L), (10L, 12L)),
+      // a: ts <= 28 passes b's 30's band (30 + 2 > 28: not yet); a: ts <= 32 passes it
+      AddData(as, upTo(28)),
+      CheckNewAnswer(),
+      AddData(as, upTo(32)),
+      CheckNewAnswer(Row(null, 30L)),
+      AddData(bs, upTo(40)),
+      CheckNewAnswer(),
+      AssertRows(0))
+  }
+
+  test("left semi and left anti: each left row once, however many buckets its partners sit in") {
+    for (kind <- Seq("left_semi", "left_anti")) {
+      val (as, bs, joined) = bandOnly(kind)
+      val semi = kind == "left_semi"
+      testStream(joined)(
+        AddData(as, row(10, 1), row(20, 2)),
+        // 10's partners 8 and 13 fall in buckets 1 and 2
+        AddData(bs, row(8, 0), row(13, 0)),
+        if (semi) CheckNewAnswer((10L, 1)) else CheckNewAnswer(),
+        AddData(bs, upTo(30)),
+        if (semi) CheckNewAnswer() else CheckNewAnswer((20L, 2)),
+        AddData(as, upTo(30)),
+        CheckNewAnswer(),
+        AssertRows(0))
+    }
+  }
+
+  test("timestamps with INTERVAL bounds, and SQL: the band alone joins and purges") {
+    val (as, bs) = (MemoryStream[StampedRow], MemoryStream[StampedRow])
+    declare(as.toDF(), "a", Schemes -> "ts<=", Marker -> "p").createOrReplaceTempView("band_only_a")
+    declare(bs.toDF(), "b", Schemes -> "ts<=", Marker -> "p").createOrReplaceTempView("band_only_b")
+    val joined = spark.sql("SELECT a.v AS av, b.v AS bv FROM band_only_a a JOIN band_only_b b " +
+      "ON b.ts BETWEEN a.ts - INTERVAL 5 MINUTES AND a.ts + INTERVAL 10 MINUTES")
+    def at(min: Int) = Some(Timestamp.valueOf(f"2026-01-01 12:$min%02d:00"))
+    def r(min: Int, v: Int) = StampedRow(Some(0), at(min), Some(v))
+    def upTo(min: Int) = StampedRow(None, at(min), None, p = true)
+    testStream(joined)(
+      AddData(as, r(0, 1), r(30, 2)),
+      AddData(bs, r(9, 10), r(11, 11), r(26, 12)),
+      CheckNewAnswer((1, 10), (2, 12)),
+      ExpectBucketPlan,
+      // b: ts <= 12:10 puts a's 12:00 out of reach; a: ts <= 12:40 every b row (12:26 + 5 min)
+      AddData(bs, upTo(10)),
+      AddData(as, upTo(40)),
+      CheckNewAnswer(),
+      AddData(bs, upTo(45)),
+      CheckNewAnswer(),
+      AssertRows(0))
+  }
+
+  test("strict safety: the band alone must purge each input; the message names the time column") {
+    // b punctuates no time: a's rows could wait forever (no key punctuation can help: no key)
+    val (_, _, unsafe) = bandOnly(bSchemes = "v")
+    val e = intercept[AnalysisException] {
+      unsafe.writeStream.format("memory").queryName("band_only_unsafe").start().stop()
+    }
+    assert(e.getCondition == "PUNCTUATED_UNSAFE_QUERY", e.getMessage)
+    assert(e.getMessage.contains("The state of input a of the band-only join ON") &&
+      e.getMessage.contains("('punctuated.schemes' = 'ts<=')") && !e.getMessage.contains(BandBucketColumns.Name),
+      e.getMessage)
+    assert(!e.getMessage.contains("The state of input b "), e.getMessage)
+  }
+
+  test("what cannot run on buckets is refused naming why, whatever the safety mode") {
+    val (as, bs) = (MemoryStream[TimedRow], MemoryStream[TimedRow])
+    val a = declare(as.toDF(), "a", Schemes -> "ts<=", Marker -> "p")
+    val b = declare(bs.toDF(), "b", Schemes -> "ts<=", Marker -> "p")
+    val cases = Seq(
+      ("one-sided", a.join(b, b("ts") >= a("ts") - 2), "open on one side"),
+      ("full outer", a.join(b, b("ts").between(a("ts") - 2, a("ts") + 3), "full_outer"), "full outer join"),
+      ("empty", a.join(b, b("ts").between(a("ts") + 3, a("ts") - 2)), "band is empty"))
+    for ((name, joined, why) <- cases; mode <- Seq("strict", "off"))
+      withSQLConf(punctuated.conf.PunctuatedConf.SafetyMode -> mode) {
+        val e = intercept[AnalysisException] {
+          joined.writeStream.format("memory").queryName(s"band_only_${name.replace(' ', '_')}_$mode").start().stop()
+        }
+        assert(e.getCondition == "PUNCTUATED_BAND_ONLY_JOIN", e.getMessage)
+        assert(e.getMessage.contains(why) && e.getMessage.contains("Fix:"), s"$name: ${e.getMessage}")
+      }
+  }
+}
+
+class BandOnlyJoinRocksDBSuite extends BandOnlyJoinSuite {
+  override protected def sparkConf = super.sparkConf
+    .set(SQLConf.STATE_STORE_PROVIDER_CLASS.key, "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
+}
