@@ -1,5 +1,7 @@
 package punctuated.checkpoint
 
+import punctuated.input.BandBucketColumns
+
 /**
  * Can an operator's checkpointed state, written under the declarations of `old`, be
  * followed under those of `now`? Each rule below comes from what the state holds
@@ -17,7 +19,8 @@ package punctuated.checkpoint
  *    never purge them (Tucker et al. 2003, §5.4: the purge must find every matching row);
  *  - other columns (or another order) in the rows a join stores for an input: which columns
  *    reach the join follows the declarations (Spark's own state schema check, when on,
- *    refuses most of these first, with its own message);
+ *    refuses most of these first, with its own message); a band-only join's time-bucket
+ *    column names the buckets' width, so a changed band is refused here too;
  *  - a state store the operator did not open before (a store cannot first appear at a
  *    later version);
  *  - an aggregation's or deduplication's closing schemes are numbered (kinds) in its held
@@ -120,8 +123,13 @@ object Compatibility {
             "this input, which the checkpoint lacks: rows stored before would never be purged"
       }
     }
+    val buckets = (o.columns.flatMap(BandBucketColumns.widthOf), n.columns.flatMap(BandBucketColumns.widthOf))
     val columns =
       if (o.columns == n.columns) None
+      else if (buckets._1.nonEmpty && buckets._2.nonEmpty && buckets._1 != buckets._2)
+        Some(s"$name: the band-only join's rows are stored in time buckets ${buckets._1.mkString} wide " +
+          s"(the band's width); the query's band now makes them ${buckets._2.mkString} wide: rows stored " +
+          "before sit in buckets the join would no longer look in (a band as wide as before continues)")
       else Some(s"$name: the rows stored for it have columns (${o.columns.mkString(", ")}); the query now " +
         s"stores (${n.columns.mkString(", ")}): stored rows would be misread")
     marker.toSeq ++ unique ++ removed ++ indexed ++ columns

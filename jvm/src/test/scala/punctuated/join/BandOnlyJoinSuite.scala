@@ -168,9 +168,36 @@ class BandOnlyJoinSuite extends PunctuatedStreamTest {
     }
     assert(e.getCondition == "PUNCTUATED_UNSAFE_QUERY", e.getMessage)
     assert(e.getMessage.contains("The state of input a of the band-only join ON") &&
-      e.getMessage.contains("('punctuated.schemes' = 'ts<=')") && !e.getMessage.contains(BandBucketColumns.Name),
+      e.getMessage.contains("('punctuated.schemes' = 'ts<=')") && !e.getMessage.contains(BandBucketColumns.Prefix),
       e.getMessage)
     assert(!e.getMessage.contains("The state of input b "), e.getMessage)
+  }
+
+  test("a restart with another band is refused before the state is touched: the buckets' width changed") {
+    val checkpoint = java.nio.file.Files.createTempDirectory("band-only").toFile.getCanonicalPath
+    val (as, bs, joined) = bandOnly()
+    testStream(joined)(
+      StartStream(checkpointLocation = checkpoint),
+      AddData(as, row(10, 0)),
+      CheckNewAnswer(),
+      StopStream)
+    val a = declare(as.toDF(), "a", Schemes -> "ts<=", Marker -> "p")
+    val b = declare(bs.toDF(), "b", Schemes -> "ts<=", Marker -> "p")
+    val wider = a.join(b, b("ts").between(a("ts") - 2, a("ts") + 5)).select(a("ts"), b("ts"))
+    testStream(wider)(
+      StartStream(checkpointLocation = checkpoint),
+      AddData(bs, row(12, 0)),
+      ExpectFailure[punctuated.errors.PunctuatedAnalysisException] { e =>
+        val a = e.asInstanceOf[AnalysisException]
+        assert(a.getCondition == punctuated.errors.PunctuatedErrors.IncompatibleCheckpoint, a.getMessage)
+        assert(a.getMessage.contains("time buckets 6 wide") && a.getMessage.contains("now makes them 8 wide"),
+          a.getMessage)
+      })
+    // the same band continues, with the row the refused run left unread
+    testStream(joined)(
+      StartStream(checkpointLocation = checkpoint),
+      AddData(bs, row(11, 0)),
+      CheckNewAnswer((10L, 12L), (10L, 11L)))
   }
 
   test("what cannot run on buckets is refused naming why, whatever the safety mode") {

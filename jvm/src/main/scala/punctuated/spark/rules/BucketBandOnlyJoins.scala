@@ -22,9 +22,9 @@ import punctuated.join.{BandBuckets, TimeBand}
  * {{{
  *   Join(a, b, Inner, b.ts BETWEEN a.ts - 2 AND a.ts + 3)
  *   -> Project(a.* , b.*,
- *        Join(Generate(explode(band_buckets(a.ts, a.p, -2, 3, 6)), a) AS __band_bucket,
- *             Project(b.*, band_bucket(b.ts, b.p, 6) AS __band_bucket),
- *             Inner, a.__band_bucket = b.__band_bucket AND b.ts BETWEEN a.ts - 2 AND a.ts + 3))
+ *        Join(Generate(explode(band_buckets(a.ts, a.p, -2, 3, 6)), a) AS __band_bucket_6,
+ *             Project(b.*, band_bucket(b.ts, b.p, 6) AS __band_bucket_6),
+ *             Inner, a.__band_bucket_6 = b.__band_bucket_6 AND b.ts BETWEEN a.ts - 2 AND a.ts + 3))
  * }}}
  *
  * A band open on one side, a full outer join, or a join that reads no declared stream is left
@@ -53,10 +53,10 @@ case class BucketBandOnlyJoins(session: SparkSession) extends Rule[LogicalPlan] 
   private def side(input: LogicalPlan, i: Int, b: BandBuckets): (LogicalPlan, AttributeReference) = {
     val meta = BandBucketColumns.metadata(b.width)
     if (i == b.replicated) {
-      val bucket = AttributeReference(BandBucketColumns.Name, LongType, nullable = true, meta)()
+      val bucket = AttributeReference(BandBucketColumns.name(b.width), LongType, nullable = true, meta)()
       (Generate(Explode(b.covered(isPunctuation(input))), Nil, outer = true, None, Seq(bucket), input), bucket)
     } else {
-      val alias = Alias(b.single(isPunctuation(input)), BandBucketColumns.Name)(explicitMetadata = Some(meta))
+      val alias = Alias(b.single(isPunctuation(input)), BandBucketColumns.name(b.width))(explicitMetadata = Some(meta))
       (Project(input.output :+ alias, input), alias.toAttribute.asInstanceOf[AttributeReference])
     }
   }
