@@ -91,6 +91,17 @@ class BandOnlyJoinSuite extends PunctuatedStreamTest {
       AssertMetric("numTimeIndexBuckets", 0))
   }
 
+  test("a punctuation of another scheme (time NULL) reaches the join through the bucket copies") {
+    // a's own key punctuations: the optimizer's inferred `ts IS NOT NULL` below the copies must let them pass
+    val (as, bs, joined) = bandOnly(aSchemes = "ts<=; k")
+    testStream(joined)(
+      AddData(as, row(10, 0), TimedRow(Some(1), None, None, p = true)),
+      CheckNewAnswer(),
+      AssertCounted("numPunctuationsReceived", 1),
+      AddData(bs, row(12, 0)),
+      CheckNewAnswer((10L, 12L)))
+  }
+
   test("left outer: each unmatched row once, null-padded when the other input's bound passes its band") {
     val (as, bs, joined) = bandOnly("left_outer")
     testStream(joined)(
