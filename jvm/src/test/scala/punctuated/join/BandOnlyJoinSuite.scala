@@ -171,6 +171,48 @@ class BandOnlyJoinSuite extends PunctuatedStreamTest {
       AssertRows(0))
   }
 
+  test("a watermark acts as the time punctuation of its input; a window over the output closes") {
+    def t(m: Int) = new Timestamp(Timestamp.valueOf("2026-01-01 12:00:00").getTime + m * 60000L)
+    def r(m: Int) = StampedRow(Some(0), Some(t(m)), Some(m))
+    def upTo(m: Int) = StampedRow(None, Some(t(m)), None, p = true)
+    val (as, bs) = (MemoryStream[StampedRow], MemoryStream[StampedRow])
+    // a: no time punctuations, a watermark instead; b: ts<= markers
+    val a = declare(as.toDF(), "a", Schemes -> "k", Marker -> "p").withWatermark("ts", "1 minute")
+    val b = declare(bs.toDF(), "b", Schemes -> "ts<=", Marker -> "p")
+    val joined = a.join(b, b("ts").between(a("ts"), a("ts") + expr("INTERVAL 5 MINUTES")))
+    testStream(joined.select(a("ts"), b("ts")))(
+      MultiAddData(as, r(0), r(10))(bs, r(2), r(20)),
+      CheckNewAnswer((t(0), t(2))),
+      ExpectBucketPlan,
+      AssertOnQuery("a's watermark is its time punctuation") { q =>
+        q.lastExecution.executedPlan.collect { case p: PunctuatedSymmetricHashJoinExec => p }
+          .flatMap(_.band).map(_.watermarked) == Seq(IndexedSeq(true, false))
+      },
+      AddData(bs, upTo(15)),       // a's 0 and 10 go (their bands end at 5 and 15)
+      CheckNewAnswer(),
+      AddData(as, r(16), r(8)),    // 16 meets b's 20; 8 is late by a's watermark (12:09)
+      CheckNewAnswer((t(16), t(20))),
+      AddData(as, r(40)),          // watermark 12:39: b's 20 goes
+      AddData(bs, upTo(50)),       // a's 16 and 40 go
+      CheckNewAnswer(),
+      AssertRows(0))
+
+    // a punctuated aggregation over the output: windows of b.ts close on the join's output punctuations
+    val (as2, bs2) = (MemoryStream[StampedRow], MemoryStream[StampedRow])
+    val a2 = declare(as2.toDF(), "a", Schemes -> "ts<=", Marker -> "p")
+    val b2 = declare(bs2.toDF().toDF("bk", "bts", "bv", "bp"), "b", Schemes -> "bts<=", Marker -> "bp")
+    val windows = a2.join(b2, expr("bts BETWEEN ts AND ts + INTERVAL 5 MINUTES"))
+      .groupBy(org.apache.spark.sql.functions.window(expr("bts"), "10 minutes").as("w")).count()
+      .select(expr("w.start"), expr("count"))
+    testStream(windows, org.apache.spark.sql.streaming.OutputMode.Append())(
+      MultiAddData(as2, r(1), r(3), r(12))(bs2, r(4), r(6), r(14)),
+      CheckNewAnswer(),
+      // a: ts <= 12:20 and b: ts <= 12:20: every row of b.ts before 12:10 is final
+      AddData(as2, upTo(20)),
+      AddData(bs2, upTo(20)),
+      CheckNewAnswer((t(0), 4L), (t(10), 1L)))
+  }
+
   test("strict safety: the band alone must purge each input; the message names the time column") {
     // b punctuates no time: a's rows could wait forever (no key punctuation can help: no key)
     val (_, _, unsafe) = bandOnly(bSchemes = "v")
