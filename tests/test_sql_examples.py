@@ -44,3 +44,15 @@ def test_auction_query_emits_closed_auctions_once(spark, fresh_database):
     assert sorted(tuple(r) for r in rows) == [(1, 3, 2, 12.5, 7.5), (3, 5, 2, 21.0, 12.0)]
     ops = {op["operatorName"]: op for op in progress[-1]["stateOperators"]}
     assert ops["punctuatedAggregate"]["numRowsTotal"] == 1     # auction 2, still open
+
+
+def test_band_only_join_runs_on_time_buckets_and_purges_by_time(spark, fresh_database):
+    progress: list = []
+    rows = run_file(spark, SQL / "band_only_join.sql", progress=progress)
+    assert sorted(tuple(r) for r in rows) == [(1, 100), (2, 101)]
+    # impression 3 (one or two bucket copies) and click 102 are the join's whole state
+    assert _punctuated_state(progress)[0] in (2, 3), progress[-1]["stateOperators"]
+    from punctuated.safety.spark import check_safety
+    report = check_safety(spark, "SELECT i.ad, c.user FROM STREAM(impressions) i JOIN STREAM(clicks) c "
+                                 "ON c.ts BETWEEN i.ts AND i.ts + INTERVAL 10 MINUTES")
+    assert report.safe and report.unpurgeable == [], report.explain()
