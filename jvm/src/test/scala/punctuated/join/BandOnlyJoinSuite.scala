@@ -213,6 +213,28 @@ class BandOnlyJoinSuite extends PunctuatedStreamTest {
       CheckNewAnswer((t(0), 4L), (t(10), 1L)))
   }
 
+  test("in a join of three streams the band-only join stays a binary band join, purged by its band") {
+    val (as, bs, cs) = (MemoryStream[TimedRow], MemoryStream[TimedRow], MemoryStream[TimedRow])
+    val a = declare(as.toDF(), "a", Schemes -> "ts<=", Marker -> "p")
+    val b = declare(bs.toDF(), "b", Schemes -> "ts<=; k", Marker -> "p")
+    val c = declare(cs.toDF().toDF("ck", "cts", "cv", "cp"), "c", Schemes -> "ck", Marker -> "cp")
+    val ab = a.join(b, b("ts").between(a("ts") - 2, a("ts") + 3))
+    val abc = ab.join(c, b("k") === c("ck")).select(a("ts"), b("ts"), c("cv"))
+    // c's rows wait forever (the band-only join passes on time punctuations only): strict says
+    // so; under warn the plan is what is checked here
+    val e = intercept[AnalysisException](abc.writeStream.format("memory").queryName("three_strict").start())
+    assert(e.getMessage.contains("The state of input c of the join ON k = ck can never be purged"), e.getMessage)
+    withSQLConf(punctuated.conf.PunctuatedConf.SafetyMode -> "warn") { testStream(abc)(
+      AddData(as, row(10, 0)),
+      AddData(bs, TimedRow(Some(1), Some(12), Some(0)), TimedRow(Some(2), Some(30), Some(0))),
+      AddData(cs, TimedRow(Some(1), Some(0), Some(7))),
+      CheckNewAnswer((10L, 12L, 7)),
+      AssertOnQuery("two binary joins, the lower one on the buckets with the band") { q =>
+        val joins = q.lastExecution.executedPlan.collect { case p: PunctuatedSymmetricHashJoinExec => p }
+        joins.size == 2 && joins.exists(j => j.band.isDefined && j.leftKeys.forall(BandBucketColumns.isBucket))
+      }) }
+  }
+
   test("strict safety: the band alone must purge each input; the message names the time column") {
     // b punctuates no time: a's rows could wait forever (no key punctuation can help: no key)
     val (_, _, unsafe) = bandOnly(bSchemes = "v")

@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.plans.Inner
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, Project, SubqueryAlias, View}
 
 import punctuated.join.WatermarkPunctuations
-import punctuated.input.{PunctuatedInput, PunctuationColumns, PunctuationKind}
+import punctuated.input.{BandBucketColumns, PunctuatedInput, PunctuationColumns, PunctuationKind}
 
 /**
  * One input of a [[MultiJoinGroup]]: a stream (declared or not) that the group's joins read.
@@ -122,11 +122,15 @@ object MultiJoinGroups {
       found.toSeq
     }
 
-  /** Is `j` a join a group can contain (inner, stream-stream, marked, keys plain columns)? */
+  /**
+   * Is `j` a join a group can contain (inner, stream-stream, marked, keys plain columns)? A
+   * band-only join's time buckets are no key a group can join by: it runs as the binary band
+   * join it is, which its band purges.
+   */
   def member(j: Join): Boolean = j.joinType == Inner && j.left.isStreaming && j.right.isStreaming &&
     PunctuationColumns.find(j.condition).isDefined && (j match {
       case ExtractEquiJoinKeys(_, lk, rk, _, _, _, _, _) =>
-        lk.nonEmpty && (lk ++ rk).forall(_.isInstanceOf[Attribute])
+        lk.nonEmpty && (lk ++ rk).forall(_.isInstanceOf[Attribute]) && !lk.exists(BandBucketColumns.isBucket)
       case _ => false
     })
 
