@@ -231,8 +231,9 @@ def markdown(report: dict, args) -> str:
         lines.append(f"| {e} | {cell(f[e]['rows_per_second'])} | {cell(f[e]['state_rows'])} | "
                      f"{cell(f[e]['state_memory_bytes'])} | {cell(f[e]['result_rows'])} |")
     lines += ["", "Punctuated over Spark's own plan (paired per repetition; median, min–max): throughput "
-              f"**{harness.fmt_spread(r['throughput'])}**, state rows {harness.fmt_spread(r['state_rows'])}, "
-              f"state memory {harness.fmt_spread(r['state_memory'])}."]
+              f"**{harness.fmt_spread(r['throughput'])}**, state memory {harness.fmt_spread(r['state_memory'])} "
+              f"(state rows at the end: {f['punctuated']['state_rows']['median']:,.0f} against "
+              f"{f['native']['state_rows']['median']:,.0f})."]
     return "\n".join(lines) + "\n"
 
 
