@@ -176,18 +176,10 @@ def main(argv=None) -> int:
               str(args.seconds_per_batch), "--band", str(args.band), "--partitions", str(args.partitions),
               "--seed", str(args.seed), "--driver-memory", args.driver_memory] + \
         (["--forkless-fs"] if args.forkless_fs else [])
-    me = [sys.executable, "-m", "benchmarks.band_only_join"]
-    root = Path(tempfile.mkdtemp(prefix="punctuated-band-only-data-"))
     started = time.time()
-    try:
-        generated = harness.spawn(me + ["--child", "generate", "--data", str(root)] + common)
-        if generated is None:
-            raise SystemExit("generating the inputs failed")
-        exact = generated["exact_rows"]
-        runs = harness.run({e: me + ["--child", e, "--data", str(root)] + common for e in ENGINES}, args.repeats,
-                           on_done=lambda e, k, r: print(f"[{k}] {e}: {r}", file=sys.stderr))
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    generated, runs = harness.generate_and_run("benchmarks.band_only_join", ENGINES, common, args.repeats,
+                                               "punctuated-band-only-data-")
+    exact = generated["exact_rows"]
     if any(r is None for rs in runs.values() for r in rs):
         raise SystemExit("an engine failed (its output above)")
     runs = {e: [{**r, "rows_per_second": r["input_rows"] / r["seconds"]} for r in rs] for e, rs in runs.items()}

@@ -97,6 +97,29 @@ def run(children: dict, reps: int, load=os.getloadavg, launch=spawn, on_done=Non
     return runs
 
 
+def generate_and_run(module: str, engines, common: list[str], reps: int, prefix: str,
+                     launch=spawn) -> tuple[dict, dict]:
+    """The inputs once, then every engine over them: spawns ``python -m <module> --child
+    generate --data D`` (D a fresh directory), then ``--child <engine> --data D`` for each
+    engine through :func:`run` (``common`` appended to every command line), and removes D.
+    Returns the generating child's result and the runs, printing each run as it ends.
+    ``generate_and_run("benchmarks.band_only_join", ["native", "punctuated"], [], 3, "bo-")``
+    is ``({"exact_rows": ...}, {"native": [...], "punctuated": [...]})``."""
+    import shutil
+
+    me = [sys.executable, "-m", module]
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        generated = launch(me + ["--child", "generate", "--data", str(root)] + common)
+        if generated is None:
+            raise SystemExit("generating the inputs failed")
+        runs = run({e: me + ["--child", e, "--data", str(root)] + common for e in engines}, reps, launch=launch,
+                   on_done=lambda e, k, r: print(f"[{k}] {e}: {r}", file=sys.stderr))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return generated, runs
+
+
 def figure_spread(runs: dict, key: str) -> dict:
     """Per engine the spread of figure ``key`` over its repetitions (repetitions without the
     figure, e.g. a failed run, left out; an engine with none maps to None).

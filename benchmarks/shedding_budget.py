@@ -172,18 +172,10 @@ def main(argv=None) -> int:
     common = ["--rows", str(args.rows), "--batches", str(args.batches), "--domain", str(args.domain),
               "--budget", str(args.budget), "--partitions", str(args.partitions), "--seed", str(args.seed),
               "--driver-memory", args.driver_memory]
-    me = [sys.executable, "-m", "benchmarks.shedding_budget"]
-    root = Path(tempfile.mkdtemp(prefix="punctuated-shedding-budget-data-"))
     started = time.time()
-    try:
-        generated = harness.spawn(me + ["--child", "generate", "--data", str(root)] + common)
-        if generated is None:
-            raise SystemExit("generating the inputs failed")
-        exact = generated["exact_rows"]
-        runs = harness.run({e: me + ["--child", e, "--data", str(root)] + common for e in engines}, args.repeats,
-                           on_done=lambda e, k, r: print(f"[{k}] {e}: {r}", file=sys.stderr))
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    generated, runs = harness.generate_and_run("benchmarks.shedding_budget", engines, common, args.repeats,
+                                               "punctuated-shedding-budget-data-")
+    exact = generated["exact_rows"]
     failed = [e for e, rs in runs.items() if any(r is None for r in rs)]
     if failed:
         raise SystemExit(f"engines {failed} failed (their output above)")

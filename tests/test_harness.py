@@ -175,3 +175,24 @@ def test_undeclared_overhead_refuses_engines_that_did_different_work():
         uo.check_same_work(_figures(seconds, memory, output_rows={"with": 4}))
     # ours counts its row updates its own way: only with and without must agree
     uo.check_same_work(_figures(seconds, memory, output_rows={"declared": 4}))
+
+
+def test_generate_and_run_generates_once_runs_every_engine_on_that_data_and_removes_it():
+    from pathlib import Path
+
+    seen = []
+
+    def launch(command):
+        seen.append(command)
+        data = Path(command[command.index("--data") + 1])
+        assert data.is_dir()
+        return {"exact_rows": 5} if command[command.index("--child") + 1] == "generate" else {"x": len(seen)}
+
+    generated, runs = harness.generate_and_run("benchmarks.some", ["a", "b"], ["--rows", "10"], 2, "t-",
+                                               launch=launch)
+    assert generated == {"exact_rows": 5}
+    assert [c[c.index("--child") + 1] for c in seen] == ["generate", "a", "b", "b", "a"]
+    assert all(c[1:3] == ["-m", "benchmarks.some"] and c[-2:] == ["--rows", "10"] for c in seen)
+    data = {c[c.index("--data") + 1] for c in seen}
+    assert len(data) == 1 and not Path(data.pop()).exists()
+    assert [r["rep"] for r in runs["a"]] == [0, 1]
