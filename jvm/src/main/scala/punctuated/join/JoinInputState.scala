@@ -215,9 +215,11 @@ class JoinInputState(
 
   /** Removes one stored row (`storeKey`) with join key `key` (a semi join's first match, a row shed). */
   def removeRow(storeKey: UnsafeRow, key: UnsafeRow): Unit = {
+    // the key's row count first: probed in the committed rows, it needs them dense (a row shed
+    // from a key no row of the batch touched would otherwise hide the rows after it)
+    slotsOf(key)
     rows.remove(storeKey)
     delta -= 1
-    slotsOf(key)
     holes.getOrElseUpdate(key.copy(), mutable.TreeSet.empty[Long]) += storeKey.getLong(keyLength)
   }
 

@@ -159,6 +159,45 @@ class SheddingJoinSuite extends PunctuatedStreamTest {
     assert(prob > rand, s"PROB $prob, RAND $rand")
   }
 
+  test("rows shed from keys no row of the batch touched leave holes that later rows never overwrite") {
+    // Batch 1: L holds keys 0..9 (5 rows each) and one row of key 99; batch 2: R sends key 99
+    // 20 times, so its rows outrank L's keys 0..9 (R never sent those): 20 of L's rows go, from
+    // keys no row of batch 2 touched, at places inside their keys' runs of rows. Batch 3: one
+    // more L row per key. Every row that arrived is held or counted as shed, none overwritten.
+    withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> "1",
+        PunctuatedConf.SheddingMaxStateRows -> "51", PunctuatedConf.SheddingPolicy -> "prob") {
+      val (l, r, joined) = query()
+      val arrivals = Seq(51, 20, 10)
+      def held(q: StreamExecution) = punctuatedProgress(q).numRowsTotal
+      def shed(q: StreamExecution) = punctuatedCount(q, "numRowsShed")
+      def Accounted(batches: Int) = AssertOnQuery(s"every row held or shed after batch $batches") { q =>
+        assert(held(q) + shed(q) == arrivals.take(batches).sum, s"held ${held(q)} + shed ${shed(q)} != " +
+          s"${arrivals.take(batches).sum} arrived: ${settledProgress(q).json}")
+        assert(rowsPerPartition(q).values.sum == held(q), s"the store holds ${rowsPerPartition(q)}, not ${held(q)}")
+        // the layout's invariant: a key's n rows sit under slots 0 .. n-1 (a probe reads them so)
+        val slots = spark.read.format("statestore").option("operatorId", "0")
+          .option("storeName", "left-punctuated-rows").load(q.resolvedCheckpointRoot).select("key").collect()
+          .map { row => val k = row.getStruct(0); (k.get(0), k.getLong(k.length - 1)) }
+          .groupMap(_._1)(_._2)
+        slots.foreach { case (key, found) =>
+          assert(found.sorted.toSeq == (0L until found.length), s"key $key: slots ${found.sorted.mkString(", ")}")
+        }
+        true
+      }
+      testStream(joined)(
+        AddData(l, ((0 until 10).flatMap(k => (0 until 5).map(i => LRow(k, 10 * k + i))) :+ LRow(99, 999)): _*),
+        ProcessAllAvailable(),
+        Accounted(1),
+        AddData(r, (0 until 20).map(i => RRow(99, i)): _*),
+        ProcessAllAvailable(),
+        Accounted(2),
+        AssertOnQuery("the rows shed are L's rows of keys 0..9") { q => shed(q) == 20 },
+        AddData(l, (0 until 10).map(k => LRow(k, 500 + k)): _*),
+        ProcessAllAvailable(),
+        Accounted(3))
+    }
+  }
+
   test("strict safety accepts the unpurgeable join only with a budget") {
     val (_, _, joined) = query()
     val e = intercept[AnalysisException](joined.writeStream.format("memory").queryName("nobudget").start())
