@@ -147,9 +147,10 @@ def checksum(df):
 
 
 def session(tmp: Path, args):
-    from punctuated.cli import local_session
+    from punctuated.cli import forkless_local_fs, local_session
 
-    spark = local_session(str(tmp), app="punctuated-migration", driver_memory=args.driver_memory)
+    spark = local_session(str(tmp), app="punctuated-migration", driver_memory=args.driver_memory,
+                          extra_conf=forkless_local_fs() if args.forkless_fs else None)
     spark.conf.set("spark.sql.shuffle.partitions", str(args.partitions))
     spark.conf.set("spark.sql.streaming.numRecentProgressUpdates", "100000")
     spark.conf.set("spark.punctuated.safety.mode", "warn")
@@ -259,6 +260,9 @@ def main(argv=None) -> int:
     ap.add_argument("--partitions", type=int, default=2)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--driver-memory", default="3g")
+    ap.add_argument("--forkless-fs", action="store_true",
+                    help="every engine on the local file system without forked commands (punctuated.localfs): "
+                         "per-batch state-store commits stop dominating, so the strategies' own work shows")
     ap.add_argument("--name", default="migration", help="file name stem of the results")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
@@ -278,7 +282,8 @@ def main(argv=None) -> int:
     common = ["--events", str(args.events), "--batches", str(args.batches), "--switch-batch", str(args.switch_batch),
               "--skew", str(args.skew), "--key-life", str(args.key_life), "--zipf", str(args.zipf),
               "--old-plan", args.old_plan, "--new-plan", args.new_plan, "--replan-every", str(args.replan_every),
-              "--partitions", str(args.partitions), "--seed", str(args.seed), "--driver-memory", args.driver_memory]
+              "--partitions", str(args.partitions), "--seed", str(args.seed), "--driver-memory", args.driver_memory
+              ] + (["--forkless-fs"] if args.forkless_fs else [])
     data = Path(tempfile.mkdtemp(prefix="punctuated-migration-data-"))
     child_cmd = [sys.executable, "-m", "benchmarks.migration"]
     started, uptime = time.time(), [os.getloadavg()]

@@ -145,7 +145,9 @@ def markdown(report, args) -> str:
         f"(`punctuated.migrate` in the sink of batch {args.switch_batch - 1}) runs the new plan from batch "
         f"{args.switch_batch}. {args.reps} repetitions, each engine in a fresh process, interleaved; medians "
         f"with min–max. local[{args.partitions}] on {report['cpus']} cores, {report['minutes']} minutes; "
-        f"1-minute load average over the children {_f(load, 1)} (machine shared with other builds).", "",
+        f"1-minute load average over the children {_f(load, 1)}"
+        f"{'; every engine on the local file system without forked commands (`--forkless-fs`)' if getattr(args, 'forkless_fs', False) else ''}.",
+        "",
         "| engine | first batch after switch / steady | first batch ms | steady batch ms | "
         f"migration-stage rows/s ({report['migration_stage_batches']} batches) | whole-run rows/s | "
         "own stage (batches) | migrations | max state rows | results = batch answer |",

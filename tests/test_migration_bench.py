@@ -1,5 +1,6 @@
 """Smoke run of the plan-migration benchmark (``benchmarks/migration.py``): tiny sizes, one
-repetition, the engines ``none`` and ``jisc`` (and ``parallel_track`` where the build has it).
+repetition, the engines ``none`` and ``jisc`` (and ``parallel_track`` where the build has it), the old
+plan a right-deep tree, every engine on the local file system without forked commands.
 Asserts its output files and that every engine's results equal the batch answer (row count and
 checksum), the switch happened for ``jisc`` and a strategy the build refuses is reported, not
 run. No timing is asserted. The figures' arithmetic is checked without Spark."""
@@ -60,7 +61,7 @@ def test_smoke_run_results_agree_across_strategies(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks.migration", "--out", str(out), "--events", "400", "--batches", "4",
          "--switch-batch", "2", "--key-life", "2", "--reps", "1", "--strategies", "jisc,parallel_track",
-         "--engines", "none", "--driver-memory", "1g"],
+         "--engines", "none", "--driver-memory", "1g", "--forkless-fs", "--old-plan", "(a ⋈ (b ⋈ (c ⋈ d)))"],
         cwd=ROOT, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stderr[-4000:]
     for suffix in (".json", ".md"):
@@ -76,3 +77,6 @@ def test_smoke_run_results_agree_across_strategies(tmp_path):
     assert ("parallel_track" in engines) != ("parallel_track" in report["not_available"])
     md = (out / "migration.md").read_text()
     assert "Results identical" in md and "jisc" in md
+    # the options reached the children: the old plan a tree, every engine on the forkless file system
+    assert "Old plan `(a ⋈ (b ⋈ (c ⋈ d)))`" in md and "without forked commands" in md
+    assert report["engines"]["jisc"]["final_plan"] != report["engines"]["none"]["final_plan"]
