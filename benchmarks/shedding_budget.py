@@ -129,9 +129,11 @@ def kept_share(result_rows: float, exact_rows: int) -> float:
     return round(result_rows / exact_rows, 3) if exact_rows else 1.0
 
 
-def check(figures: dict, exact: int, budget: int, partitions: int) -> None:
+def check(figures: dict, runs: dict, exact: int, budget: int, partitions: int) -> None:
     """Spark's own join is exact; a budget engine keeps at most the exact result and at most
-    ``budget`` rows per partition after every batch (the state rows of all partitions)."""
+    ``budget`` rows per partition after every batch (the state rows of all partitions); and in
+    every run each input row is either held at the end or counted as shed (no key ever closes
+    here, so nothing is purged): ``rows_shed + state_rows == input_rows``."""
     if figures["native"]["result_rows"]["median"] != exact:
         raise SystemExit(f"Spark's own join gave {figures['native']['result_rows']} rows, the batch join {exact}")
     for e, f in figures.items():
@@ -141,6 +143,10 @@ def check(figures: dict, exact: int, budget: int, partitions: int) -> None:
             raise SystemExit(f"{e}: more rows than the exact join: {f['result_rows']} > {exact}")
         if f["max_state_rows"]["max"] > budget * partitions:
             raise SystemExit(f"{e}: {f['max_state_rows']} state rows over the budget {budget} x {partitions}")
+        for r in runs[e]:
+            if r["rows_shed"] + r["state_rows"] != r["input_rows"]:
+                raise SystemExit(f"{e}: {r['rows_shed']:,} rows shed + {r['state_rows']:,} held != "
+                                 f"{r['input_rows']:,} input rows (a row neither held nor counted as shed)")
 
 
 def main(argv=None) -> int:
@@ -182,7 +188,7 @@ def main(argv=None) -> int:
     throughput = {e: [{**r, "rows_per_second": r["input_rows"] / r["seconds"]} for r in rs]
                   for e, rs in runs.items()}
     figures = {e: {k: spread([r[k] for r in rs]) for k in FIGURES} for e, rs in throughput.items()}
-    check(figures, exact, args.budget, args.partitions)
+    check(figures, runs, exact, args.budget, args.partitions)
     ratios = {e: {"throughput": harness.ratio_spread(throughput, "rows_per_second", e, "native"),
                   "state_memory": harness.ratio_spread(throughput, "state_memory_bytes", e, "native"),
                   "kept": kept_share(figures[e]["result_rows"]["median"], exact)}
