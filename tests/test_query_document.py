@@ -19,8 +19,9 @@ def test_document_of_a_query(spark):
     df = a.join(b, a["k"] == b["`k 2`"]).groupBy("k").count()
     doc = json.loads(spark._jvm.punctuated.spark.PythonApi.describe(df._jdf))
     assert doc["version"] == DOCUMENT_VERSION == 2
-    assert set(doc) == {"version", "streams", "predicates", "stream_joins", "bands", "tree", "verdicts"}
+    assert set(doc) == {"version", "streams", "predicates", "stream_joins", "bands", "tree", "refusals", "verdicts"}
     assert doc["bands"] == []  # no time band in this join (tests/test_check_safety_bands.py has them)
+    assert doc["refusals"] == []  # start() refuses nothing here (tests/test_safety_shedding.py has some)
     (sa,) = [s for s in doc["streams"] if s["name"] == "a"]
     assert sa["schemes"] == [{"source": "declared", "attributes": [{"name": "k", "kind": "constant"}]}]
     assert sa["marker"] == "p" and sa["declared"]

@@ -43,6 +43,23 @@ def test_budget_bounds_the_unpurgeable_join_and_results_may_be_partial(spark, bu
     assert r.to_dict()["bounded_by_budget"] == r.bounded_by_budget
 
 
+def test_a_budget_over_an_outer_join_is_reported_as_refused_not_bounded(spark, budget):
+    """start() refuses shedding where results would be wrong whatever the safety mode: the
+    report says so (``refusals``), and never that the budget makes strict mode accept it."""
+    ticks = punctuated.with_schemes(spark.readStream.format("rate").load().selectExpr(
+        "value % 10 AS k", "value AS v", "false AS closed"), schemes=["k"], marker="closed", name="ticks")
+    other = spark.readStream.format("rate").load().selectExpr("value % 10 AS k", "value AS w")
+    r = check_safety(spark, ticks.join(other, "k", "left_outer"))
+    assert not r.safe and [x["condition"] for x in r.refusals] == ["PUNCTUATED_SHEDDING_UNSUPPORTED"], r.refusals
+    assert r.bounded_by_budget == [] and not r.partial_results
+    text = r.explain()
+    assert text.startswith("The query CANNOT RUN") and "outer, semi or anti join" in text, text
+    assert "strict mode accepts" not in text
+    assert r.to_dict()["refusals"] == r.refusals
+    # the inner join is not refused
+    assert check_safety(spark, _query(spark)).refusals == []
+
+
 def test_settings_from_a_dict():
     assert shedding.settings({}) is None
     assert shedding.settings({shedding.MAX_STATE_ROWS: "5", shedding.POLICY: "RAND"}) == \

@@ -55,4 +55,13 @@ def test_band_only_join_runs_on_time_buckets_and_purges_by_time(spark, fresh_dat
     from punctuated.safety.spark import check_safety
     report = check_safety(spark, "SELECT i.ad, c.user FROM STREAM(impressions) i JOIN STREAM(clicks) c "
                                  "ON c.ts BETWEEN i.ts AND i.ts + INTERVAL 10 MINUTES")
-    assert report.safe and report.unpurgeable == [], report.explain()
+    assert report.safe and report.unpurgeable == [] and report.refusals == [], report.explain()
+    # what cannot run on buckets: check_safety says why, as start() would, whatever the mode
+    for join, why in (("FULL OUTER JOIN", "full outer join is not supported"),
+                      ("JOIN", "open on one side")):
+        band = ("c.ts BETWEEN i.ts AND i.ts + INTERVAL 10 MINUTES" if "OUTER" in join else "c.ts >= i.ts")
+        report = check_safety(spark, f"SELECT i.ad, c.user FROM STREAM(impressions) i {join} STREAM(clicks) c "
+                                     f"ON {band}")
+        assert not report.safe and [r["condition"] for r in report.refusals] == ["PUNCTUATED_BAND_ONLY_JOIN"]
+        text = report.explain()
+        assert text.startswith("The query CANNOT RUN") and why in text and "Fix:" in text, text

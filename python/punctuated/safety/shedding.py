@@ -44,7 +44,8 @@ def annotate(report, conf):
     shed = settings(conf)
     report.shedding = shed
     bounded: list[str] = []
-    if shed is not None and not report.safe:
+    # a query start() refuses whatever the mode (``report.refusals``) is bounded by nothing
+    if shed is not None and not report.safe and not getattr(report, "refusals", None):
         stateful = list(getattr(report, "stateful_problems", []) or [])
         groups = list(getattr(report, "chosen_plans", []) or [])
         if not stateful and not groups:

@@ -74,13 +74,17 @@ class QuerySafetyReport(SafetyReport):
     ``None`` if the joins form no single tree), ``enforced`` (the JVM check's own
     per-join verdicts, children first, for comparison), ``chosen_plans`` (for each group run
     as one multi-way join, the plan ``spark.punctuated.join.plan=auto`` chooses and a verdict
-    per state; ``to_dict()["chosen_plans"]``).
+    per state; ``to_dict()["chosen_plans"]``), ``refusals`` (what ``start()`` refuses whatever
+    ``spark.punctuated.safety.mode`` says — a band-only join that cannot run on time buckets,
+    load shedding over an outer join — each ``{"condition", "message"}``; the query is then
+    not safe and ``explain()`` starts with them).
     """
 
     def __init__(self, base: SafetyReport, join_graph: dict, undeclared: list[str],
                  stream_joins: int | None, source: str | None = None, plan=None,
                  enforced: list[dict] | None = None, stateful: list[dict] | None = None,
-                 sources: dict[str, dict] | None = None, bands: tuple = ()):
+                 sources: dict[str, dict] | None = None, bands: tuple = (),
+                 refusals: list[dict] | None = None):
         no_state = stream_joins == 0
         self.bands = bands
         purgeable = set(base.structure.names) if no_state else set(base.purgeable)
@@ -107,6 +111,9 @@ class QuerySafetyReport(SafetyReport):
         if never:
             self.safe = False
             self.unpurgeable = sorted(set(self.unpurgeable) | {stateful_label(op) for op in never})
+        self.refusals = list(refusals or [])
+        if self.refusals:  # start() refuses it whatever the safety mode: it cannot run at all
+            self.safe = False
 
     @property
     def has_join_state(self) -> bool:
@@ -179,6 +186,13 @@ class QuerySafetyReport(SafetyReport):
         return "\nNOT SAFE: " + "\n".join(problems)
 
     def explain(self, limit: int | None = 20) -> str:
+        text = self._explain(limit)
+        if self.refusals:
+            return ("The query CANNOT RUN: start() refuses it whatever spark.punctuated.safety.mode says.\n"
+                    + "\n".join(r["message"] for r in self.refusals) + "\n" + text)
+        return text
+
+    def _explain(self, limit: int | None) -> str:
         streams = ", ".join(self.query.streams)
         if not self.has_join_state:
             if self.stateful_problems:
@@ -229,6 +243,7 @@ class QuerySafetyReport(SafetyReport):
                  fixes=[self.fixes(s) for s in self.suggestions],
                  plan=self.plan_report.to_dict() if self.plan_report is not None else None,
                  chosen_plans=[c.to_dict() for c in self.chosen_plans],
+                 refusals=list(self.refusals),
                  shedding=getattr(self, "shedding", None),
                  bounded_by_budget=list(getattr(self, "bounded_by_budget", [])))
         return d
@@ -311,7 +326,8 @@ def report_from_document(doc: dict, source: str | None = None) -> QuerySafetyRep
     from .band import Band
     bands = [Band.of(b) for b in doc.get("bands") or []]
     return _report(entries, streams, predicates, schemes, doc.get("stream_joins"), source,
-                   _plan_of(doc.get("tree")), enforced, verdicts.get("stateful"), bands)
+                   _plan_of(doc.get("tree")), enforced, verdicts.get("stateful"), bands,
+                   doc.get("refusals") or [])
 
 
 def _plan_of(tree):
@@ -347,7 +363,7 @@ def _joins_of(tree):
 
 def _report(entries: list[dict], streams: dict, predicates: list, schemes: dict,
             stream_joins: int | None, source: str | None, plan, enforced, stateful,
-            bands=()) -> QuerySafetyReport:
+            bands=(), refusals=()) -> QuerySafetyReport:
     from . import analyze_safety
     from .band import band_edges, with_band_edges
     from .report import SafetyReport
@@ -368,7 +384,7 @@ def _report(entries: list[dict], streams: dict, predicates: list, schemes: dict,
     sources = {s["name"]: {k: s.get(k) for k in ("table", "declaration", "booleans", "used_names")}
                for s in entries}
     return QuerySafetyReport(base, join_graph, undeclared, stream_joins, source, plan, enforced,
-                             stateful, sources, tuple(bands))
+                             stateful, sources, tuple(bands), list(refusals))
 
 
 def _tuple_tree(t):

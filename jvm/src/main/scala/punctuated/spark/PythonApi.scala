@@ -64,7 +64,7 @@ object PythonApi {
    *                  [{"name": "ts", "kind": "range"}]}: the range punctuation it is)
    *    "predicates": [{"left": {"stream": "auctions", "attribute": "id"},
    *                    "right": {"stream": "bids", "attribute": "auction"}}],
-   *    "bands": [],
+   *    "bands": [], "refusals": [],
    *    "tree": {"aggregate": {"keys": ["auction"], "punctuated": true, "verdict": 0,
    *             "input": {"join": [{"stream": "auctions"}, {"stream": "bids"}]}}},
    *    "verdicts": {"joins": [...], "multiJoins": [],
@@ -107,10 +107,29 @@ object PythonApi {
       "stream_joins" -> JInt(streamJoins),
       "bands" -> bandsJson(analyzed, graph),
       "tree" -> tree.map(treeJson(_, verdictIndex(tree, stateful, declared))).getOrElse(JNull),
+      "refusals" -> refusals(analyzed, PunctuatedConf(session.sessionState.conf), declared.nonEmpty),
       "verdicts" -> JObject(
         "joins" -> joinVerdicts(analyzed, session),
         "multiJoins" -> multiJoinVerdicts(multi),
         "stateful" -> statefulVerdicts(stateful)))))
+  }
+
+  /**
+   * What `start()` refuses whatever `spark.punctuated.safety.mode` says (the start-time check's
+   * refusals before its verdicts: load shedding where results would be wrong, a band-only join
+   * that cannot run on time buckets), each as `{"condition", "message"}`: so that `check_safety`
+   * says why the query cannot run rather than only that its state is never purged.
+   */
+  private def refusals(plan: LogicalPlan, conf: PunctuatedConf, declared: Boolean): JValue = {
+    val checks: Seq[() => Unit] = if (!declared) Nil else Seq(
+      () => punctuated.spark.rules.SheddingSafety.refuse(plan, conf),
+      () => punctuated.spark.rules.TimeBandSafety.refuseBandOnly(plan))
+    JArray(checks.toList.flatMap { check =>
+      try { check(); None } catch {
+        case e: punctuated.errors.PunctuatedAnalysisException =>
+          Some(JObject("condition" -> JString(e.getCondition), "message" -> JString(e.getMessage)))
+      }
+    })
   }
 
   /** The streams of the graph an input's columns come from. */

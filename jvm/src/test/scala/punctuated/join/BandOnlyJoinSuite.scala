@@ -275,6 +275,48 @@ class BandOnlyJoinSuite extends PunctuatedStreamTest {
       CheckNewAnswer((10L, 12L), (10L, 11L)))
   }
 
+  test("over a band join's output: the lower join's time punctuations stay punctuations, never rows") {
+    // ab = a ⋈ b ON k AND b.ts BETWEEN a.ts AND a.ts + 3 emits output punctuations on a.ts and
+    // b.ts (their markers set); abc = ab ⋈ c ON c.ts BETWEEN b.ts - 1 AND b.ts + 1 (no key):
+    // the upper join copies ab's rows into buckets, and must see those rows as punctuations (one
+    // copy, bucket NULL) and purge ab's rows by them, never join or store them as rows
+    val (as, bs, cs) = (MemoryStream[TimedRow], MemoryStream[TimedRow], MemoryStream[TimedRow])
+    val a = declare(as.toDF(), "a", Schemes -> "ts<=", Marker -> "p")
+    val b = declare(bs.toDF().toDF("bk", "bts", "bv", "bp"), "b", Schemes -> "bts<=", Marker -> "bp")
+    val c = declare(cs.toDF().toDF("ck", "cts", "cv", "cp"), "c", Schemes -> "cts<=", Marker -> "cp")
+    val ab = a.join(b, a("k") === b("bk") && b("bts").between(a("ts"), a("ts") + 3))
+    val abc = ab.join(c, c("cts").between(ab("bts") - 1, ab("bts") + 1)).select(a("ts"), b("bts"), c("cts"))
+    def upTo(t: Long) = TimedRow(None, Some(t), None, p = true)
+    val AllRows = (rows: Long) => AssertOnQuery(s"$rows rows in both joins") { q =>
+      val ops = settledProgress(q).stateOperators.filter(_.operatorName.startsWith("punctuated"))
+      assert(ops.length == 2 && ops.map(_.numRowsTotal).sum == rows, ops.map(_.json).mkString("\n"))
+      true
+    }
+    testStream(abc)(
+      AddData(as, TimedRow(Some(1), Some(10), Some(0)), TimedRow(Some(2), Some(20), Some(0))),
+      AddData(bs, TimedRow(Some(1), Some(12), Some(0)), TimedRow(Some(2), Some(22), Some(0))),
+      AddData(cs, TimedRow(Some(0), Some(13), Some(0)), TimedRow(Some(0), Some(30), Some(0))),
+      CheckNewAnswer((10L, 12L, 13L)),
+      AssertOnQuery("the upper join runs on the buckets, the lower on the key") { q =>
+        val joins = q.lastExecution.executedPlan.collect { case p: PunctuatedSymmetricHashJoinExec => p }
+        joins.size == 2 && joins.count(_.leftKeys.forall(BandBucketColumns.isBucket)) == 1
+      },
+      // a and b close time up to 25: ab's rows end (its output punctuations on bts reach the
+      // upper join, which purges ab's copies at bts <= 25 - ... and c's 13 once bts passes 14)
+      AddData(as, upTo(25)),
+      AddData(bs, upTo(25)),
+      CheckNewAnswer(),
+      // a new pair after the punctuations still meets c's 30 through its bucket
+      AddData(as, TimedRow(Some(3), Some(27), Some(0))),
+      AddData(bs, TimedRow(Some(3), Some(29), Some(0))),
+      CheckNewAnswer((27L, 29L, 30L)),
+      AddData(as, upTo(60)),
+      AddData(bs, upTo(60)),
+      AddData(cs, upTo(60)),
+      CheckNewAnswer(),
+      AllRows(0))
+  }
+
   test("what cannot run on buckets is refused naming why, whatever the safety mode") {
     val (as, bs) = (MemoryStream[TimedRow], MemoryStream[TimedRow])
     val a = declare(as.toDF(), "a", Schemes -> "ts<=", Marker -> "p")
