@@ -301,8 +301,8 @@ class BandOnlyJoinSuite extends PunctuatedStreamTest {
         val joins = q.lastExecution.executedPlan.collect { case p: PunctuatedSymmetricHashJoinExec => p }
         joins.size == 2 && joins.count(_.leftKeys.forall(BandBucketColumns.isBucket)) == 1
       },
-      // a and b close time up to 25: ab's rows end (its output punctuations on bts reach the
-      // upper join, which purges ab's copies at bts <= 25 - ... and c's 13 once bts passes 14)
+      // a and b close time up to 25: ab emits output punctuations on its time columns, which
+      // reach the upper join as punctuations (never as rows) and close bts there
       AddData(as, upTo(25)),
       AddData(bs, upTo(25)),
       CheckNewAnswer(),
