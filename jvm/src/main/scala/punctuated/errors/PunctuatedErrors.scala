@@ -159,12 +159,12 @@ object PunctuatedErrors {
    * @param what   the operator, as the query spells it
    * @param reason why shedding would make its results wrong
    */
-  def sheddingUnsupported(what: String, reason: String): AnalysisException = {
+  def sheddingUnsupported(what: String, reason: String, fix: Option[String] = None): AnalysisException = {
     val text = s"[PUNCTUATED_SHEDDING_UNSUPPORTED] Load shedding " +
       s"(${PunctuatedConf.SheddingMaxStateRows}) is set, but $what cannot shed rows: $reason. " +
-      "Shedding keeps results a subset of the exact result only for inner stream-stream joins whose " +
-      s"output no aggregation or deduplication reads. Fix: unset ${PunctuatedConf.SheddingMaxStateRows} " +
-      "for this query, or rewrite it as an inner join whose partial output is acceptable."
+      fix.getOrElse("Shedding keeps results a subset of the exact result only for inner stream-stream joins whose " +
+        s"output no aggregation or deduplication reads. Fix: unset ${PunctuatedConf.SheddingMaxStateRows} " +
+        "for this query, or rewrite it as an inner join whose partial output is acceptable.")
     new PunctuatedAnalysisException(text, "PUNCTUATED_SHEDDING_UNSUPPORTED",
       Map("operator" -> what, "reason" -> reason), "0A000")
   }

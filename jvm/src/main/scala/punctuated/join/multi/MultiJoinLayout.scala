@@ -104,6 +104,20 @@ object MultiJoinLayout {
    */
   def distinctNamespace(number: Int): Int = (1 << 24) + number
 
+  /**
+   * The namespace of `punctuated-meta` with load shedding's frequency estimator of input
+   * `number`'s values of class `c` in a cell ([[MultiJoinShedder]]; above the binary join's
+   * `(1 << 25) + i`): `sheddingNamespace(1, 2) == (1 << 26) + 258`.
+   */
+  def sheddingNamespace(number: Int, c: Int): Int = (1 << 26) + (number << 8) + c
+
+  /**
+   * The namespace of `punctuated-meta` with load shedding's row count of the unit covering
+   * `inputs` (an input, or a node) in a cell, as of the batch that wrote it
+   * ([[MultiJoinShedder]]): `sheddingCounts(Seq(0, 1)) == (1 << 27) + 3`.
+   */
+  def sheddingCounts(inputs: Seq[Int]): Int = (1 << 27) + inputs.map(1 << _).sum
+
   private val NodePrefix = "inputs-"
   private val RowsSuffix = "-mjoin-rows"
 

@@ -185,10 +185,54 @@ class MultiJoinState(
     rowsWith(classes.head, classValue(key, 0)).exists(r => keyOf(r) == key)
 
   /** Stores a row (a copy the caller will not change) with its key, under each class value. */
-  def append(row: UnsafeRow, key: UnsafeRow): Unit = classes.indices.foreach { q =>
-    val slots = slotsOf(classes(q), classValue(key, q))
-    slots.dirty += slots.rows.size
-    slots.rows += row
+  def append(row: UnsafeRow, key: UnsafeRow): Unit = {
+    classes.indices.foreach { q =>
+      val slots = slotsOf(classes(q), classValue(key, q))
+      slots.dirty += slots.rows.size
+      slots.rows += row
+    }
+    appended += row
+  }
+
+  /** The rows stored by this task (load shedding's tie-break: a row of this batch goes last). */
+  val appended: mutable.ArrayBuffer[UnsafeRow] = mutable.ArrayBuffer.empty[UnsafeRow]
+
+  /**
+   * Removes one stored row equal to `row` (its bytes) with key `key`, under each class value
+   * (a row shed, [[MultiJoinShedder]]); whether one was stored.
+   */
+  def removeRow(row: UnsafeRow, key: UnsafeRow): Boolean = {
+    var found = false
+    classes.indices.foreach { q =>
+      val slots = slotsOf(classes(q), classValue(key, q))
+      val s = slots.rows.indexOf(row)
+      if (s >= 0) {
+        val last = slots.rows.size - 1
+        slots.rows(s) = slots.rows(last)
+        slots.rows.remove(last)
+        slots.dirty += s
+        if (q == 0) found = true
+      }
+    }
+    found
+  }
+
+  /** Rows added minus rows removed by this task so far (each row counted once). */
+  def rowDelta: Long = flushedDelta + cache.iterator.collect {
+    case ((c, _), slots) if c == classes.head => slots.rows.size - slots.committed
+  }.sum
+  /** The part of [[rowDelta]] already written to the store (a pass over the store sees it). */
+  def flushedDelta: Long = delta
+  private var delta = 0L
+
+  /**
+   * Every stored row once, with its key (copies), this task's changes included: the changes
+   * are written to the store first ([[flush]]), then one pass over the rows (load shedding
+   * in a batch over the budget, [[MultiJoinShedder]]).
+   */
+  def currentRows: Iterator[(UnsafeRow, UnsafeRow)] = {
+    flush()
+    storedRows.map(r => r -> keyOf(r).copy())
   }
 
   /** Removes every stored row with this key; returns how many (each counted once). */
@@ -217,7 +261,7 @@ class MultiJoinState(
   /** Writes the changed slots: each class value's rows dense under 0 .. n-1 again. */
   private def writeSlots(): Unit = cache.foreach { case ((c, value), slots) =>
     val n = slots.rows.size
-    if (c == classes.head) rows.counted(n - slots.committed)
+    if (c == classes.head) { rows.counted(n - slots.committed); delta += n - slots.committed }
     if (slots.committed == 0 && n > 0) distinct.foreach(_.add(c, 1))
     else if (slots.committed > 0 && n == 0) distinct.foreach(_.add(c, -1))
     slots.dirty.foreach(s => if (s < n) rows.put(storeKey(c, value, s), slots.rows(s)))
@@ -341,7 +385,9 @@ class MultiJoinState(
     keys.foreach(rows.remove)
     rows.emptied()
     distinct.foreach(_.emptied())
-    keys.count(_.getInt(0) == classes.head).toLong
+    val removed = keys.count(_.getInt(0) == classes.head).toLong
+    delta -= removed
+    removed
   }
   def numPunctuations: Long = table.count
   def numClosedValues: Long = remembered

@@ -12,6 +12,7 @@ import org.apache.spark.sql.execution.streaming.state.StateStoreConf
 import punctuated.errors.PunctuatedErrors
 import punctuated.input.KeyScheme
 import punctuated.join.{CompletingIterator, JoinInputState, KeyPunctuation}
+import punctuated.join.shedding.SheddingMetrics
 import punctuated.state.PunctuatedJoinMetrics
 
 /**
@@ -123,6 +124,9 @@ private[multi] class MultiJoinTask(
       stored += 1
     }
   }) }
+  /** Load shedding under `spark.punctuated.shedding.maxStateRows` ([[MultiJoinShedder]]). */
+  private val shedder = if (!settings.shedding.enabled) None
+    else Some(new MultiJoinShedder(settings.shedding, meta, batch, cell, states.map(_.classes)))
   Option(TaskContext.get()).foreach(_.addTaskCompletionListener[Unit] { _ =>
     committing.foreach(_.abortIfNeeded())
     if (!meta.hasCommitted) meta.abort()
@@ -237,7 +241,7 @@ private[multi] class MultiJoinTask(
     migration.switchPlan()
     val start = System.nanoTime
     val out = iters.indices.map(i => atStartOf(i) ++ iters(i).flatMap(row => processRow(row, i))).reduce(_ ++ _) ++
-      Iterator.single(()).flatMap { _ => applyPunctuations(n - 1); endOfBatch(); Iterator.empty }
+      Iterator.single(()).flatMap { _ => applyPunctuations(n - 1); endOfBatch(); shed(); Iterator.empty }
     val numOutputRows = metric("numOutputRows")
     val counted = out.map { row => numOutputRows += 1; row }
     new CompletingIterator[InternalRow](counted, () => complete(start))
@@ -249,6 +253,7 @@ private[multi] class MultiJoinTask(
     val t = System.nanoTime
     parallel.finish()
     completion.foreach(_.finish())
+    shedder.foreach(_.finish())
     val allStates = committing
     allStates.foreach(_.prepareCommit())
     val stores = (allStates.map(_.rowsStore) :+ meta).distinct // nodes in punctuated-meta share it
@@ -261,7 +266,9 @@ private[multi] class MultiJoinTask(
     metric("stateMemory") += stores.map(_.metrics.memoryUsedBytes).sum
     stores.foreach(s => exec.reportCustomStoreMetrics(s.metrics.customMetrics))
     metric("numUpdatedStateRows") += stored
-    metric("numRemovedStateRows") += purged + migration.cleared + parallel.cleared
+    val shed = shedder.map(_.shed.sum).getOrElse(0L)
+    metric("numRemovedStateRows") += purged + migration.cleared + parallel.cleared + shed
+    metric(SheddingMetrics.RowsShed) += shed
     migration.report()
     metric(RowsPurged) += purged
     metric(PunctuatedMultiJoinExec.PurgeChecksAbandoned) += abandoned
@@ -298,6 +305,7 @@ private[multi] class MultiJoinTask(
         late(row, i, counts(state.classes.toSet))
         Iterator.empty
       } else {
+        shedder.foreach(_.arrived(i, state.bindingOf(key)))
         val value = toUnsafe(i)(row).copy()
         val complete = closedOnArrival.getOrElseUpdate(key, purgeableNow(i, key))
         val results = if (parallel.active) parallel.process(i, value, key, store = !complete) else climber match {
@@ -444,10 +452,22 @@ private[multi] class MultiJoinTask(
     override def remove(j: Int, key: Binding): Unit = {
       val k = keyOf(j, key)
       val removed = states(j).removeKey(k)
+      if (removed > 0) shedder.foreach(_.closed(j, key))
       purged += removed
       if (parallel.active) parallel.removed(j, k, removed)
     }
     private def keyOf(j: Int, key: Binding): UnsafeRow = states(j).keyOfBinding(key)
+  }
+
+  /**
+   * After the purge: the rows over the budget of `spark.punctuated.shedding.maxStateRows` are
+   * shed ([[MultiJoinShedder]]): the inputs' rows and the plan's nodes' combinations. Not while
+   * a `parallel_track` migration runs an old plan beside the current one (refused with shedding
+   * at `start()`; a checkpoint that was in one when shedding was turned on sheds once it ends).
+   */
+  private def shed(): Unit = shedder.filterNot(_ => parallel.active).foreach { s =>
+    s.shedOver(states.map(st => st -> Set(st.number)) ++
+      nodeStates.indices.map(k => nodeStates(k) -> tree.inputsOf(n + k).toSet))
   }
 
   /** Applies this batch's punctuations, purges to a fixpoint, releases (see the operator's doc). */

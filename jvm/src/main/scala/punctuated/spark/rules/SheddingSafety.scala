@@ -9,17 +9,18 @@ import punctuated.input.PunctuationColumns
 
 /**
  * What load shedding (`spark.punctuated.shedding.maxStateRows`, Das, Gehrke and Riedewald
- * 2005) means for safety: a binary punctuated join sheds rows so that each partition holds at
- * most the budget, so its state is bounded even where punctuations could never purge it — at
- * the price of partial results (a subset of the exact result).
+ * 2005) means for safety: a binary punctuated join, and a multi-way join, sheds rows so that
+ * each partition holds at most the budget, so its state is bounded even where punctuations
+ * could never purge it — at the price of partial results (a subset of the exact result).
  *
  *  - [[refuse]]: shedding is refused where results would be wrong, not merely partial: an
  *    outer, semi or anti join (a null-padded or unmatched row would be emitted for a row whose
  *    partner was shed), and a join whose output an aggregation or deduplication reads (a
- *    count over a subset is a false count, not a partial one).
+ *    count over a subset is a false count, not a partial one); a multi-way join under the
+ *    `parallel_track` migration strategy (its count of the old plan's rows would be false).
  *  - [[split]]: with shedding on, the unpurgeable inputs of the binary punctuated (inner) joins
- *    are bounded by the budget: `strict` safety accepts them and logs that results may be
- *    partial ([[CheckJoinSafety]]); `punctuated.check_safety` reports them the same way.
+ *    and of the multi-way joins are bounded by the budget: `strict` safety accepts them and
+ *    logs that results may be partial ([[CheckJoinSafety]]); `punctuated.check_safety` reports them the same way.
  *
  * Example: with `maxStateRows=100000`, `a JOIN b ON a.k = b.k` where only `a` punctuates `k`
  * runs in `strict` mode (b's purgeable, a's bounded by the budget) and logs a warning;
@@ -42,12 +43,21 @@ object SheddingSafety {
         "an outer, semi or anti join emits rows (null-padded or unmatched) that would be false once " +
           "a partner was shed")
     }
-    def reads(op: LogicalPlan): Option[JoinSafety.Verdict] =
-      joins.find(v => op.exists(_ eq v.join))
+    val groups = MultiJoinSafety.verdicts(plan, conf)
+    groups.headOption.filter(_ => conf.migrationStrategy == "parallel_track").foreach { g =>
+      throw PunctuatedErrors.sheddingUnsupported(describe(g),
+        s"${PunctuatedConf.MigrationStrategy}=parallel_track runs two plans side by side over shared state " +
+          "and counts the old plan's rows to know when it may go, which shed rows would falsify",
+        Some(s"Fix: set ${PunctuatedConf.MigrationStrategy} to jisc (the default) or moving_state, or unset " +
+          s"${PunctuatedConf.SheddingMaxStateRows}."))
+    }
+    def reads(op: LogicalPlan): Option[String] =
+      joins.find(v => op.exists(_ eq v.join)).map(describe)
+        .orElse(groups.find(g => op.exists(o => g.group.joins.exists(_ eq o))).map(describe))
     plan.foreach {
       case op @ (_: Aggregate | _: Deduplicate | _: Distinct) if op.isStreaming =>
-        reads(op).foreach { v =>
-          throw PunctuatedErrors.sheddingUnsupported(describe(v),
+        reads(op).foreach { what =>
+          throw PunctuatedErrors.sheddingUnsupported(what,
             s"its output is read by ${op.nodeName.toLowerCase} ${op.simpleString(200).take(200)}, " +
               "whose results over a shed subset would be wrong (a count or a distinct set of a subset), " +
               "not merely partial")
@@ -55,6 +65,9 @@ object SheddingSafety {
       case _ =>
     }
   }
+
+  private def describe(g: MultiJoinSafety.Verdict): String =
+    s"the multi-way join of ${g.inputs.mkString(", ")}"
 
   /**
    * The problems of `problems` that the budget bounds (inputs of binary punctuated inner joins,
@@ -64,7 +77,9 @@ object SheddingSafety {
     val all = JoinSafety.problems(plan, conf)
     if (!conf.shedding.enabled) (Nil, all)
     else {
-      val bounded = punctuatedJoins(plan, conf).filter(_.join.joinType == Inner).flatMap(_.problems)
+      // binary inner joins, and the multi-way joins (inner joins only)
+      val bounded = punctuatedJoins(plan, conf).filter(_.join.joinType == Inner).flatMap(_.problems) ++
+        MultiJoinSafety.verdicts(plan, conf).flatMap(_.problems)
       (bounded, all.filterNot(bounded.contains))
     }
   }
