@@ -60,6 +60,37 @@ def test_a_budget_over_an_outer_join_is_reported_as_refused_not_bounded(spark, b
     assert check_safety(spark, _query(spark)).refusals == []
 
 
+def _chain(spark):
+    """a(k) JOIN b(k, v) JOIN c(v), each punctuating its first column: one multi-way join where
+    c's state is never purged (b never punctuates v: Li et al. 2006, Theorems 2/4)."""
+    def rate(cols, name):
+        df = spark.readStream.format("rate").load().selectExpr(*cols, f"false AS {name}_p")
+        return punctuated.with_schemes(df, schemes=[cols[0].split()[-1]], marker=f"{name}_p", name=name)
+    a = rate(["value % 10 AS a_k", "value AS a_w"], "a")
+    b = rate(["value % 10 AS b_k", "value % 7 AS b_v"], "b")
+    c = rate(["value % 7 AS c_v", "value AS c_w"], "c")
+    return a.join(b, a.a_k == b.b_k).join(c, b.b_v == c.c_v)
+
+
+def test_budget_bounds_a_multi_way_join(spark, budget):
+    """The multi-way join sheds under the budget too (docs/joins.md "Load shedding"): its
+    unpurgeable inputs are bounded, strict mode accepts it, and nothing refuses it."""
+    r = check_safety(spark, _chain(spark))
+    assert not r.safe and r.refusals == []
+    assert r.partial_results and r.bounded_by_budget == r.unpurgeable and r.unpurgeable
+    assert "strict mode accepts the query" in r.explain()
+
+
+def test_a_budget_with_parallel_track_is_refused(spark, budget):
+    spark.conf.set("spark.punctuated.migration.strategy", "parallel_track")
+    try:
+        r = check_safety(spark, _chain(spark))
+    finally:
+        spark.conf.unset("spark.punctuated.migration.strategy")
+    assert [x["condition"] for x in r.refusals] == ["PUNCTUATED_SHEDDING_UNSUPPORTED"], r.refusals
+    assert "parallel_track" in r.refusals[0]["message"] and r.bounded_by_budget == []
+
+
 def test_settings_from_a_dict():
     assert shedding.settings({}) is None
     assert shedding.settings({shedding.MAX_STATE_ROWS: "5", shedding.POLICY: "RAND"}) == \

@@ -1,7 +1,8 @@
 """What load shedding means for the safety report (Das, Gehrke and Riedewald 2005).
 
-With ``spark.punctuated.shedding.maxStateRows`` set, a binary punctuated (inner) join keeps
-at most that many stored rows per partition, shedding the rows of lowest priority
+With ``spark.punctuated.shedding.maxStateRows`` set, a binary punctuated (inner) join, and a
+join of three or more streams run as one multi-way join, keeps at most that many stored rows
+per partition, shedding the rows of lowest priority
 (``spark.punctuated.shedding.policy``: ``prob``, ``life``, ``rand``).  Its state is then
 bounded even where punctuations can never purge it, at the price of partial results (a subset
 of the exact result).  ``spark.punctuated.safety.mode=strict`` accepts such a query at
@@ -12,7 +13,7 @@ of :func:`punctuated.check_safety`.
 ``shedding`` (the settings, or ``None``), ``bounded_by_budget`` (the inputs whose unpurgeable
 state the budget bounds) and ``partial_results`` (whether results may then be partial).
 
->>> class R: unpurgeable = ["bids"]; safe = False; stateful_problems = []; chosen_plans = []
+>>> class R: unpurgeable = ["bids"]; safe = False; stateful_problems = []
 >>> r = annotate(R(), {"spark.punctuated.shedding.maxStateRows": "1000"})
 >>> r.bounded_by_budget, r.partial_results
 (['bids'], True)
@@ -39,16 +40,15 @@ def settings(conf) -> dict | None:
 def annotate(report, conf):
     """Adds ``shedding``, ``bounded_by_budget`` and ``partial_results`` to ``report`` (and
     returns it).  The budget bounds the unpurgeable join inputs when every unsafe state is a
-    binary join's (no aggregation or deduplication is unsafe, no multi-way join group), as
-    the start-time check decides."""
+    join's — a binary join's or a multi-way join's (no aggregation or deduplication is unsafe),
+    as the start-time check decides."""
     shed = settings(conf)
     report.shedding = shed
     bounded: list[str] = []
     # a query start() refuses whatever the mode (``report.refusals``) is bounded by nothing
     if shed is not None and not report.safe and not getattr(report, "refusals", None):
         stateful = list(getattr(report, "stateful_problems", []) or [])
-        groups = list(getattr(report, "chosen_plans", []) or [])
-        if not stateful and not groups:
+        if not stateful:
             bounded = sorted(report.unpurgeable)
     report.bounded_by_budget = bounded
     report.partial_results = bool(bounded)

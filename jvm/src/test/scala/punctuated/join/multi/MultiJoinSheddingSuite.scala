@@ -19,7 +19,8 @@ import punctuated.spark.PunctuatedStreamTest
  * (hypercube cells), after every batch: every cell holds at most the budget (read back from
  * the checkpoint with `statestore`), the output is a duplicate-free subset of the batch join,
  * every row stored is held or counted in `numRowsShed`; a restart in the middle gives the same
- * output; PROB keeps the rows the other inputs send the values of; `strict` accepts the query
+ * output; a plan migration (`jisc`, `moving_state`) under the budget keeps it and the output a
+ * subset; PROB keeps the rows the other inputs send the values of; `strict` accepts the query
  * with a budget and refuses it without; `parallel_track` and an aggregation over the join are
  * refused. HDFS-backed store; [[MultiJoinSheddingRocksDBSuite]] runs the same on RocksDB.
  */
@@ -147,6 +148,35 @@ class MultiJoinSheddingSuite extends PunctuatedStreamTest {
         s"shedding should lose some results: ${uninterrupted.size} of $all")
       val restarted = run(plan, partitions, policy, budget, Some(3))
       assert(restarted.sorted == uninterrupted.sorted, "a restart in the middle changed the output")
+    }
+  }
+
+  for (strategy <- Seq("jisc", "moving_state")) {
+    test(s"a plan migration under a budget ($strategy): the budget kept, a subset of the join, no duplicate") {
+      // ((a ⋈ b) ⋈ c) for three batches, then a restart under (a ⋈ (b ⋈ c)): the new node {b, c}
+      // is completed (lazily under jisc) from the inputs' rows that shedding left; one cell
+      val budget = 6L
+      withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> "1", PunctuatedConf.JoinPlan -> "((a ⋈ b) ⋈ c)",
+          PunctuatedConf.SheddingMaxStateRows -> budget.toString, PunctuatedConf.MigrationStrategy -> strategy) {
+        val (a, b, c, joined) = chain()
+        def Checked(upTo: Int) = AssertOnQuery(s"after batch $upTo") { q =>
+          val held = punctuatedProgress(q).numRowsTotal
+          assert(held <= budget, s"numRowsTotal $held over $budget: ${settledProgress(q).json}")
+          val counts = sinkRows(q).groupBy(identity).view.mapValues(_.size).toMap
+          assert(counts.forall { case (r, k) => exact(upTo).getOrElse(r, 0) >= k }, s"false or duplicated rows")
+          true
+        }
+        def batch(t: Int) = Seq(AddAll(a, batches(t)._1, b, batches(t)._2, c, batches(t)._3), ProcessAllAvailable(),
+          Checked(t + 1))
+        testStream(joined)((0 until 3).flatMap(batch) ++
+          Seq(StopStream, StartStream(additionalConfs = Map(PunctuatedConf.JoinPlan -> "(a ⋈ (b ⋈ c))"))) ++
+          (3 until batches.size).flatMap(batch) ++
+          Seq(AssertOnQuery("migrated, and shed after it") { q =>
+            assert(punctuatedCount(q, "numMigrations") == 1 && punctuatedCount(q, "numRowsShed") > 0,
+              settledProgress(q).json)
+            true
+          }): _*)
+      }
     }
   }
 
