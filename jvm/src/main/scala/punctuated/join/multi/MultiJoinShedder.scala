@@ -81,7 +81,8 @@ private[multi] final class MultiJoinShedder(conf: SheddingConf, meta: StateStore
 
   /** Rows shed in this task, per input (a node's combination counts for the node: index n). */
   val shed: Array[Long] = new Array[Long](n + 1)
-  private var counted: Seq[(Set[Int], Long)] = Nil
+  /** Per unit shed over: its state, the inputs it covers, its rows as of the last commit. */
+  private var counted: Seq[(MultiJoinState, Set[Int], Long)] = Nil
 
   /** A data row of input `i` with this binding (class -> value) arrived in its home cell. */
   def arrived(i: Int, binding: collection.Map[Int, UnsafeRow]): Unit = classes(i).indices.foreach { q =>
@@ -120,13 +121,14 @@ private[multi] final class MultiJoinShedder(conf: SheddingConf, meta: StateStore
 
   /**
    * Removes the lowest-priority rows of `units` (each state with the inputs it covers) until
-   * the cell holds at most the budget; returns how many.
+   * the cell holds at most the budget (counted in [[shed]]); returns the input keys (input,
+   * key) left without a row, for the purge to follow.
    */
-  def shedOver(units: Seq[(MultiJoinState, Set[Int])]): Long = {
-    val before = units.map { case (st, covered) => covered -> (committed(st, covered) + st.rowDelta) }
-    counted = before
-    val excess = before.map(_._2).sum - budget
-    if (excess <= 0) 0L
+  def shedOver(units: Seq[(MultiJoinState, Set[Int])]): Seq[(Int, UnsafeRow)] = {
+    val atStart = units.map { case (st, covered) => (st, covered, committed(st, covered)) }
+    counted = atStart
+    val excess = atStart.map { case (st, _, c) => c + st.rowDelta }.sum - budget
+    if (excess <= 0) Nil
     else {
       val candidates = ArrayBuffer.empty[Priorities.Candidate]
       val refs = ArrayBuffer.empty[(Int, UnsafeRow, UnsafeRow)]
@@ -143,17 +145,16 @@ private[multi] final class MultiJoinShedder(conf: SheddingConf, meta: StateStore
         }
       }
       val victims = Priorities.victims(candidates.toIndexedSeq, math.min(excess, Int.MaxValue).toInt)
-      val removed = new Array[Long](units.size)
+      val touched = mutable.LinkedHashSet.empty[(Int, UnsafeRow)]
       victims.foreach { c =>
         val (u, row, key) = refs(c)
         val (st, covered) = units(u)
         if (st.removeRow(row, key)) {
-          removed(u) += 1
           shed(if (covered.size == 1) covered.head else n) += 1
+          if (covered.size == 1) touched += (covered.head -> key)
         }
       }
-      counted = before.indices.map(u => before(u)._1 -> (before(u)._2 - removed(u)))
-      removed.sum
+      touched.toSeq.filter { case (i, key) => !units.find(_._2 == Set(i)).exists(_._1.isStored(key)) }
     }
   }
 
@@ -163,7 +164,10 @@ private[multi] final class MultiJoinShedder(conf: SheddingConf, meta: StateStore
       .filter(_.getLong(1) == batch - 1).map(_.getLong(0))
       .getOrElse(st.storedRows.size.toLong - st.flushedDelta)
 
-  /** Adds the batch's arrivals and lifetimes to the estimators and writes them and the counts (before commit). */
+  /**
+   * Adds the batch's arrivals and lifetimes to the estimators and writes them and the counts
+   * (before the states write their changes: [[MultiJoinState.prepareCommit]]).
+   */
   def finish(): Unit = {
     for (i <- 0 until n; q <- classes(i).indices) {
       val e = estimators(i)(q)
@@ -171,8 +175,9 @@ private[multi] final class MultiJoinShedder(conf: SheddingConf, meta: StateStore
       e.update(arrivals(i)(q), batch)
       ns(MultiJoinLayout.sheddingNamespace(i, classes(i)(q))).put(EntryKey, binaryRow(FrequencyEstimator.toBytes(e)))
     }
-    counted.foreach { case (covered, rows) =>
-      ns(MultiJoinLayout.sheddingCounts(covered.toSeq), 2).put(EntryKey, countRow(rows, batch))
+    // the rows each unit commits (whatever removed them after the shedding: a purge, too)
+    counted.foreach { case (st, covered, atStart) =>
+      ns(MultiJoinLayout.sheddingCounts(covered.toSeq), 2).put(EntryKey, countRow(atStart + st.rowDelta, batch))
     }
   }
 }

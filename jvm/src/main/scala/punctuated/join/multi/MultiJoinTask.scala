@@ -452,7 +452,7 @@ private[multi] class MultiJoinTask(
     override def remove(j: Int, key: Binding): Unit = {
       val k = keyOf(j, key)
       val removed = states(j).removeKey(k)
-      if (removed > 0) shedder.foreach(_.closed(j, key))
+      if (removed > 0 && !afterShedding) shedder.foreach(_.closed(j, key))
       purged += removed
       if (parallel.active) parallel.removed(j, k, removed)
     }
@@ -466,8 +466,30 @@ private[multi] class MultiJoinTask(
    * at `start()`; a checkpoint that was in one when shedding was turned on sheds once it ends).
    */
   private def shed(): Unit = shedder.filterNot(_ => parallel.active).foreach { s =>
-    s.shedOver(states.map(st => st -> Set(st.number)) ++
+    val gone = s.shedOver(states.map(st => st -> Set(st.number)) ++
       nodeStates.indices.map(k => nodeStates(k) -> tree.inputsOf(n + k).toSet))
+    if (gone.nonEmpty) purgeAfterShedding(gone)
+  }
+
+  private var afterShedding = false
+
+  /**
+   * Input keys whose last row was shed are as if purged: the rows joinable with them are
+   * checked again (a stored row only some future result through a shed row could have
+   * included can go), and the nodes' combinations with them.
+   */
+  private def purgeAfterShedding(gone: Seq[(Int, UnsafeRow)]): Unit = {
+    afterShedding = true // (LIFE observes lifetimes that punctuations end, not these)
+    val candidates = mutable.LinkedHashSet.empty[(Int, Binding)]
+    gone.foreach { case (i, key) =>
+      val b = states(i).bindingOf(key)
+      for (l <- 0 until n if l != i && states(l).classes.exists(b.contains)) {
+        View.storedKeys(l, b).foreach(u => candidates += (l -> u))
+      }
+    }
+    val result = ChainedPurge.purge(View, candidates, MultiJoinState.MaxPartials)
+    abandoned += result.abandoned
+    if (!tree.isMJoin) purgeNodes(candidates ++ result.purged ++ gone.map { case (i, k) => i -> states(i).bindingOf(k) }, Nil)
   }
 
   /** Applies this batch's punctuations, purges to a fixpoint, releases (see the operator's doc). */

@@ -180,6 +180,26 @@ class MultiJoinSheddingSuite extends PunctuatedStreamTest {
     }
   }
 
+  test("a row only a shed row could have joined with goes too (chained purge after shedding)") {
+    // batch 0: a(1), b(2, 7), c(7): no result; budget 3. Batch 1: a closes x = 1, b(1, 7)
+    // arrives and joins a(1) and c(7). Four rows: PROB as of batch 1's start ranks a(1) lowest
+    // (b never sent x = 1) and sheds it; b(1, 7) can then never join an a row again (none
+    // stored with x = 1, none to come), so it is purged: b(2, 7) and c(7) are left.
+    withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> "1", PunctuatedConf.JoinPlan -> "mjoin",
+        PunctuatedConf.SheddingMaxStateRows -> "3") {
+      val (a, b, c, joined) = chain()
+      testStream(joined)(
+        AddAll(a, Seq(xy(1, 10)), b, Seq(xy(2, 7)), c, Seq(xy(7, 20))), ProcessAllAvailable(),
+        AddAll(a, Seq(XY(Some(1), None, p = true)), b, Seq(xy(1, 7)), c, Nil), ProcessAllAvailable(),
+        CheckAnswer((10L, 1L, 7L, 20L)),
+        AssertOnQuery("a(1) shed, b(1, 7) purged") { q =>
+          assert(punctuatedCount(q, "numRowsShed") == 1 && punctuatedCount(q, "numRowsPurged") == 1 &&
+            punctuatedProgress(q).numRowsTotal == 2, settledProgress(q).json)
+          true
+        })
+    }
+  }
+
   test("PROB keeps the rows whose values the other inputs send: more results than RAND") {
     // batch 0: b sends (5, 1) ten times; batch 1: a sends x = 5 twice and 18 other values, c
     // sends x = 1 twice and 18 others: 50 rows, budget 20. As of batch 1's start only b's
