@@ -126,11 +126,11 @@ def child(args) -> int:
     """A child process: ``--child generate`` writes the input files into ``--data`` (and
     reports the live working set per batch); ``--child <engine>`` runs one engine over them.
     Each prints one ``RESULT <json>`` line (``harness.emit``)."""
-    from punctuated.cli import forkless_local_fs, local_session
+    from punctuated.cli import local_session
 
     tmp = Path(tempfile.mkdtemp(prefix="punctuated-bench-"))
     spark = local_session(str(tmp), app=f"punctuated-benchmark-{args.child}", driver_memory=args.driver_memory,
-                          extra_conf=forkless_local_fs() if args.forkless_fs else None)
+                          extra_conf=harness.forkless_conf(args))
     spark.conf.set("spark.sql.shuffle.partitions", "2")
     if args.state_store == "rocksdb":
         spark.conf.set("spark.sql.streaming.stateStore.providerClass",
@@ -170,8 +170,7 @@ def main(argv=None) -> int:
                          "results are written only when given --out benchmarks/results)")
     ap.add_argument("--driver-memory", default="12g",
                     help="Spark's own join keeps every row in memory (HDFS-backed store): give it room")
-    ap.add_argument("--forkless-fs", action="store_true",
-                    help="both engines on the local file system without forked commands (punctuated.localfs)")
+    harness.add_forkless_option(ap)
     ap.add_argument("--child", help=argparse.SUPPRESS)  # internal: generate | native | punctuated
     ap.add_argument("--data", help=argparse.SUPPRESS)   # internal: the children's input directory
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -189,7 +188,7 @@ def main(argv=None) -> int:
               "--batches", str(args.batches), "--auctions-per-batch", str(args.auctions_per_batch),
               "--auction-life", str(args.auction_life), "--state-store", args.state_store,
               "--driver-memory", args.driver_memory, "--data", str(tmp / "data")
-              ] + (["--forkless-fs"] if args.forkless_fs else [])
+              ] + harness.forkless_flag(args)
     engines = ("native", "punctuated")
     try:
         print("[auction join] generating input", file=sys.stderr)
@@ -251,7 +250,7 @@ def main(argv=None) -> int:
           f"interleaved ({' '.join(report['schedule'])}); medians with the spread (min–max) over the "
           f"repetitions. Machine load (1-minute average, before and after each run): "
           f"{harness.fmt_spread(load, 2)} on {os.cpu_count()} cores"
-          f"{'; both engines on the local file system without forked commands (`--forkless-fs`)' if args.forkless_fs else ''}.",
+          f"{harness.forkless_note(args)}.",
           "",
           "| engine | events | seconds | events/s | max state rows | final state rows | max state / live working set | result rows |",
           "|---|---:|---:|---:|---:|---:|---:|---:|"]

@@ -128,10 +128,10 @@ def measure(spark, root: Path, checkpoint: Path, engine: str, band: int) -> dict
 
 
 def child(args) -> int:
-    from punctuated.cli import forkless_local_fs, local_session
+    from punctuated.cli import local_session
 
     tmp = Path(tempfile.mkdtemp(prefix="punctuated-band-only-"))
-    extra = forkless_local_fs() if args.forkless_fs else None
+    extra = harness.forkless_conf(args)
     spark = local_session(str(tmp), app=f"punctuated-band-only-{args.child}", driver_memory=args.driver_memory,
                           extra_conf=extra)
     spark.conf.set("spark.sql.shuffle.partitions", str(args.partitions))
@@ -158,8 +158,7 @@ def main(argv=None) -> int:
     ap.add_argument("--partitions", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--forkless-fs", action="store_true",
-                    help="every engine on the local file system without forked commands (punctuated.localfs)")
+    harness.add_forkless_option(ap)
     ap.add_argument("--name", default="band_only_join")
     ap.add_argument("--out", default=str(harness.DEFAULT_OUT),
                     help=f"directory for the JSON and Markdown (default {harness.DEFAULT_OUT}; the recorded "
@@ -175,7 +174,7 @@ def main(argv=None) -> int:
     common = ["--rows", str(args.rows), "--batches", str(args.batches), "--seconds-per-batch",
               str(args.seconds_per_batch), "--band", str(args.band), "--partitions", str(args.partitions),
               "--seed", str(args.seed), "--driver-memory", args.driver_memory] + \
-        (["--forkless-fs"] if args.forkless_fs else [])
+        harness.forkless_flag(args)
     started = time.time()
     generated, runs = harness.generate_and_run("benchmarks.band_only_join", ENGINES, common, args.repeats,
                                                "punctuated-band-only-data-")
@@ -209,7 +208,7 @@ def markdown(report: dict, args) -> str:
     def cell(s, digits=0):
         return f"{s['median']:,.{digits}f} ({s['min']:,.{digits}f}–{s['max']:,.{digits}f})"
 
-    fs = "; both engines on the forkless local file system" if args.forkless_fs else ""
+    fs = harness.forkless_note(args)
     lines = ["# A join on time alone against Spark's own plan for it", "",
              f"Command: `{report['command']}`", "",
              f"{args.rows:,} input rows (half per input) in {args.batches} micro-batches of {args.seconds_per_batch} s "

@@ -33,6 +33,50 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = Path(tempfile.gettempdir()) / "punctuated-benchmarks"
 
 
+#: ``--forkless-fs``: what every benchmark that offers it says of it.
+FORKLESS_HELP = ("every engine on the local file system without forked commands (punctuated.localfs): "
+                 "per-batch state-store commits then cost little, so the engines' own work shows")
+
+
+def add_forkless_option(ap) -> None:
+    """Adds ``--forkless-fs`` to a benchmark's argument parser.
+
+    >>> import argparse; ap = argparse.ArgumentParser(); add_forkless_option(ap)
+    >>> ap.parse_args(["--forkless-fs"]).forkless_fs, ap.parse_args([]).forkless_fs
+    (True, False)
+    """
+    ap.add_argument("--forkless-fs", action="store_true", help=FORKLESS_HELP)
+
+
+def forkless_flag(args) -> list[str]:
+    """The option as passed on to a child process (nothing without it).
+
+    >>> import argparse
+    >>> forkless_flag(argparse.Namespace(forkless_fs=True)), forkless_flag(argparse.Namespace())
+    (['--forkless-fs'], [])
+    """
+    return ["--forkless-fs"] if getattr(args, "forkless_fs", False) else []
+
+
+def forkless_note(args) -> str:
+    """The clause a result's header adds for ``--forkless-fs`` ('' without it).
+
+    >>> import argparse; forkless_note(argparse.Namespace(forkless_fs=False))
+    ''
+    """
+    if not getattr(args, "forkless_fs", False):
+        return ""
+    return "; every engine on the local file system without forked commands (`--forkless-fs`)"
+
+
+def forkless_conf(args) -> dict | None:
+    """The session settings ``--forkless-fs`` stands for (``punctuated.cli.forkless_local_fs``), else None."""
+    if not getattr(args, "forkless_fs", False):
+        return None
+    from punctuated.cli import forkless_local_fs
+    return forkless_local_fs()
+
+
 def spawn(command: list[str]) -> dict | None:
     """Runs ``command`` (from the repository root); the JSON of its ``RESULT`` line, or None.
     Exits with the child's stderr tail when it fails without a result."""

@@ -9,8 +9,10 @@ Synthetic and seeded: every micro-batch opens ``R`` new values of each key (a ro
 k1, of b per k2 naming an open k1, of c per k3 naming an open k2, Zipf-skewed towards the
 newest), d sends rows on open k3 values (Zipf), and a value closes ``--key-life`` batches after
 it opened (the inputs having it punctuate it), so state stays at the open keys. Each d row
-meets exactly one result. From ``--switch-batch`` on, d sends ``--skew`` times as many rows
-(a rate flips), which makes keeping the ``a ⋈ b ⋈ c`` combinations pay off.
+meets exactly one result. From ``--flip-batch`` on (default: ``--switch-batch``), d sends
+``--skew`` times as many rows (a rate flips), which makes keeping the ``a ⋈ b ⋈ c``
+combinations pay off. A flip before the switch (as ``auto`` would see it: after the fact)
+separates the switch's own cost from the heavier batches the flip brings.
 
 Engines (each in a fresh process, interleaved, ``--reps`` times: ``benchmarks/harness.py``):
 
@@ -65,10 +67,16 @@ SCHEMAS = {  # the four inputs' JSON columns (each prefixed by its name: no ambi
 OUTPUT = ["a_k1", "a_p", "b_k2", "b_p", "c_k3", "c_p", "d_p"]
 
 
+def flip_batch(args) -> int:
+    """The batch d's rate flips at: ``--flip-batch``, else the switch batch."""
+    return args.switch_batch if getattr(args, "flip_batch", None) is None else args.flip_batch
+
+
 def rows_per_batch(args) -> int:
     """R, the new values of each key per batch, so that the data rows total ``--events``:
     a, b, c bring R rows a batch, d R before the switch and ``skew`` x R from it on."""
-    units = 3 * args.batches + args.switch_batch + args.skew * (args.batches - args.switch_batch)
+    flip = flip_batch(args)
+    units = 3 * args.batches + flip + args.skew * (args.batches - flip)
     return max(1, args.events // units)
 
 
@@ -97,7 +105,7 @@ def generate(args, root: Path) -> dict:
     for i in range(args.batches):
         new = range(i * r, (i + 1) * r)                      # the batch's new values of k1, k2 and k3
         open_values = list(range(max(0, i - life + 1) * r, (i + 1) * r))
-        d_rows = r if i < args.switch_batch else args.skew * r
+        d_rows = r if i < flip_batch(args) else args.skew * r
         rows = {
             "a": [{"a_k1": k, "a_p": rng.randrange(1000), "a_punct": False} for k in new],
             "b": [{"b_k1": k1, "b_k2": k, "b_p": rng.randrange(1000), "b_punct": False}
@@ -147,10 +155,10 @@ def checksum(df):
 
 
 def session(tmp: Path, args):
-    from punctuated.cli import forkless_local_fs, local_session
+    from punctuated.cli import local_session
 
     spark = local_session(str(tmp), app="punctuated-migration", driver_memory=args.driver_memory,
-                          extra_conf=forkless_local_fs() if args.forkless_fs else None)
+                          extra_conf=harness.forkless_conf(args))
     spark.conf.set("spark.sql.shuffle.partitions", str(args.partitions))
     spark.conf.set("spark.sql.streaming.numRecentProgressUpdates", "100000")
     spark.conf.set("spark.punctuated.safety.mode", "warn")
@@ -216,7 +224,12 @@ def run_engine(spark, args, engine: str, root: Path, checkpoint: Path) -> dict:
             "batch_ms": p["durationMs"].get("triggerExecution", 0),
             "state_rows": sum(op["numRowsTotal"] for op in ops),
             "migrations": m.get("numMigrations", 0), "incomplete": m.get("numIncompleteStates", 0),
-            "keys_completed": m.get("numKeysCompleted", 0), "parallel_plans": m.get("numParallelPlans", 0)})
+            "keys_completed": m.get("numKeysCompleted", 0), "parallel_plans": m.get("numParallelPlans", 0),
+            # where a batch's time goes: planning, the batch itself (tasks), the operator's own
+            # update and commit times (summed over its tasks)
+            "planning_ms": p["durationMs"].get("queryPlanning", 0), "add_batch_ms": p["durationMs"].get("addBatch", 0),
+            "updates_ms": sum(op.get("allUpdatesTimeMs", 0) for op in ops),
+            "commit_ms": sum(op.get("commitTimeMs", 0) for op in ops)})
     plans = punctuated.join_plan(query)
     return {"per_batch": per_batch, "totals": totals, "seconds": seconds, "requests": migrated,
             "final_plan": plans, "error": None}
@@ -248,7 +261,9 @@ def main(argv=None) -> int:
     ap.add_argument("--engines", default=",".join(OTHERS),
                     help=f"the engines besides the strategies (comma-separated, among {', '.join(OTHERS)})")
     ap.add_argument("--batches", type=int, default=8)
-    ap.add_argument("--switch-batch", type=int, default=4, help="the batch d's rate flips and the plan switches at")
+    ap.add_argument("--switch-batch", type=int, default=4, help="the batch the plan switches at")
+    ap.add_argument("--flip-batch", type=int, default=None,
+                    help="the batch d's rate flips at (default: --switch-batch; at most --switch-batch)")
     ap.add_argument("--skew", type=int, default=8, help="d's rows per batch from the switch on, times R")
     ap.add_argument("--key-life", type=int, default=3, help="batches a key value stays open")
     ap.add_argument("--zipf", type=float, default=1.2, help="Zipf exponent of the key choices (newest hot)")
@@ -260,15 +275,15 @@ def main(argv=None) -> int:
     ap.add_argument("--partitions", type=int, default=2)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--driver-memory", default="3g")
-    ap.add_argument("--forkless-fs", action="store_true",
-                    help="every engine on the local file system without forked commands (punctuated.localfs): "
-                         "per-batch state-store commits stop dominating, so the strategies' own work shows")
+    harness.add_forkless_option(ap)
     ap.add_argument("--name", default="migration", help="file name stem of the results")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if not 0 < args.switch_batch < args.batches:
         ap.error(f"--switch-batch must be between 1 and --batches - 1 ({args.batches - 1}), not {args.switch_batch}")
+    if args.flip_batch is not None and not 0 < args.flip_batch <= args.switch_batch:
+        ap.error(f"--flip-batch must be between 1 and --switch-batch ({args.switch_batch}), not {args.flip_batch}")
     if args.child:
         return child(args)
     strategies = [s.strip() for s in args.strategies.split(",") if s.strip()]
@@ -280,10 +295,11 @@ def main(argv=None) -> int:
         ap.error(f"--engines: choose among {', '.join(OTHERS)}")
     command = "python -m benchmarks.migration " + " ".join(argv if argv is not None else sys.argv[1:])
     common = ["--events", str(args.events), "--batches", str(args.batches), "--switch-batch", str(args.switch_batch),
+              "--flip-batch", str(flip_batch(args)),
               "--skew", str(args.skew), "--key-life", str(args.key_life), "--zipf", str(args.zipf),
               "--old-plan", args.old_plan, "--new-plan", args.new_plan, "--replan-every", str(args.replan_every),
               "--partitions", str(args.partitions), "--seed", str(args.seed), "--driver-memory", args.driver_memory
-              ] + (["--forkless-fs"] if args.forkless_fs else [])
+              ] + harness.forkless_flag(args)
     data = Path(tempfile.mkdtemp(prefix="punctuated-migration-data-"))
     child_cmd = [sys.executable, "-m", "benchmarks.migration"]
     started, uptime = time.time(), [os.getloadavg()]

@@ -25,6 +25,9 @@ import statistics
 
 from benchmarks import harness
 
+#: The strategies whose switch batch is compared with the fixed plan's same batch.
+STRATEGIES_MEASURED = ("jisc", "moving_state", "parallel_track")
+
 TARGETS = {"jisc_over_parallel_track_throughput": 3.0, "jisc_first_over_steady": 1.2, "auto_over_best_fixed": 1.1}
 
 
@@ -120,6 +123,10 @@ def summarize(runs, prep, args, strategies, command, minutes, loads) -> dict:
     best = min(fixed, key=lambda e: engines[e]["total_batch_ms"]["median"]) if fixed else None
     if best and "auto" in runs:
         ratios[f"whole_run_time auto/{best}"] = harness.ratio_spread(runs, "total_batch_ms", "auto", best)
+    # the switch batch against the same batch of the new plan run from the start (no migration)
+    for e in STRATEGIES_MEASURED:
+        if e in runs and "fixed" in runs:
+            ratios[f"switch_batch_time {e}/fixed"] = harness.ratio_spread(runs, "first_after_switch_ms", e, "fixed")
     not_available = [s for s in strategies if not prep["available"].get(s)]
     return {"command": command, "minutes": minutes, "cpus": __import__("os").cpu_count(),
             "load_average_before_after": [list(map(lambda x: round(x, 2), l)) for l in loads],
@@ -137,7 +144,8 @@ def _f(s, digits=2, thousands=False):
 def markdown(report, args) -> str:
     load = report["load_1min"]
     lines = [
-        f"# Plan migration: a(k1) ⋈ b(k1, k2) ⋈ c(k2, k3) ⋈ d(k3), d's rate x{args.skew} from batch {args.switch_batch}", "",
+        f"# Plan migration: a(k1) ⋈ b(k1, k2) ⋈ c(k2, k3) ⋈ d(k3), d's rate x{args.skew} from batch "
+        f"{getattr(args, 'flip_batch', None) or args.switch_batch}", "",
         f"Command: `nice -n 10 {report['command']}`", "",
         f"{args.batches} micro-batches, {report['rows_per_batch']:,} new values per key and batch, "
         f"key life {args.key_life} batches, Zipf {args.zipf}, data rows {report['data_rows']}; batch answer "
@@ -146,7 +154,7 @@ def markdown(report, args) -> str:
         f"{args.switch_batch}. {args.reps} repetitions, each engine in a fresh process, interleaved; medians "
         f"with min–max. local[{args.partitions}] on {report['cpus']} cores, {report['minutes']} minutes; "
         f"1-minute load average over the children {_f(load, 1)}"
-        f"{'; every engine on the local file system without forked commands (`--forkless-fs`)' if getattr(args, 'forkless_fs', False) else ''}.",
+        f"{harness.forkless_note(args)}.",
         "",
         "| engine | first batch after switch / steady | first batch ms | steady batch ms | "
         f"migration-stage rows/s ({report['migration_stage_batches']} batches) | whole-run rows/s | "

@@ -339,11 +339,11 @@ def child(args) -> int:
     """A child process: ``--child reference`` computes the batch answer (and the live working
     set at every batch boundary) once per run; ``--child <engine>`` runs one engine. Each
     prints one ``RESULT <json>`` line (``harness.emit``)."""
-    from punctuated.cli import forkless_local_fs, local_session
+    from punctuated.cli import local_session
 
     tmp = Path(tempfile.mkdtemp(prefix="punctuated-nexmark-"))
     spark = local_session(str(tmp), app=f"punctuated-nexmark-{args.child}", driver_memory=args.driver_memory,
-                          extra_conf=forkless_local_fs() if args.forkless_fs else None)
+                          extra_conf=harness.forkless_conf(args))
     spark.conf.set("spark.sql.shuffle.partitions", str(args.partitions))
     spark.conf.set("spark.sql.streaming.numRecentProgressUpdates", "100000")
     try:
@@ -442,9 +442,7 @@ def main(argv=None) -> int:
                     help="event time of the first event, ms since the epoch (the source's baseTime; "
                          "0: the epoch, where a watermark plan counts rows at time 0 as late)")
     ap.add_argument("--driver-memory", default="6g")
-    ap.add_argument("--forkless-fs", action="store_true",
-                    help="every engine on the local file system without forked chmod/readlink "
-                         "(punctuated.localfs; default: Hadoop's own)")
+    harness.add_forkless_option(ap)
     ap.add_argument("--child", help=argparse.SUPPRESS)  # internal: reference | <engine>
     argv = list(sys.argv[1:] if argv is None else argv)
     args = ap.parse_args(argv)
@@ -465,7 +463,7 @@ def main(argv=None) -> int:
     common = [sys.executable, "-m", "benchmarks.nexmark", "--query", args.query, "--events", str(args.events),
               "--events-per-batch", str(args.events_per_batch), "--events-per-second", str(args.events_per_second),
               "--partitions", str(args.partitions), "--seed", str(args.seed), "--driver-memory", args.driver_memory,
-              "--base-time", str(args.base_time)] + (["--forkless-fs"] if args.forkless_fs else [])
+              "--base-time", str(args.base_time)] + harness.forkless_flag(args)
     print(f"[nexmark {args.query}] batch answer over {args.events:,} events", file=sys.stderr)
     reference = harness.spawn(common + ["--child", "reference"])
 

@@ -177,19 +177,17 @@ def main(argv=None) -> None:
     ap.add_argument("--memories", default="0.25,0.5,1.0", help="M as fractions of w")
     ap.add_argument("--policies", default="prob,rand")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--forkless-fs", action="store_true",
-                    help="the session on the local file system without forked commands (punctuated.localfs): "
-                         "hundreds of micro-batches (w = 400, 800) then cost little each")
+    harness.add_forkless_option(ap)
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument("--no-exact-run", action="store_true",
                     help="skip the operator run without a budget (the smoke test checks it equals EXACT)")
     args = ap.parse_args(argv)
-    from punctuated.cli import forkless_local_fs, local_session
+    from punctuated.cli import local_session
 
     started = time.time()
     tmp = Path(tempfile.mkdtemp(prefix="punctuated-shedding-"))
     spark = local_session(str(tmp), app="punctuated-shedding",
-                          extra_conf=forkless_local_fs() if args.forkless_fs else None)
+                          extra_conf=harness.forkless_conf(args))
     res = {"command": "python -m benchmarks.shedding " + " ".join(argv if argv is not None else sys.argv[1:]),
            "experiments": [], "plots": not args.no_plot}
     try:

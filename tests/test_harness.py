@@ -196,3 +196,14 @@ def test_generate_and_run_generates_once_runs_every_engine_on_that_data_and_remo
     data = {c[c.index("--data") + 1] for c in seen}
     assert len(data) == 1 and not Path(data.pop()).exists()
     assert [r["rep"] for r in runs["a"]] == [0, 1]
+
+
+def test_forkless_option_is_one_helper_for_every_benchmark():
+    """``--forkless-fs`` is declared, passed to children and described by the harness alone."""
+    import doctest
+    from pathlib import Path
+
+    assert doctest.testmod(harness).failed == 0
+    for name in ("auction_join", "band_only_join", "migration", "nexmark", "shedding"):
+        text = (Path(harness.ROOT) / "benchmarks" / f"{name}.py").read_text()
+        assert "harness.add_forkless_option(ap)" in text and "forkless_local_fs" not in text, name

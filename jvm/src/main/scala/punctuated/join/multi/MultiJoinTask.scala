@@ -452,6 +452,7 @@ private[multi] class MultiJoinTask(
     override def remove(j: Int, key: Binding): Unit = {
       val k = keyOf(j, key)
       val removed = states(j).removeKey(k)
+      if (removed > 0) touchedValues ++= key
       if (removed > 0 && !afterShedding) shedder.foreach(_.closed(j, key))
       purged += removed
       if (parallel.active) parallel.removed(j, k, removed)
@@ -490,6 +491,9 @@ private[multi] class MultiJoinTask(
     val result = ChainedPurge.purge(View, candidates, MultiJoinState.MaxPartials)
     abandoned += result.abandoned
     if (!tree.isMJoin) purgeNodes(candidates ++ result.purged ++ gone.map { case (i, k) => i -> states(i).bindingOf(k) }, Nil)
+    // a value whose rows are gone may let a held punctuation go
+    gone.foreach { case (i, k) => touchedValues ++= states(i).bindingOf(k) }
+    releaseHeld()
   }
 
   /** Applies this batch's punctuations, purges to a fixpoint, releases (see the operator's doc). */
@@ -557,8 +561,20 @@ private[multi] class MultiJoinTask(
       st.remember(p)
       st.hold(p, -1L)
       applied += (j -> p)
+      touchedValues ++= bindingOf(j, p)
     }
   }
+
+  /**
+   * The (class, value) pairs whose release condition ([[releaseHeld]]) may have changed this
+   * batch: the values of the input keys purged or shed (their rows gone) and of the new
+   * punctuations (one closing a value, or newly held).
+   */
+  private val touchedValues = mutable.LinkedHashSet.empty[(Int, UnsafeRow)]
+
+  /** Does every scheme of every input bind one class? Then a held punctuation is found by its value. */
+  private val oneClassSchemes = states.indices.forall(j => states(j).keySchemes.forall(s =>
+    exec.inputs(j).boundClasses(s).size == 1))
 
   /** One punctuation per scheme and constants (the batch's take effect together). */
   private def strongest(ps: Seq[KeyPunctuation]): Iterable[KeyPunctuation] = {
@@ -600,13 +616,29 @@ private[multi] class MultiJoinTask(
   }
 
   /**
+   * The held open punctuations [[releaseHeld]] checks: those binding a value of
+   * [[touchedValues]] — only a purge emptying a value, or a punctuation closing it or newly
+   * held, can make a punctuation releasable — found by point look-ups when every scheme binds
+   * one class; else one pass over every input's held punctuations.
+   */
+  private def releaseCandidates: Seq[(Int, KeyScheme, UnsafeRow)] =
+    if (!oneClassSchemes) for (j <- 0 until n; (s, c) <- states(j).heldOpen) yield (j, s, c)
+    else (for {
+      (c, v) <- touchedValues.toSeq
+      j <- 0 until n if states(j).classes.contains(c)
+      s <- states(j).keySchemes if exec.inputs(j).boundClasses(s) == Seq(c)
+      p = states(j).punctuationFor(s, states(j).keyRowOf(Map(c -> v)))
+      if states(j).held(p).exists(_._2 < 0)
+    } yield (j, s, p.constants)).distinctBy { case (j, s, k) => (j, s.id, k) }
+
+  /**
    * Releases (after the retention) held punctuations that can no longer matter: a
    * punctuation of input j binding classes B to x goes once, for some b in B, every other
    * input with a column in class b has closed x_b by a scheme binding b alone and stores no
-   * row with b = x_b. One pass over the cell's held punctuations, in batches that received
-   * punctuations or purged rows.
+   * row with b = x_b. Only the punctuations that may have become releasable this batch are
+   * checked ([[releaseCandidates]]), in batches that received punctuations or purged rows.
    */
-  private def releaseHeld(): Unit = for (j <- 0 until n; (scheme, constants) <- states(j).heldOpen) {
+  private def releaseHeld(): Unit = for ((j, scheme, constants) <- releaseCandidates) {
     val x = bindingOf(j, KeyPunctuation(scheme, constants, None))
     val done = x.exists { case (b, v) =>
       (0 until n).filter(l => l != j && states(l).classes.contains(b)).forall { l =>
