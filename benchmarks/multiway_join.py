@@ -27,9 +27,11 @@ created yet; the bids on the latter. Every engine's results are compared with th
 answer (row count and order-independent checksum).
 
 For ``auto`` it also reports the hypercube's **replication factor**: rows routed / rows read,
-as its exchanges count them (``numRoutedRows`` / ``numInputRows``), against the optimum over
-integer shares for the observed input sizes; and, computed from the input sizes, the factor of
-the shares the planner's rule picks (every input weighted alike) and of the optimum for other
+as its exchanges count them (``numRoutedRows`` / ``numInputRows``), and the shares its plan
+log recorded (the planner weighs them by the first micro-batch's rows,
+``spark.punctuated.join.shareWeights=first_batch``), against the optimum over integer shares
+for the whole run's input sizes; and, computed from the input sizes, the factor of the shares
+every input weighted alike would give (``shareWeights=equal``) and of the optimum for other
 partition counts (a data row goes to every cell agreeing on its classes — with a unique key,
 on the key's, for the punctuation it implies —, a punctuation to every cell agreeing on its
 bound classes).
@@ -253,8 +255,8 @@ def share_choices(k: int):
 
 
 def equal_weight_shares(k: int):
-    """The design's rule: minimise sum_i prod_{c not in classes(i)} s_c (every input the same
-    size); ties: larger product, then larger shares of earlier classes."""
+    """``shareWeights=equal``: minimise sum_i prod_{c not in classes(i)} s_c (every input the
+    same size); ties: larger product, then larger shares of earlier classes."""
     def cost(s):
         return sum(math.prod(x for c, x in enumerate(s) if c not in INPUT_CLASSES[t]) for t in TABLES)
     return min(share_choices(k), key=lambda s: (cost(s), -s[0] * s[1], [-x for x in s]))
@@ -446,7 +448,7 @@ def markdown(report, args, name) -> str:
     lines += ["", "Hypercube replication (rows routed / rows read; data rows to every cell agreeing on the "
                   "input's classes, punctuations on their bound classes), for the observed input sizes "
                   f"{rep['input_rows']} and punctuation rows {rep['punctuation_rows']}:", "",
-              "| partitions | design's shares (equal weights) | replication | optimum shares | optimum replication |",
+              "| partitions | shares, every input weighted alike | replication | optimum shares | optimum replication |",
               "|---:|---|---:|---|---:|"]
     for r in rep["by_partitions"]:
         lines.append(f"| {r['partitions']} | {tuple(r['design_shares'])} | {r['design_replication']} | "

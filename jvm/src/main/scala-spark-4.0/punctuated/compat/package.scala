@@ -16,6 +16,7 @@ package object compat {
   // org.apache.spark.sql.execution.streaming (StreamingAggregationStateManager: .state)
   type StatefulOperatorStateInfo = org.apache.spark.sql.execution.streaming.StatefulOperatorStateInfo
   val StatefulOperatorStateInfo = org.apache.spark.sql.execution.streaming.StatefulOperatorStateInfo
+  type StatefulOperator = org.apache.spark.sql.execution.streaming.StatefulOperator
   type StateStoreWriter = org.apache.spark.sql.execution.streaming.StateStoreWriter
   // StateStoreWriterCompat, TableCompat, AnalysisExceptionCompat: classes in this directory
   type StateStoreSaveExec = org.apache.spark.sql.execution.streaming.StateStoreSaveExec

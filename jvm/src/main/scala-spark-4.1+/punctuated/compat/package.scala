@@ -16,6 +16,7 @@ package object compat {
   // org.apache.spark.sql.execution.streaming.operators.stateful
   type StatefulOperatorStateInfo = org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOperatorStateInfo
   val StatefulOperatorStateInfo = org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOperatorStateInfo
+  type StatefulOperator = org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOperator
   type StateStoreWriter = org.apache.spark.sql.execution.streaming.operators.stateful.StateStoreWriter
   /** What the extension's operators extend: Spark's `StateStoreWriter` (4.0 adds `stateStoreNames`, `setStoreCustomMetrics`). */
   type StateStoreWriterCompat = StateStoreWriter

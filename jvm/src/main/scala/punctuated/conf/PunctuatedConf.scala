@@ -21,7 +21,8 @@ final case class PunctuatedConf(
     shedding: SheddingConf = SheddingConf.Off,
     migrationStrategy: String = "jisc",
     replanEvery: Int = PunctuatedConf.DefaultReplanEvery,
-    replanThreshold: Double = PunctuatedConf.DefaultReplanThreshold) {
+    replanThreshold: Double = PunctuatedConf.DefaultReplanThreshold,
+    shareWeights: String = "first_batch") {
   def failOnLateRows: Boolean = lateRows == "fail"
   def failOnInvalidPunctuations: Boolean = invalidPunctuations == "fail"
 
@@ -67,6 +68,13 @@ object PunctuatedConf {
   /** The hysteresis of [[ReplanEvery]]: the relative cost saving a switch needs (0 .. 1). */
   val ReplanThreshold = "spark.punctuated.join.replanThreshold"
   val DefaultReplanThreshold = 0.2
+  /**
+   * What a multi-way join over two or more attribute classes weighs its hypercube shares by
+   * when it first runs ([[punctuated.join.multi.MultiJoinShareWeights]]): `first_batch`
+   * (default: the first micro-batch's rows per input, counted before it runs) or `equal` (every
+   * input alike). The plan log keeps the shares chosen then.
+   */
+  val ShareWeights = "spark.punctuated.join.shareWeights"
   /** The keywords of [[JoinPlan]]; anything else is read as a join tree. */
   val PlanKeywords: Seq[String] = Seq("auto", "mjoin", "written")
 
@@ -115,7 +123,8 @@ object PunctuatedConf {
       val text = conf.getConfString(ReplanThreshold, DefaultReplanThreshold.toString).trim
       text.toDoubleOption.filter(t => t >= 0 && t < 1).getOrElse(throw new IllegalArgumentException(
         s"$ReplanThreshold must be a fraction of the current plan's cost in [0, 1), e.g. 0.2, not '$text'"))
-    })
+    },
+    shareWeights = choice(conf, ShareWeights, "first_batch", Seq("first_batch", "equal")))
 
   /** The shedding settings; a bad value fails naming the setting and what it allows. */
   private def shedding(conf: SQLConf): SheddingConf = {

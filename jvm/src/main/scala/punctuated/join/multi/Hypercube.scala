@@ -64,9 +64,8 @@ object Hypercube {
    * The shares for `numCells` cells (their product is exactly `numCells`, so every partition
    * is a cell) that minimise the rows sent, `sum_i w_i * prod_{c not in classes(i)} s_c`
    * (Afrati and Ullman 2010, §3: the communication cost of the shares), with every input
-   * weighted alike (`w_i = 1`: the inputs' sizes are not known when the query starts). Ties go
-   * to larger shares of earlier classes. One class: `Hypercube(Seq(numCells))`, Spark's hash
-   * partitioning.
+   * weighted alike (`w_i = 1`): what [[chooseWeighted]] does when the inputs' sizes are not
+   * known. One class: `Hypercube(Seq(numCells))`, Spark's hash partitioning.
    *
    * Example: `choose(4, Seq(Seq(0), Seq(0, 1), Seq(1)), 2)` = shares (2, 2): each of a and c
    * goes to 2 cells, b to 1 (cost 5; (4, 1) and (1, 4) cost 6).
@@ -75,15 +74,33 @@ object Hypercube {
    * @param inputClasses   per input, the classes it has a column in
    * @param numClasses     the number of attribute classes
    */
-  def choose(numCells: Int, inputClasses: Seq[Seq[Int]], numClasses: Int): Hypercube = {
+  def choose(numCells: Int, inputClasses: Seq[Seq[Int]], numClasses: Int): Hypercube =
+    chooseWeighted(numCells, inputClasses.map(cs => cs.toSet -> 1L), numClasses)
+
+  /**
+   * The shares for `numCells` cells that minimise the rows sent when `rows` rows pin each set
+   * of classes (Afrati and Ullman 2010, §3, with the sizes observed: a row pinning classes P
+   * goes to `prod_{c not in P} s_c` cells — a data row pins its input's classes, a punctuation
+   * the classes its scheme binds; [[MultiJoinShareWeights]] counts them in the first batch).
+   * Ties go to larger shares of earlier classes.
+   *
+   * Example: a chain bids(a) ⋈ auctions(a, p) ⋈ persons(p) on 4 cells with 46 bids per person
+   * and 3 auctions: `chooseWeighted(4, Seq(Set(0) -> 46, Set(0, 1) -> 3, Set(1) -> 1), 2)` =
+   * shares (4, 1) (cost 46 + 3 + 4 = 53; (2, 2) costs 92 + 3 + 2 = 97).
+   *
+   * @param numCells   the number of partitions of the operator's state
+   * @param pinned     (classes a row pins, how many rows pin them); weights of 0 count for nothing
+   * @param numClasses the number of attribute classes
+   */
+  def chooseWeighted(numCells: Int, pinned: Seq[(Set[Int], Long)], numClasses: Int): Hypercube = {
     require(numCells >= 1 && numClasses >= 1)
     def factorizations(n: Int, parts: Int): Seq[List[Int]] =
       if (parts == 1) Seq(List(n))
       else (1 to n).filter(n % _ == 0).flatMap(d => factorizations(n / d, parts - 1).map(d :: _))
-    def cost(shares: List[Int]): Long =
-      inputClasses.map(cs => shares.indices.filterNot(cs.contains).map(shares(_).toLong).product).sum
+    def cost(shares: List[Int]): BigInt =
+      pinned.map { case (cs, w) => BigInt(w) * shares.indices.filterNot(cs.contains).map(shares(_).toLong).product }.sum
     val best = factorizations(numCells, numClasses)
-      .minBy(s => (cost(s), s.map(-_)))(Ordering.Tuple2(Ordering.Long, Ordering.Implicits.seqOrdering[List, Int]))
+      .minBy(s => (cost(s), s.map(-_)))(Ordering.Tuple2(Ordering.BigInt, Ordering.Implicits.seqOrdering[List, Int]))
     Hypercube(best.toIndexedSeq)
   }
 

@@ -90,6 +90,31 @@ case class MultiJoinExchangeExec(
 object MultiJoinExchangeExec {
 
   /**
+   * Which of an input's key positions a row pins (the cells it goes to are those agreeing with
+   * it there; the shares do not matter): a data row pins all of them — a row of a unique key
+   * narrower than the input's classes pins the key only, as it also carries the punctuation its
+   * key implies to every cell agreeing on the key (its home cell among them); a punctuation
+   * pins the positions its scheme binds; `None`: cell 0 alone (a valid punctuation that purges
+   * nothing, or an invalid one). [[MultiJoinShareWeights]] counts rows by it to weigh the shares.
+   *
+   * Example: b(k, v) with a unique key on k: row (7, 3) pins Seq(0); a punctuation (k = 7,
+   * v = NULL) of scheme `k` pins Seq(0); without the unique key the row pins Seq(0, 1).
+   */
+  final class Pins(input: MultiJoinInputSpec) extends (InternalRow => Option[Seq[Int]]) {
+    private val all: Option[Seq[Int]] = Some(input.classes.indices)
+    private val unique: Option[Option[Seq[Int]]] =
+      input.spec.unique.map(_.constants.toSeq).filter(_.size < input.classes.size).map(Some(_))
+
+    def apply(row: InternalRow): Option[Seq[Int]] =
+      if (input.spec.isPunctuation(row)) {
+        input.spec.schemeOf(row) match {
+          case Some(Some(scheme)) => Some(scheme.constants.toSeq)
+          case _ => None
+        }
+      } else unique.getOrElse(all)
+  }
+
+  /**
    * Where one input's rows go, and which copy is a data row's home (one per task: it reuses
    * rows). Also used by the operator's task to tell a row's home copy from the copies that only
    * carry its unique key's implied punctuation.
@@ -109,23 +134,13 @@ object MultiJoinExchangeExec {
     }
 
     private val allPositions = input.classes.indices
-    private val uniquePositions: Option[Seq[Int]] =
-      input.spec.unique.map(_.constants.toSeq).filter(_.size < input.classes.size)
+    private val pins = new MultiJoinExchangeExec.Pins(input)
 
-    /** The cells a row goes to. */
-    def apply(row: InternalRow): Seq[Int] =
-      if (input.spec.isPunctuation(row)) {
-        input.spec.schemeOf(row) match {
-          case Some(Some(scheme)) => cube.cellsAgreeing(coordinatesOf(row, scheme.constants.toSeq))
-          case _ => Seq(0)   // a valid punctuation that purges nothing, or an invalid one: once
-        }
-      } else {
-        val own = cube.cellsAgreeing(coordinatesOf(row, allPositions))
-        uniquePositions match {
-          case Some(u) => (own ++ cube.cellsAgreeing(coordinatesOf(row, u))).distinct
-          case None => own
-        }
-      }
+    /** The cells a row goes to: every cell agreeing with it on the key positions it pins. */
+    def apply(row: InternalRow): Seq[Int] = pins(row) match {
+      case Some(positions) => cube.cellsAgreeing(coordinatesOf(row, positions))
+      case None => Seq(0)
+    }
 
     /** Is `cell` the home of this data row (the cell agreeing with it on all its classes)? */
     def isHome(row: InternalRow, cellCoordinates: IndexedSeq[Int]): Boolean =

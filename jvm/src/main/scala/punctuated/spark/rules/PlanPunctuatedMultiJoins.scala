@@ -14,7 +14,7 @@ import punctuated.compat.StreamingSymmetricHashJoinExec
 import punctuated.checkpoint.{CheckpointDeclarations, MigrationRequests, MultiJoinCheckpoint, PlanLog, PlanRecord}
 import punctuated.conf.PunctuatedConf
 import punctuated.input.{InputSpec, PunctuatedInput, PunctuationColumns}
-import punctuated.join.multi.{Hypercube, MultiJoinExchangeExec, MultiJoinGroups, MultiJoinInputSpec, MultiJoinMigration, MultiJoinObserved, MultiJoinPlan, MultiJoinStatistics, MultiJoinTree, PlanChoice, PlanCost, PunctuatedMultiJoinExec, PunctuationReach}
+import punctuated.join.multi.{Hypercube, MultiJoinExchangeExec, MultiJoinGroups, MultiJoinInputSpec, MultiJoinMigration, MultiJoinObserved, MultiJoinPlan, MultiJoinShareWeights, MultiJoinStatistics, MultiJoinTree, PlanChoice, PlanCost, PunctuatedMultiJoinExec, PunctuationReach}
 
 /**
  * Physical rule (before columnar transitions; registered before [[PlanPunctuatedJoins]]): the
@@ -114,9 +114,15 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
         MultiJoinInputSpec(i, InputSpec.of(in.declaration, keys, in.plan.output), keys, cols.map(_._1).toSeq)
       }.toIndexedSeq
       val classTypes = classes.map(_.head.dataType)
-      val cube = Hypercube.choose(info.numPartitions, planned.map(_.classes), classes.size)
       val names = inputs.map(in => MultiJoinCheckpoint.inputName(in.declaration, in.plan.output)).toSeq
       val recorded = PlanLog.latest(CheckpointDeclarations.operatorDir(info), session.sessionState.newHadoopConf())
+      // the shares: the plan log's win (planInForce); before any record, weighed by the first
+      // batch's rows (MultiJoinShareWeights) unless shareWeights=equal
+      val weights = if (recorded.isDefined || conf.shareWeights == "equal" || info.numPartitions == 1 ||
+        classes.size == 1) None
+      else MultiJoinShareWeights.firstBatch(session, planned.zip(inputs.map(_.plan)).toSeq, classes.size)
+      val cube = weights.map(Hypercube.chooseWeighted(info.numPartitions, _, classes.size))
+        .getOrElse(Hypercube.choose(info.numPartitions, planned.map(_.classes), classes.size))
       val seen = planned.map(in => PunctuationReach.Input(names(in.number), in.classes.toSet,
         in.spec.keySchemes.map(s => in.boundClasses(s).toSet)))
       // what the previous batch showed, else what the plan log carries, else the defaults

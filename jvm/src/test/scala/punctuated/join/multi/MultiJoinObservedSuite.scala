@@ -75,7 +75,10 @@ class MultiJoinObservedSuite extends PunctuatedStreamTest {
         Map(0 -> 1.0), // ten rows of a, ten values of k
         Map(0 -> 1.0, 1 -> bOnV), // ten rows of b, ten values of k (a's rows came first: no matter)
         Map(1 -> 300.0))) // 300 rows of c, all v = 7 (b's rows came first: no matter)
-      withSQLConf(PunctuatedConf.SafetyMode -> "warn", SQLConf.SHUFFLE_PARTITIONS.key -> partitions.toString) {
+      // (the cells above are the shares (2, 2) of every input weighted alike; by batch 0's rows,
+      // mostly c's, they would be (1, 4): MultiJoinShareWeightsSuite)
+      withSQLConf(PunctuatedConf.SafetyMode -> "warn", SQLConf.SHUFFLE_PARTITIONS.key -> partitions.toString,
+          PunctuatedConf.ShareWeights -> "equal") {
         testStream(joined)(
           AddData(a, as: _*), AddData(b, bs: _*), AddData(c, cs(zs0): _*),
           StartStream(checkpointLocation = checkpoint),

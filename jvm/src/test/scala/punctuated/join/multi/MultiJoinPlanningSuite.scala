@@ -38,7 +38,8 @@ class MultiJoinPlanningSuite extends PunctuatedStreamTest {
 
   private def run(partitions: Int, plan: String)(check: org.apache.spark.sql.execution.SparkPlan => Unit): Unit =
     withSQLConf("spark.sql.shuffle.partitions" -> partitions.toString, PunctuatedConf.JoinPlan -> plan,
-        PunctuatedConf.SafetyMode -> "warn") {   // (the safety of chains is judged elsewhere)
+        PunctuatedConf.SafetyMode -> "warn",   // (the safety of chains is judged elsewhere)
+        PunctuatedConf.ShareWeights -> "equal") {   // (the first batch's weights: MultiJoinShareWeightsSuite)
       val (a, b, c, joined) = chain()
       val q = joined.writeStream.format("memory").queryName(s"chain_${partitions}_$plan").start()
       try {

@@ -159,7 +159,9 @@ class MultiWayJoinSuite extends PunctuatedStreamTest {
   }
 
   test("chain, 4 cells: b's unique key k closes k in every cell agreeing on k, also where b's row is not stored") {
-    withPartitions(4) {
+    // the cells below are those of shares (2, 2), every input weighted alike (by the first
+    // batch's rows, b's pinning k alone with its unique key, they would be (4, 1))
+    withPartitions(4)(withSQLConf(PunctuatedConf.ShareWeights -> "equal") {
       val (a, b, c, joined) = chainQuery("b_v", bUnique = Some("b_k"))
       testStream(joined)(
         AddData(a, xy(1, 10)), AddData(b, xy(1, 7)), AddData(c, xy(7, 20)),
@@ -180,7 +182,7 @@ class MultiWayJoinSuite extends PunctuatedStreamTest {
         AddData(a, onX(1)), AddData(b, onY(7)),
         CheckNewAnswer(),
         AssertEmpty)
-    }
+    })
   }
 
   for (partitions <- Seq(1, 2, 4, 7)) {

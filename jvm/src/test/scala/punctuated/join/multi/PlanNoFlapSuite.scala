@@ -68,7 +68,9 @@ class PlanNoFlapSuite extends PunctuatedStreamTest {
             true
           })
       }
+      // (4 partitions: the cells of shares (2, 2), every input weighted alike, as the comments count them)
       withSQLConf(PunctuatedConf.SafetyMode -> "warn", SQLConf.SHUFFLE_PARTITIONS.key -> partitions.toString,
+        PunctuatedConf.ShareWeights -> "equal",
         PunctuatedConf.JoinPlan -> "auto", PunctuatedConf.ReplanEvery -> "2") {
         testStream(joined)(((StartStream(checkpointLocation = checkpoint) +: steps) :+
           AssertOnQuery("the plan log: no switch after the first choice; the same statistics at every re-planning") { _ =>

@@ -139,7 +139,9 @@ class PlanReplanEndToEndSuite extends PunctuatedStreamTest {
       val closing = MultiAddData(a -> allKs.map(k => close(Some(k), None)),
         b -> (allKs.map(k => close(Some(k), None)) ++ allVs.map(v => close(None, Some(v)))),
         c -> allVs.map(v => close(Some(v), None)))
+      // (4 partitions: the cells of shares (2, 2), every input weighted alike, as the comments count them)
       withSQLConf(PunctuatedConf.SafetyMode -> "warn", SQLConf.SHUFFLE_PARTITIONS.key -> partitions.toString,
+        PunctuatedConf.ShareWeights -> "equal",
         PunctuatedConf.JoinPlan -> "auto", PunctuatedConf.ReplanEvery -> "2",
         PunctuatedConf.MigrationStrategy -> strategy) {
         testStream(joined)((StartStream(checkpointLocation = checkpoint) +: steps) ++ Seq(
