@@ -72,11 +72,14 @@ FROM bid AS B
   INNER JOIN auction AS A ON B.auction = A.id
   INNER JOIN person AS P ON A.seller = P.id
 """
-ENGINES = ("native", "written", "auto")
+ENGINES = ("native", "written", "auto", "auto_equal")
 ENGINE_CONF = {
     "native": {},
     "written": {"spark.punctuated.join.plan": "written", "spark.punctuated.safety.mode": "warn"},
     "auto": {"spark.punctuated.join.plan": "auto"},
+    # the multi-way join with its hypercube's shares weighing every input alike (not by the
+    # first batch's rows): not in the default run, ``--engines auto,auto_equal`` compares them
+    "auto_equal": {"spark.punctuated.join.plan": "auto", "spark.punctuated.join.shareWeights": "equal"},
 }
 TABLES = ("bid", "auction", "person")           # the inputs, in the order the SQL writes them
 # attribute classes (0: auction id, 1: person id) of each input, and the classes each
@@ -266,6 +269,26 @@ def optimum_shares(k: int, sizes: dict, puncts: dict):
     return min(share_choices(k), key=lambda s: routed(s, sizes, puncts))
 
 
+def measured_replication(engine_runs: list, sizes: dict, puncts: dict) -> dict:
+    """What a multi-way engine's first run shows of its hypercube: the plan log's shares, the
+    replication they give for the whole run's input sizes, its exchanges' rows read and sent."""
+    if not engine_runs:
+        return {}
+    first, out = engine_runs[0], {}
+    plan = first["plan"]
+    out["plan_record"] = plan
+    if plan and isinstance(plan.get("shares"), list) and len(plan["shares"]) == 2:
+        out["measured_shares"] = plan["shares"]
+        out["replication_from_plan_shares"] = round(routed(plan["shares"], sizes, puncts), 4)
+    out["routing_metrics"] = first["routing_metrics"]
+    out["exchanges_read_routed"] = first["routing"]
+    counted = {k: v for k, v in first["routing"].items() if k != "error"}
+    if counted:
+        read, sent = sum(v[0] for v in counted.values()), sum(v[1] for v in counted.values())
+        out["measured_replication"] = round(sent / max(1, read), 4)
+    return out
+
+
 def child_main(args) -> int:
     data = Path(args.data)
     if args.child == "prepare":
@@ -316,7 +339,7 @@ def summarize(engine: str, runs: list, prep: dict, args) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--events", type=int, default=2_000_000, help="events of the global sequence")
-    ap.add_argument("--engines", default=",".join(ENGINES))
+    ap.add_argument("--engines", default="native,written,auto")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", default=str(harness.DEFAULT_OUT),
                     help="directory for the results (the recorded ones only with --out benchmarks/results)")
@@ -367,7 +390,7 @@ def main(argv=None) -> int:
     summaries = [summarize(e, runs[e], prep, args) for e in engines]
     # throughput ratios per repetition (engines of one repetition ran back to back)
     ratios = {}
-    for a, b in (("auto", "native"), ("auto", "written"), ("written", "native")):
+    for a, b in (("auto", "native"), ("auto", "written"), ("written", "native"), ("auto", "auto_equal")):
         if a in runs and b in runs and not any(r["error"] for r in runs[a] + runs[b]):
             ratios[f"{a}/{b}"] = spread([round(rb["seconds"] / ra["seconds"], 3)
                                          for ra, rb in zip(runs[a], runs[b])])
@@ -378,19 +401,12 @@ def main(argv=None) -> int:
         replication["by_partitions"].append({
             "partitions": k, "design_shares": chosen, "design_replication": round(routed(chosen, sizes, puncts), 4),
             "optimum_shares": best, "optimum_replication": round(routed(best, sizes, puncts), 4)})
-    auto_runs = [r for r in runs.get("auto", []) if not r["error"]]
-    if auto_runs:
-        plan = auto_runs[0]["plan"]
-        replication["plan_record"] = plan
-        if plan and isinstance(plan.get("shares"), list) and len(plan["shares"]) == 2:
-            replication["measured_shares"] = plan["shares"]
-            replication["replication_from_plan_shares"] = round(routed(plan["shares"], sizes, puncts), 4)
-        replication["routing_metrics"] = auto_runs[0]["routing_metrics"]
-        counted = {k: v for k, v in auto_runs[0]["routing"].items() if k != "error"}
-        replication["exchanges_read_routed"] = auto_runs[0]["routing"]
-        if counted:
-            read, sent = sum(v[0] for v in counted.values()), sum(v[1] for v in counted.values())
-            replication["measured_replication"] = round(sent / max(1, read), 4)
+    for engine in ("auto", "auto_equal"):
+        measured = measured_replication([r for r in runs.get(engine, []) if not r["error"]], sizes, puncts)
+        if engine == "auto":
+            replication.update(measured)
+        elif measured:
+            replication[engine] = measured
     report = {"command": command, "minutes": round((time.time() - started) / 60, 1),
               "uptime_before_after": uptime, "load_average_1min": spread(load) if load else None,
               "cpus": os.cpu_count(), "expected_rows": prep["expected_rows"],
@@ -462,6 +478,11 @@ def markdown(report, args, name) -> str:
                       f"{rep['replication_from_plan_shares']}; routing metrics {rep.get('routing_metrics') or 'none reported'}."]
     elif "auto" in [s["engine"] for s in report["summaries"]]:
         lines += ["", "No plan record with shares was found in the `auto` run's checkpoint."]
+    eq = rep.get("auto_equal")
+    if eq and "measured_replication" in eq:
+        lines += ["", f"`auto_equal` (`spark.punctuated.join.shareWeights=equal`): plan record shares "
+                      f"{eq.get('measured_shares')}, measured replication **{eq['measured_replication']}** "
+                      f"(per input in plan order {eq['exchanges_read_routed']})."]
     lines += ["", f"Per-batch figures: `{name}.csv`.", ""]
     return "\n".join(lines)
 
