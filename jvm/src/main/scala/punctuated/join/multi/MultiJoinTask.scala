@@ -269,6 +269,10 @@ private[multi] class MultiJoinTask(
     val shed = shedder.map(_.shed.sum).getOrElse(0L)
     metric("numRemovedStateRows") += purged + migration.cleared + parallel.cleared + shed
     metric(SheddingMetrics.RowsShed) += shed
+    shedder.foreach { s =>
+      for (i <- 0 until n) metric(SheddingMetrics.inputRowsShed(i)) += s.shed(i)
+      metric(SheddingMetrics.CombinationsShed) += s.shed(n)
+    }
     migration.report()
     metric(RowsPurged) += purged
     metric(PunctuatedMultiJoinExec.PurgeChecksAbandoned) += abandoned

@@ -166,7 +166,7 @@ case class PunctuatedMultiJoinExec(
         "number of keys of intermediate states completed by a plan migration"),
       StatefulOperatorCustomSumMetric(MultiJoinMigration.NumParallelPlans,
         "number of cells still running an old plan beside the current one (parallel_track)"))) ++
-      MultiJoinObserved.metrics(inputs.map(_.classes)) :+ punctuated.join.shedding.SheddingMetrics.rowsShed
+      MultiJoinObserved.metrics(inputs.map(_.classes)) ++ punctuated.join.shedding.SheddingMetrics.multiWay(inputs.size)
 
   require(probeOrders.isEmpty || joinPlan.isMJoin && probeOrders.size == inputs.size &&
     probeOrders.indices.forall(i => connected(i, probeOrders(i))), s"probe orders $probeOrders do not fit the plan $joinPlan")

@@ -16,6 +16,16 @@ object SheddingMetrics {
   val rowsShed: StatefulOperatorCustomMetric =
     StatefulOperatorCustomSumMetric(RowsShed, "number of rows shed (state over its budget)")
 
+  /** The multi-way join's per input: `input1RowsShed` (the binary join's left and right). */
+  def inputRowsShed(i: Int): String = s"input${i}RowsShed"
+  /** The multi-way join's intermediate results (a tree plan's nodes' combinations) shed. */
+  val CombinationsShed = "numCombinationsShed"
+
+  /** The multi-way join's over `n` inputs: in all, per input, and of its nodes. */
+  def multiWay(n: Int): Seq[StatefulOperatorCustomMetric] = rowsShed +:
+    ((0 until n).map(i => StatefulOperatorCustomSumMetric(inputRowsShed(i), s"number of input $i's rows shed")) :+
+      StatefulOperatorCustomSumMetric(CombinationsShed, "number of intermediate results shed (tree plans)"))
+
   val all: Seq[StatefulOperatorCustomMetric] = Seq(
     rowsShed,
     StatefulOperatorCustomSumMetric(RowsShedLeft, "number of the left input's rows shed"),

@@ -99,6 +99,11 @@ class MultiJoinSheddingSuite extends PunctuatedStreamTest {
       q.recentProgress.filter(p => p.stateOperators.nonEmpty && p.durationMs.containsKey("addBatch")).foreach { p =>
         val op = p.stateOperators.head
         byBatch(p.batchId) = (op.numRowsUpdated, op.customMetrics.get("numRowsShed"), op.numRowsRemoved)
+        // the rows shed, per input and of the plan's nodes, add up to numRowsShed (an MJoin has no node)
+        val parts = (0 to 2).map(i => op.customMetrics.get(s"input${i}RowsShed").longValue)
+        val combinations = op.customMetrics.get("numCombinationsShed").longValue
+        assert(parts.sum + combinations == op.customMetrics.get("numRowsShed"), op.customMetrics)
+        if (plan == "mjoin") assert(combinations == 0L, op.customMetrics)
       }
       val held = punctuatedProgress(q).numRowsTotal
       assert(held == perPartition.values.sum, s"numRowsTotal $held != $perPartition")
