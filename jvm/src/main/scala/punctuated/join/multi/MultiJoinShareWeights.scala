@@ -1,5 +1,8 @@
 package punctuated.join.multi
 
+import scala.util.control.NonFatal
+
+import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.classic.{SparkSession => ClassicSession}
 import org.apache.spark.sql.execution.{QueryExecution, SparkPlan}
@@ -26,9 +29,10 @@ import punctuated.compat.StatefulOperator
  * metrics, so the batch's progress counts its rows once; sources replay a batch's offsets). It
  * is skipped — every input weighted alike, [[Hypercube.choose]] — when an input's plan holds a
  * stateful operator (running it twice would commit its state twice) or when the first batch has
- * no rows; `spark.punctuated.join.shareWeights=equal` skips it always.
+ * no rows, and given up (logged) if counting fails; `spark.punctuated.join.shareWeights=equal`
+ * skips it always.
  */
-object MultiJoinShareWeights {
+object MultiJoinShareWeights extends Logging {
 
   /**
    * Rows of this batch per set of classes they pin, over all the inputs (None: not counted,
@@ -41,10 +45,16 @@ object MultiJoinShareWeights {
   def firstBatch(session: SparkSession, inputs: Seq[(MultiJoinInputSpec, SparkPlan)],
       numClasses: Int): Option[Seq[(Set[Int], Long)]] =
     if (inputs.exists(_._2.exists(_.isInstanceOf[StatefulOperator]))) None
-    else {
+    else try {
       val counts = inputs.flatMap { case (input, plan) => pinnedCounts(session, input, plan, numClasses) }
         .groupMapReduce(_._1)(_._2)(_ + _).toSeq
       if (counts.forall(_._2 == 0)) None else Some(counts)
+    } catch {
+      // the weights only choose among correct placements: never fail the query for them
+      case NonFatal(e) =>
+        logWarning(s"Punctuated: the multi-way join's shares weigh every input alike: counting the " +
+          s"first batch's rows failed (${e.getClass.getSimpleName}: ${e.getMessage})")
+        None
     }
 
   /** One input's rows of this batch per set of classes they pin (one Spark job). */
