@@ -11,17 +11,15 @@ import punctuated.spark.PunctuatedStreamTest
 /** A row of [[MultiJoinPlanningSuite]]'s streams: two columns and a marker. */
 case class XY(x: Option[Long], y: Option[Long], p: Boolean = false)
 
-/**
- * Which joins run as one multi-way join, and how it is planned: one
- * [[PunctuatedMultiJoinExec]] in place of the group's joins, a [[MultiJoinExchangeExec]] below
- * each input with the [[Hypercube]] the number of partitions gives; groups not formed where
- * [[MultiJoinGroups]] says so (`written`, two inputs, an outer join).
- */
-class MultiJoinPlanningSuite extends PunctuatedStreamTest {
+/** The chain of three streams of [[XY]] rows the planning suites run. */
+trait XYChain extends PunctuatedStreamTest {
   import testImplicits._
 
-  /** Streams a(k), b(k, v), c(v): a and c declare their key, b both columns. */
-  private def chain() = {
+  /**
+   * Streams a(k), b(k, v), c(v): a and c declare their key, b both columns; the query
+   * `a ⋈ b ON a_k = b_k ⋈ c ON b_v = c_v` selecting (a_k, b_v, a_w, c_w).
+   */
+  protected def chain() = {
     val (a, b, c) = (MemoryStream[XY], MemoryStream[XY], MemoryStream[XY])
     def decl(s: MemoryStream[XY], n: String, x: String, y: String, schemes: String) =
       declare(s.toDF().selectExpr(s"x AS $x", s"y AS $y", s"p AS ${n}_p"), n, Schemes -> schemes, Marker -> s"${n}_p")
@@ -31,6 +29,16 @@ class MultiJoinPlanningSuite extends PunctuatedStreamTest {
     (a, b, c, da.join(db, da("a_k") === db("b_k")).join(dc, db("b_v") === dc("c_v"))
       .select(da("a_k"), db("b_v"), da("a_w"), dc("c_w")))
   }
+}
+
+/**
+ * Which joins run as one multi-way join, and how it is planned: one
+ * [[PunctuatedMultiJoinExec]] in place of the group's joins, a [[MultiJoinExchangeExec]] below
+ * each input with the [[Hypercube]] the number of partitions gives; groups not formed where
+ * [[MultiJoinGroups]] says so (`written`, two inputs, an outer join).
+ */
+class MultiJoinPlanningSuite extends XYChain {
+  import testImplicits._
 
   private def planned(q: StreamingQuery) =
     q.asInstanceOf[punctuated.compat.StreamingQueryWrapper]

@@ -4,8 +4,6 @@ import punctuated.compat.MemoryStream
 import org.apache.spark.sql.streaming.StreamingQuery
 
 import punctuated.conf.PunctuatedConf
-import punctuated.declaration.Declaration._
-import punctuated.spark.PunctuatedStreamTest
 
 /**
  * The hypercube's shares weighed by the first micro-batch's rows ([[MultiJoinShareWeights]],
@@ -16,7 +14,7 @@ import punctuated.spark.PunctuatedStreamTest
  * results are the join's, and the plan log's shares win after a restart whatever later
  * batches weigh.
  */
-class MultiJoinShareWeightsSuite extends PunctuatedStreamTest {
+class MultiJoinShareWeightsSuite extends XYChain {
   import testImplicits._
 
   test("weighted shares: the fewest copies of the rows given") {
@@ -30,18 +28,6 @@ class MultiJoinShareWeightsSuite extends PunctuatedStreamTest {
     // a cycle with one heavy input a(x, y): the class it lacks (z) gets share 1, a is not copied
     val cycle = Seq(Set(0, 1) -> 100L, Set(1, 2) -> 1L, Set(0, 2) -> 1L)
     assert(Hypercube.chooseWeighted(8, cycle, 3).shares == Seq(4, 2, 1))
-  }
-
-  /** Streams a(k), b(k, v), c(v): a and c declare their key, b both columns. */
-  private def chain() = {
-    val (a, b, c) = (MemoryStream[XY], MemoryStream[XY], MemoryStream[XY])
-    def decl(s: MemoryStream[XY], n: String, x: String, y: String, schemes: String) =
-      declare(s.toDF().selectExpr(s"x AS $x", s"y AS $y", s"p AS ${n}_p"), n, Schemes -> schemes, Marker -> s"${n}_p")
-    val da = decl(a, "a", "a_k", "a_w", "a_k")
-    val db = decl(b, "b", "b_k", "b_v", "b_k; b_v")
-    val dc = decl(c, "c", "c_v", "c_w", "c_v")
-    (a, b, c, da.join(db, da("a_k") === db("b_k")).join(dc, db("b_v") === dc("c_v"))
-      .select(da("a_k"), db("b_v"), da("a_w"), dc("c_w")))
   }
 
   private def execution(q: StreamingQuery) =
