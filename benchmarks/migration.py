@@ -8,11 +8,23 @@ The query (Aly et al., JISC, EDBT 2014, §6: a pipelined join whose statistics d
 Synthetic and seeded: every micro-batch opens ``R`` new values of each key (a row of a per
 k1, of b per k2 naming an open k1, of c per k3 naming an open k2, Zipf-skewed towards the
 newest), d sends rows on open k3 values (Zipf), and a value closes ``--key-life`` batches after
-it opened (the inputs having it punctuate it), so state stays at the open keys. Each d row
-meets exactly one result. From ``--flip-batch`` on (default: ``--switch-batch``), d sends
-``--skew`` times as many rows (a rate flips), which makes keeping the ``a ⋈ b ⋈ c``
-combinations pay off. A flip before the switch (as ``auto`` would see it: after the fact)
-separates the switch's own cost from the heavier batches the flip brings.
+it opened (the inputs having it punctuate it), so state stays at the open keys. What flips
+from ``--flip-batch`` on (default: ``--switch-batch``) is the ``--workload``:
+
+* ``rate`` (default): d sends ``--skew`` times as many rows, which makes keeping the
+  ``a ⋈ b ⋈ c`` combinations pay off. Each d row meets exactly one result; every
+  intermediate result is at most as large as an input (a, b and c are unique on a key), so
+  the plans differ by small factors.
+* ``fanout`` (a selectivity flip): a and b send ``--skew`` times as many rows — ``--skew``
+  rows of a per new k1 (a is no longer unique on k1: it punctuates k1 instead) and ``--skew``
+  times as many rows of b (each a new k2), while c and d keep their rates, so most of b's new
+  k2 values never meet c. The ``a ⋈ b`` combinations (about ``skew²`` per row of b's old
+  rate) become many and useless: the plan keeping them, ``((a ⋈ b) ⋈ c ⋈ d)``, is the old
+  plan here, the right-deep ``(a ⋈ (b ⋈ (c ⋈ d)))`` (whose intermediate results stay at d's
+  rate) the new one.
+
+A flip before the switch (as ``auto`` would see it: after the fact) separates the switch's own
+cost from the heavier batches the flip brings.
 
 Engines (each in a fresh process, interleaved, ``--reps`` times: ``benchmarks/harness.py``):
 
@@ -57,6 +69,9 @@ STRATEGIES = ("jisc", "moving_state", "parallel_track")
 OTHERS = ("none", "fixed", "auto")  # no migration (old plan), the new plan fixed, auto re-planning
 OLD_PLAN = "mjoin"
 NEW_PLAN = "((a ⋈ b) ⋈ c ⋈ d)"   # the plan auto picks once d is fast
+WORKLOADS = ("rate", "fanout")
+# the fanout workload's plans when not given: the old one keeps a ⋈ b, the new one does not
+FANOUT_PLANS = ("((a ⋈ b) ⋈ c ⋈ d)", "(a ⋈ (b ⋈ (c ⋈ d)))")
 CHECKSUM_MOD = 1_000_000_007
 SCHEMAS = {  # the four inputs' JSON columns (each prefixed by its name: no ambiguous join columns)
     "a": "a_k1 BIGINT, a_p BIGINT, a_punct BOOLEAN",
@@ -72,11 +87,18 @@ def flip_batch(args) -> int:
     return args.switch_batch if getattr(args, "flip_batch", None) is None else args.flip_batch
 
 
+def fanout(args) -> bool:
+    """Is the workload the selectivity flip (``--workload fanout``)?"""
+    return getattr(args, "workload", "rate") == "fanout"
+
+
 def rows_per_batch(args) -> int:
     """R, the new values of each key per batch, so that the data rows total ``--events``:
-    a, b, c bring R rows a batch, d R before the switch and ``skew`` x R from it on."""
+    ``rate``: a, b, c bring R rows a batch, d R before the flip and ``skew`` x R from it on;
+    ``fanout``: c and d R rows a batch, a and b R before the flip and ``skew`` x R from it on."""
     flip = flip_batch(args)
-    units = 3 * args.batches + flip + args.skew * (args.batches - flip)
+    flipped = flip + args.skew * (args.batches - flip)
+    units = 2 * args.batches + 2 * flipped if fanout(args) else 3 * args.batches + flipped
     return max(1, args.events // units)
 
 
@@ -102,24 +124,35 @@ def generate(args, root: Path) -> dict:
     t0 = time.time() - 10 * args.batches
     for t in SCHEMAS:
         (root / t).mkdir(parents=True, exist_ok=True)
+    opened = {key: [] for key in ("k1", "k2", "k3")}        # per key, the values each batch opened
+    next_value = {key: 0 for key in opened}
     for i in range(args.batches):
-        new = range(i * r, (i + 1) * r)                      # the batch's new values of k1, k2 and k3
-        open_values = list(range(max(0, i - life + 1) * r, (i + 1) * r))
-        d_rows = r if i < flip_batch(args) else args.skew * r
+        flipped = i >= flip_batch(args)
+        per_k1 = args.skew if flipped and fanout(args) else 1          # a's rows per new k1
+        counts_new = {"k1": r, "k2": r * per_k1, "k3": r}              # (fanout: b's rows too)
+        for key, m in counts_new.items():                    # the batch's new values of each key
+            opened[key].append(range(next_value[key], next_value[key] + m))
+            next_value[key] += m
+        new = {key: opened[key][i] for key in opened}
+        open_values = {key: [v for span in opened[key][max(0, i - life + 1):] for v in span] for key in opened}
+        d_rows = args.skew * r if flipped and not fanout(args) else r
         rows = {
-            "a": [{"a_k1": k, "a_p": rng.randrange(1000), "a_punct": False} for k in new],
+            "a": [{"a_k1": k, "a_p": rng.randrange(1000), "a_punct": False} for k in new["k1"] for _ in range(per_k1)],
             "b": [{"b_k1": k1, "b_k2": k, "b_p": rng.randrange(1000), "b_punct": False}
-                  for k, k1 in zip(new, pick(open_values, r))],
+                  for k, k1 in zip(new["k2"], pick(open_values["k1"], len(new["k2"])))],
             "c": [{"c_k2": k2, "c_k3": k, "c_p": rng.randrange(1000), "c_punct": False}
-                  for k, k2 in zip(new, pick(open_values, r))],
-            "d": [{"d_k3": k3, "d_p": rng.randrange(1000), "d_punct": False} for k3 in pick(open_values, d_rows)],
+                  for k, k2 in zip(new["k3"], pick(open_values["k2"], r))],
+            "d": [{"d_k3": k3, "d_p": rng.randrange(1000), "d_punct": False}
+                  for k3 in pick(open_values["k3"], d_rows)],
         }
         for t in SCHEMAS:
             counts[t] += len(rows[t])
-        closing = range((i - life + 1) * r, (i - life + 2) * r) if i - life + 1 >= 0 else range(0)
-        rows["b"] += [{"b_k1": k, "b_punct": True} for k in closing]
-        rows["c"] += [{"c_k2": k, "c_punct": True} for k in closing]
-        rows["d"] += [{"d_k3": k, "d_punct": True} for k in closing]
+        closing = {key: opened[key][i - life + 1] if i - life + 1 >= 0 else range(0) for key in opened}
+        if fanout(args):                                     # a is not unique on k1: it punctuates it
+            rows["a"] += [{"a_k1": k, "a_punct": True} for k in closing["k1"]]
+        rows["b"] += [{"b_k1": k, "b_punct": True} for k in closing["k1"]]
+        rows["c"] += [{"c_k2": k, "c_punct": True} for k in closing["k2"]]
+        rows["d"] += [{"d_k3": k, "d_punct": True} for k in closing["k3"]]
         for t, rs in rows.items():
             path = root / t / f"{i:05d}.json"
             path.write_text("".join(json.dumps(x) + "\n" for x in rs))
@@ -127,13 +160,15 @@ def generate(args, root: Path) -> dict:
     return counts
 
 
-def streams(spark, root: Path):
-    """The four declared streams, one file per input per micro-batch."""
+def streams(spark, root: Path, workload: str = "rate"):
+    """The four declared streams, one file per input per micro-batch (``fanout``: a punctuates
+    k1 instead of being unique on it)."""
     import punctuated
 
     def read(t):
         return spark.readStream.schema(SCHEMAS[t]).option("maxFilesPerTrigger", 1).json(str(root / t))
-    a = punctuated.with_schemes(read("a"), unique=["a_k1"], marker="a_punct", name="a")
+    a = (punctuated.with_schemes(read("a"), schemes=["a_k1"], marker="a_punct", name="a") if workload == "fanout"
+         else punctuated.with_schemes(read("a"), unique=["a_k1"], marker="a_punct", name="a"))
     b = punctuated.with_schemes(read("b"), schemes=["b_k1"], unique=["b_k2"], marker="b_punct", name="b")
     c = punctuated.with_schemes(read("c"), schemes=["c_k2"], unique=["c_k3"], marker="c_punct", name="c")
     d = punctuated.with_schemes(read("d"), schemes=["d_k3"], marker="d_punct", name="d")
@@ -204,7 +239,7 @@ def run_engine(spark, args, engine: str, root: Path, checkpoint: Path) -> dict:
                 time.sleep(0.05)
             migrated.append(punctuated.migrate(holder["q"], args.new_plan))
 
-    query = (join(*streams(spark, root)).writeStream.foreachBatch(sink)
+    query = (join(*streams(spark, root, args.workload)).writeStream.foreachBatch(sink)
              .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start())
     holder["q"] = query
     started = time.time()
@@ -264,13 +299,18 @@ def main(argv=None) -> int:
     ap.add_argument("--switch-batch", type=int, default=4, help="the batch the plan switches at")
     ap.add_argument("--flip-batch", type=int, default=None,
                     help="the batch d's rate flips at (default: --switch-batch; at most --switch-batch)")
-    ap.add_argument("--skew", type=int, default=8, help="d's rows per batch from the switch on, times R")
+    ap.add_argument("--workload", choices=WORKLOADS, default="rate",
+                    help="what flips: d's rate (rate), or a's and b's rows per key, a selectivity flip (fanout)")
+    ap.add_argument("--skew", type=int, default=8,
+                    help="from the flip on: d's rows per batch (rate), a's rows per k1 and b's rows (fanout), times R")
     ap.add_argument("--key-life", type=int, default=3, help="batches a key value stays open")
     ap.add_argument("--zipf", type=float, default=1.2, help="Zipf exponent of the key choices (newest hot)")
-    ap.add_argument("--old-plan", default=OLD_PLAN,
+    ap.add_argument("--old-plan", default=None,
                     help="the plan running before the switch (default the MJoin; a tree, e.g. '(((a ⋈ b) ⋈ c) ⋈ d)', "
-                         "gives the old plan intermediate state, the setting where Parallel Track pays)")
-    ap.add_argument("--new-plan", default=NEW_PLAN, help="the plan migrated to (and the fixed engine's)")
+                         "gives the old plan intermediate state, the setting where Parallel Track pays; "
+                         f"fanout: {FANOUT_PLANS[0]})")
+    ap.add_argument("--new-plan", default=None,
+                    help=f"the plan migrated to (and the fixed engine's; default {NEW_PLAN}, fanout: {FANOUT_PLANS[1]})")
     ap.add_argument("--replan-every", type=int, default=2, help="auto's spark.punctuated.join.replanEvery")
     ap.add_argument("--partitions", type=int, default=2)
     ap.add_argument("--seed", type=int, default=7)
@@ -280,6 +320,9 @@ def main(argv=None) -> int:
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--data", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    default_plans = FANOUT_PLANS if args.workload == "fanout" else (OLD_PLAN, NEW_PLAN)
+    args.old_plan = args.old_plan or default_plans[0]
+    args.new_plan = args.new_plan or default_plans[1]
     if not 0 < args.switch_batch < args.batches:
         ap.error(f"--switch-batch must be between 1 and --batches - 1 ({args.batches - 1}), not {args.switch_batch}")
     if args.flip_batch is not None and not 0 < args.flip_batch <= args.switch_batch:
@@ -294,7 +337,8 @@ def main(argv=None) -> int:
     if any(e not in OTHERS for e in others):
         ap.error(f"--engines: choose among {', '.join(OTHERS)}")
     command = "python -m benchmarks.migration " + " ".join(argv if argv is not None else sys.argv[1:])
-    common = ["--events", str(args.events), "--batches", str(args.batches), "--switch-batch", str(args.switch_batch),
+    common = ["--workload", args.workload,
+              "--events", str(args.events), "--batches", str(args.batches), "--switch-batch", str(args.switch_batch),
               "--flip-batch", str(flip_batch(args)),
               "--skew", str(args.skew), "--key-life", str(args.key_life), "--zipf", str(args.zipf),
               "--old-plan", args.old_plan, "--new-plan", args.new_plan, "--replan-every", str(args.replan_every),

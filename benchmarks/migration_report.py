@@ -141,10 +141,17 @@ def _f(s, digits=2, thousands=False):
     return harness.fmt_spread(s, digits, thousands)
 
 
+def flip_text(args) -> str:
+    """What flips, as the title says it."""
+    if getattr(args, "workload", "rate") == "fanout":
+        return f"a's rows per k1 and b's rows x{args.skew} (workload fanout)"
+    return f"d's rate x{args.skew}"
+
+
 def markdown(report, args) -> str:
     load = report["load_1min"]
     lines = [
-        f"# Plan migration: a(k1) ⋈ b(k1, k2) ⋈ c(k2, k3) ⋈ d(k3), d's rate x{args.skew} from batch "
+        f"# Plan migration: a(k1) ⋈ b(k1, k2) ⋈ c(k2, k3) ⋈ d(k3), {flip_text(args)} from batch "
         f"{getattr(args, 'flip_batch', None) or args.switch_batch}", "",
         f"Command: `nice -n 10 {report['command']}`", "",
         f"{args.batches} micro-batches, {report['rows_per_batch']:,} new values per key and batch, "

@@ -31,6 +31,40 @@ def test_rows_per_batch_and_stage_length():
     assert migration_report.steady_batches(SimpleNamespace(batches=24, switch_batch=12)) == [20, 21, 22, 23]
 
 
+def _rows(root, t):
+    return [json.loads(line) for f in sorted((root / t).iterdir()) for line in f.read_text().splitlines()]
+
+
+def test_fanout_workload_flips_the_rows_per_key_of_a_and_b(tmp_path):
+    """``--workload fanout``: from the flip a sends ``skew`` rows per new k1 and punctuates k1,
+    b sends ``skew`` times as many rows (each a new k2), c and d keep their rates; every value
+    opened is punctuated once by each input having it, ``key_life`` batches later."""
+    args = SimpleNamespace(events=3000, batches=6, switch_batch=4, flip_batch=3, skew=4, key_life=2, zipf=1.2,
+                           seed=7, workload="fanout")
+    r = migration.rows_per_batch(args)
+    assert r == 3000 // (2 * 6 + 2 * (3 + 4 * 3))
+    counts = migration.generate(args, tmp_path)
+    assert counts == {"a": r * (3 + 4 * 3), "b": r * (3 + 4 * 3), "c": 6 * r, "d": 6 * r}
+    a, b = _rows(tmp_path, "a"), _rows(tmp_path, "b")
+    per_k1 = {}
+    for row in a:
+        if not row["a_punct"]:
+            per_k1[row["a_k1"]] = per_k1.get(row["a_k1"], 0) + 1
+    assert sorted(set(per_k1.values())) == [1, 4] and sum(v == 1 for v in per_k1.values()) == 3 * r
+    k2 = [row["b_k2"] for row in b if not row["b_punct"]]
+    assert len(k2) == len(set(k2))                       # b stays unique on k2
+    # a and b close the k1 values of the first batches (the last key_life - 1 batches' stay open)
+    for t, col in (("a", "a_k1"), ("b", "b_k1")):
+        closed = sorted(row[col] for row in _rows(tmp_path, t) if row[f"{t}_punct"])
+        assert closed == list(range((6 - 1) * r))
+    closed_k2 = sorted(row["c_k2"] for row in _rows(tmp_path, "c") if row["c_punct"])
+    assert closed_k2 == sorted(k2)[:len(closed_k2)] and len(closed_k2) == 3 * r + 4 * r * 2
+    # the rate workload is as before: a unique on k1, never punctuating
+    rate = SimpleNamespace(**{**vars(args), "workload": "rate"})
+    migration.generate(rate, tmp_path / "rate")
+    assert not any(row["a_punct"] for row in _rows(tmp_path / "rate", "a"))
+
+
 def test_figures_of_a_run():
     args = SimpleNamespace(batches=8, switch_batch=4)
     run = {"per_batch": [{"batch": b, "input_rows": 100, "batch_ms": 200 if b == 4 else 100, "state_rows": 10,
@@ -80,3 +114,22 @@ def test_smoke_run_results_agree_across_strategies(tmp_path):
     # the options reached the children: the old plan a tree, every engine on the forkless file system
     assert "Old plan `(a ⋈ (b ⋈ (c ⋈ d)))`" in md and "without forked commands" in md
     assert report["engines"]["jisc"]["final_plan"] != report["engines"]["none"]["final_plan"]
+
+
+@pytest.mark.spark
+def test_smoke_run_of_the_fanout_workload(tmp_path):
+    """The selectivity flip end to end: a punctuating k1, the default plans of the workload
+    (old ``((a ⋈ b) ⋈ c ⋈ d)``, new right-deep), results equal to the batch answer."""
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.migration", "--workload", "fanout", "--out", str(out), "--events", "1500",
+         "--batches", "4", "--switch-batch", "2", "--flip-batch", "1", "--key-life", "2", "--skew", "3",
+         "--reps", "1", "--strategies", "jisc", "--engines", "none", "--driver-memory", "1g", "--forkless-fs"],
+        cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-4000:]
+    report = json.loads((out / "migration.json").read_text())["report"]
+    assert report["results_identical"], report["results_match"]
+    assert report["engines"]["jisc"]["migrations"]["median"] == 1
+    md = (out / "migration.md").read_text()
+    assert "workload fanout" in md
+    assert "Old plan `((a ⋈ b) ⋈ c ⋈ d)`, new plan `(a ⋈ (b ⋈ (c ⋈ d)))`" in md

@@ -149,6 +149,8 @@ class MultiJoinState(
   /** A class value's rows in this task: as committed, then changed (`dirty` slots). */
   private final class Slots(val rows: mutable.ArrayBuffer[UnsafeRow], val committed: Long) {
     val dirty: mutable.Set[Int] = mutable.Set.empty[Int]
+    /** The distinct keys of `rows` ([[keysWith]]), until the rows change (null: not known). */
+    var keys: Seq[UnsafeRow] = null
   }
 
   private val cache = mutable.HashMap.empty[(Int, UnsafeRow), Slots]
@@ -175,9 +177,13 @@ class MultiJoinState(
 
   /** The distinct keys of the stored rows whose class `c` has this value. */
   def keysWith(c: Int, value: UnsafeRow): Seq[UnsafeRow] = {
-    val seen = mutable.LinkedHashSet.empty[UnsafeRow]
-    rowsWith(c, value).foreach(r => seen += keyOf(r).copy())
-    seen.toSeq
+    val slots = slotsOf(c, value)
+    if (slots.keys == null) {
+      val seen = mutable.LinkedHashSet.empty[UnsafeRow]
+      slots.rows.foreach(r => seen += keyOf(r).copy())
+      slots.keys = seen.toSeq
+    }
+    slots.keys
   }
 
   /** Is a row with this key stored? */
@@ -190,6 +196,7 @@ class MultiJoinState(
       val slots = slotsOf(classes(q), classValue(key, q))
       slots.dirty += slots.rows.size
       slots.rows += row
+      slots.keys = null
     }
     appended += row
   }
@@ -207,6 +214,7 @@ class MultiJoinState(
       val slots = slotsOf(classes(q), classValue(key, q))
       val s = slots.rows.indexOf(row)
       if (s >= 0) {
+        slots.keys = null
         val last = slots.rows.size - 1
         slots.rows(s) = slots.rows(last)
         slots.rows.remove(last)
@@ -243,6 +251,7 @@ class MultiJoinState(
       var s = 0
       while (s < slots.rows.size) {
         if (keyOf(slots.rows(s)) == key) {
+          slots.keys = null
           val last = slots.rows.size - 1
           slots.rows(s) = slots.rows(last)     // the last row fills the hole
           slots.rows.remove(last)

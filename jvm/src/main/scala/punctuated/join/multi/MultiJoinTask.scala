@@ -529,19 +529,21 @@ private[multi] class MultiJoinTask(
    * ([[ChainedPurge.check]]; input state only, so node purges never change an input's
    * verdict and need no fixpoint). Candidates: the batch's new combinations, and those
    * sharing a class value with an input key this batch's purge checked or removed (`keys`) or
-   * with a new punctuation's binding (`bindings`) — look-ups by class value, never a scan.
+   * with a new punctuation's binding (`bindings`) — look-ups by class value, never a scan,
+   * one per distinct class value and node (many keys of a batch share a hot value; looking
+   * it up once per key would read its combinations once per key).
    */
   private def purgeNodes(keys: Iterable[(Int, Binding)], bindings: Iterable[Binding]): Unit = {
     // the plan's nodes, and those of an old plan running beside it (parallel_track)
     val targets = nodeStates.indices.map(k => nodeStates(k) -> tree.inputsOf(n + k).toSet) ++
       (if (parallel.active) parallel.nodesToPurge else Nil)
+    val values = mutable.LinkedHashSet.empty[(Int, UnsafeRow)]
+    (keys.map(_._2) ++ bindings).foreach(values ++= _)
     for ((st, covered) <- targets) {
       val candidates = mutable.LinkedHashSet.empty[UnsafeRow]
       nodesStoredNow.foreach { case (v, key) => if (unitState(v) eq st) candidates += key }
       statesStoredNow.foreach { case (s, key) => if (s eq st) candidates += key }
-      (keys.map(_._2) ++ bindings).foreach { b =>
-        b.foreach { case (c, v) => if (st.classes.contains(c)) candidates ++= st.keysWith(c, v) }
-      }
+      values.foreach { case (c, v) => if (st.classes.contains(c)) candidates ++= st.keysWith(c, v) }
       candidates.foreach { key =>
         if (st.isStored(key)) {
           ChainedPurge.check(View, covered, st.bindingOf(key), MultiJoinState.MaxPartials) match {
@@ -552,7 +554,7 @@ private[multi] class MultiJoinTask(
         }
       }
     }
-    completion.foreach(_.afterPurge((keys.map(_._2) ++ bindings).flatten))
+    completion.foreach(_.afterPurge(values))
   }
 
   /** This batch's new punctuations, by input, once applied (remembered and held). */
