@@ -151,6 +151,12 @@ class MultiJoinState(
     val dirty: mutable.Set[Int] = mutable.Set.empty[Int]
     /** The distinct keys of `rows` ([[keysWith]]), until the rows change (null: not known). */
     var keys: Seq[UnsafeRow] = null
+    /**
+     * The distinct keys of `rows` as a set ([[isStored]]; null: not known), kept up to date by
+     * [[append]] and [[removeKey]], so that a purge asking about many keys of one hot value
+     * does not read its rows again per key.
+     */
+    var keySet: mutable.HashSet[UnsafeRow] = null
   }
 
   private val cache = mutable.HashMap.empty[(Int, UnsafeRow), Slots]
@@ -158,7 +164,17 @@ class MultiJoinState(
 
   private def stored(c: Int, value: UnsafeRow, slot: Long): Boolean = rows.get(storeKey(c, value, slot)) != null
 
-  private def slotsOf(c: Int, value: UnsafeRow): Slots = cache.getOrElseUpdate((c, value.copy()), {
+  /** A class value's rows (the value is copied only when first cached: look-ups are per row). */
+  private def slotsOf(c: Int, value: UnsafeRow): Slots = cache.get((c, value)) match {
+    case Some(slots) => slots
+    case None =>
+      val slots = load(c, value)
+      cache((c, value.copy())) = slots
+      slots
+  }
+
+  /** A class value's committed rows: the count by point look-ups, then each row. */
+  private def load(c: Int, value: UnsafeRow): Slots = {
     val n = if (!stored(c, value, 0)) 0L else {
       var lo = 0L
       var hi = 1L
@@ -170,7 +186,7 @@ class MultiJoinState(
     var s = 0L
     while (s < n) { buf += rows.get(storeKey(c, value, s)).copy(); s += 1 }
     new Slots(buf, n)
-  })
+  }
 
   /** The stored rows whose class `c` has this value (do not modify; valid until the next change). */
   def rowsWith(c: Int, value: UnsafeRow): collection.IndexedSeq[UnsafeRow] = slotsOf(c, value).rows
@@ -187,8 +203,14 @@ class MultiJoinState(
   }
 
   /** Is a row with this key stored? */
-  def isStored(key: UnsafeRow): Boolean =
-    rowsWith(classes.head, classValue(key, 0)).exists(r => keyOf(r) == key)
+  def isStored(key: UnsafeRow): Boolean = {
+    val slots = slotsOf(classes.head, classValue(key, 0))
+    if (slots.keySet == null) {
+      slots.keySet = mutable.HashSet.empty[UnsafeRow]
+      slots.rows.foreach(r => slots.keySet += keyOf(r).copy())
+    }
+    slots.keySet.contains(key)
+  }
 
   /** Stores a row (a copy the caller will not change) with its key, under each class value. */
   def append(row: UnsafeRow, key: UnsafeRow): Unit = {
@@ -197,6 +219,7 @@ class MultiJoinState(
       slots.dirty += slots.rows.size
       slots.rows += row
       slots.keys = null
+      if (slots.keySet != null) slots.keySet += key.copy()
     }
     appended += row
   }
@@ -215,6 +238,7 @@ class MultiJoinState(
       val s = slots.rows.indexOf(row)
       if (s >= 0) {
         slots.keys = null
+        slots.keySet = null    // (other rows may have the same key)
         val last = slots.rows.size - 1
         slots.rows(s) = slots.rows(last)
         slots.rows.remove(last)
@@ -259,6 +283,7 @@ class MultiJoinState(
           if (q == 0) removed += 1
         } else s += 1
       }
+      if (slots.keySet != null) slots.keySet -= key
     }
     scanned += removed
     removed

@@ -82,6 +82,30 @@ class MultiJoinStateSuite extends PunctuatedStreamTest {
     v2.abort()
   }
 
+  test("isStored follows appends, shed rows and removed keys of one class value") {
+    val dir = Files.createTempDirectory("punctuated-mjoin").toFile.getCanonicalPath
+    val v0 = new Opened(dir, 0)
+    def key(kv: Int, vv: Int) = v0.state.keyOf(row(kv, vv, "")).copy()
+    def add(r: UnsafeRow) = v0.state.append(r, v0.state.keyOf(r).copy())
+    add(row(1, 7, "a"))
+    assert(v0.state.isStored(key(1, 7)) && !v0.state.isStored(key(1, 8)))   // k = 1's keys now known
+    add(row(1, 8, "b"))
+    add(row(1, 7, "c"))
+    assert(v0.state.isStored(key(1, 8)))
+    assert(v0.state.removeRow(row(1, 7, "a"), key(1, 7)))                   // shed: "c" still has (1, 7)
+    assert(v0.state.isStored(key(1, 7)))
+    assert(v0.state.removeKey(key(1, 7)) == 1)
+    assert(!v0.state.isStored(key(1, 7)) && v0.state.isStored(key(1, 8)))
+    add(row(1, 7, "d"))                                                     // (1, 7) back after its purge
+    assert(v0.state.isStored(key(1, 7)))
+    v0.commit()
+
+    val v1 = new Opened(dir, 1)
+    assert(v1.state.isStored(key(1, 7)) && v1.state.isStored(key(1, 8)) && !v1.state.isStored(key(2, 7)))
+    assert(v1.strings(0, 1) == Set("b", "d"))
+    v1.abort()
+  }
+
   test("held punctuations and closed values of the input's schemes, by binding") {
     val dir = Files.createTempDirectory("punctuated-mjoin").toFile.getCanonicalPath
     val v0 = new Opened(dir, 0)
