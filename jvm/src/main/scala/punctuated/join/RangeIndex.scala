@@ -62,16 +62,17 @@ class RangeIndex(store: StoreNamespace, counts: StoreNamespace, keySchema: Struc
 
   private val keyLength = keySchema.length
 
-  private val constantsProjs: Map[KeyScheme, UnsafeProjection] = schemes.map { s =>
+  // generated when first used (see StoreNamespace)
+  private lazy val constantsProjs: Map[KeyScheme, UnsafeProjection] = schemes.map { s =>
     s -> UnsafeProjection.create(s.constants.toSeq.map(p => BoundReference(p, keySchema(p).dataType, nullable = true)))
   }.toMap
   /** Each range scheme's order ([[KeyScheme.rangeOrdering]]: reversed for `>=`). */
   private val orderings: Map[KeyScheme, Ordering[Any]] = schemes.filter(_.range.isDefined).map { s =>
     s -> s.rangeOrdering(keySchema(s.range.get).dataType)
   }.toMap
-  private val slotKeyProj = UnsafeProjection.create(Seq(
+  private lazy val slotKeyProj = UnsafeProjection.create(Seq(
     BoundReference(0, IntegerType, nullable = false), BoundReference(1, BinaryType, nullable = false)))
-  private val valueProj = UnsafeProjection.create(ValueSchema)
+  private lazy val valueProj = UnsafeProjection.create(ValueSchema)
 
   /** A slot's keys as read (or last changed) in this task, and how many it had when written last. */
   private final class Slot(val keys: mutable.HashSet[UnsafeRow], var dirty: Boolean, var written: Int)
@@ -139,8 +140,8 @@ class RangeIndex(store: StoreNamespace, counts: StoreNamespace, keySchema: Struc
     }
   }
 
-  private val countKey = UnsafeProjection.create(CountKeySchema)(new GenericInternalRow(Array[Any](0))).copy()
-  private val countValueProj = UnsafeProjection.create(CountValueSchema)
+  private val countKey = StoreNamespace.intRow(0)
+  private lazy val countValueProj = UnsafeProjection.create(CountValueSchema)
 
   /**
    * Entries of the index as of the last [[flush]] (or as committed, before any): read once per

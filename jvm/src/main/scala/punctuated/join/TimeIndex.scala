@@ -42,10 +42,12 @@ final class TimeIndex(meta: StoreNamespace, buckets: Option[StoreNamespace], key
     defaultWidth: Long) {
   import TimeIndex._
 
-  private val metaKey = UnsafeProjection.create(MetaKeySchema)(new GenericInternalRow(Array[Any](0))).copy()
-  private val metaProj = UnsafeProjection.create(MetaValueSchema)
-  private val bucketKeyProj = UnsafeProjection.create(BucketKeySchema)
-  private val bucketValueProj = UnsafeProjection.create(BucketValueSchema)
+  // (the projections are generated when first used: a task opens an index per input, and
+  // most batches write few of its entries)
+  private val metaKey = StoreNamespace.intRow(0)
+  private lazy val metaProj = UnsafeProjection.create(MetaValueSchema)
+  private lazy val bucketKeyProj = UnsafeProjection.create(BucketKeySchema)
+  private lazy val bucketValueProj = UnsafeProjection.create(BucketValueSchema)
 
   private var loaded = false
   private var ownBound: Option[Long] = None

@@ -4,6 +4,7 @@ import scala.collection.mutable
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
 import org.apache.spark.sql.catalyst.util.TypeUtils
 import org.apache.spark.sql.types._
 import punctuated.input.KeyScheme
@@ -58,9 +59,9 @@ final class HeldPunctuationTable(
     partition: (Int, Int)) {
 
   private val keyLength = keySchema.length
-  private val keyProj = UnsafeProjection.create(Seq(
-    BoundReference(0, IntegerType, nullable = false), BoundReference(1, BinaryType, nullable = false)))
-  private val valueProj = UnsafeProjection.create(Seq(
+  // the key written directly, the value's projection generated when first used (see StoreNamespace)
+  private val keyWriter = new UnsafeRowWriter(2, 64)
+  private lazy val valueProj = UnsafeProjection.create(Seq(
     BoundReference(0, BinaryType, nullable = true), BoundReference(1, LongType, nullable = false)))
   private val constantsProjs = mutable.HashMap.empty[KeyScheme, UnsafeProjection]
   private val boundProjs = mutable.HashMap.empty[Int, UnsafeProjection]
@@ -78,7 +79,7 @@ final class HeldPunctuationTable(
     if (scheme.isWholeKey(keyLength)) wholeKey else partitionWide
 
   private def storeKey(id: Int, constants: UnsafeRow): UnsafeRow =
-    keyProj(new GenericInternalRow(Array[Any](id, constants.getBytes))).copy()
+    StoreNamespace.keyRow(keyWriter, id, constants.getBytes).copy()
 
   /** The constants `scheme` fixes in this key (a reused row: copy to keep). */
   def constantsOf(scheme: KeyScheme, key: InternalRow): UnsafeRow =
@@ -272,9 +273,8 @@ object ClosedSummaries {
 
   /** Summaries in a namespace of their own: key (id), value (entries, summary). */
   final case class OwnNamespace(ns: StoreNamespace) extends ClosedSummaries {
-    private val keyProj = UnsafeProjection.create(Seq(BoundReference(0, IntegerType, nullable = false)))
-    private val valueProj = UnsafeProjection.create(ValueSchema)
-    private def key(id: Int): UnsafeRow = keyProj(new GenericInternalRow(Array[Any](id)))
+    private lazy val valueProj = UnsafeProjection.create(ValueSchema)
+    private def key(id: Int): UnsafeRow = StoreNamespace.intRow(id)
     override def read(id: Int): Option[Array[Byte]] = Option(ns.get(key(id))).map(_.getBinary(1))
     override def write(id: Int, bytes: Array[Byte], entries: Long): Unit =
       ns.put(key(id), valueProj(new GenericInternalRow(Array[Any](entries, bytes))))
@@ -288,11 +288,10 @@ object ClosedSummaries {
 
   /** Summaries beside the held punctuations: key (-id, empty), value (summary, entries). */
   final case class BesideHeld(ns: StoreNamespace) extends ClosedSummaries {
-    private val keyProj = UnsafeProjection.create(Seq(
-      BoundReference(0, IntegerType, nullable = false), BoundReference(1, BinaryType, nullable = false)))
-    private val valueProj = UnsafeProjection.create(Seq(
+    private val keyWriter = new UnsafeRowWriter(2, 16)
+    private lazy val valueProj = UnsafeProjection.create(Seq(
       BoundReference(0, BinaryType, nullable = true), BoundReference(1, LongType, nullable = false)))
-    private def key(id: Int): UnsafeRow = keyProj(new GenericInternalRow(Array[Any](-id, Array.emptyByteArray)))
+    private def key(id: Int): UnsafeRow = StoreNamespace.keyRow(keyWriter, -id, Array.emptyByteArray)
     override def read(id: Int): Option[Array[Byte]] = Option(ns.get(key(id))).map(_.getBinary(0))
     override def write(id: Int, bytes: Array[Byte], entries: Long): Unit =
       ns.put(key(id), valueProj(new GenericInternalRow(Array[Any](bytes, entries))))

@@ -1,6 +1,7 @@
 package punctuated.state
 
-import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow
+import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
 import org.apache.spark.sql.execution.streaming.state.{StateStore, UnsafeRowPair}
 import org.apache.spark.sql.types.{BinaryType, IntegerType, StructType}
 
@@ -68,18 +69,37 @@ object StoreNamespace {
   def apply(store: StateStore, id: Int, keyFields: Int, valueFields: Int): StoreNamespace =
     new Shared(store, id, keyFields, valueFields)
 
+  /** A shared store's key row `(namespace, key bytes)`, written by `w` (its row is reused). */
+  private[state] def keyRow(w: UnsafeRowWriter, id: Int, bytes: Array[Byte]): UnsafeRow = {
+    w.reset(); w.zeroOutNullBytes(); w.write(0, id); w.write(1, bytes); w.getRow
+  }
+
+  /** A shared store's value row `(value bytes)`, written by `w` (its row is reused). */
+  private[state] def valueRow(w: UnsafeRowWriter, bytes: Array[Byte]): UnsafeRow = {
+    w.reset(); w.zeroOutNullBytes(); w.write(0, bytes); w.getRow
+  }
+
+  /**
+   * A fresh row of one non-NULL INT: the prefix `(namespace)` a prefix scan of one namespace
+   * starts from, or a table's constant key (`(0)`).
+   */
+  def intRow(id: Int): UnsafeRow = {
+    val w = new UnsafeRowWriter(1, 0); w.reset(); w.zeroOutNullBytes(); w.write(0, id); w.getRow.copy()
+  }
+
   /** A whole store as one namespace: its key and value rows are the table's. */
   def whole(store: StateStore): StoreNamespace = new Whole(store)
 
   private final class Shared(store: StateStore, id: Int, keyFields: Int, valueFields: Int)
       extends StoreNamespace {
-    private val outerKey = UnsafeProjection.create(Seq(
-      BoundReference(0, IntegerType, nullable = false), BoundReference(1, BinaryType, nullable = false)))
-    private val outerValue = UnsafeProjection.create(Seq(BoundReference(0, BinaryType, nullable = false)))
-    private val prefix = UnsafeProjection.create(Seq(BoundReference(0, IntegerType, nullable = false)))(
-      new GenericInternalRow(Array[Any](id))).copy()
+    // rows of fixed layouts written directly (as a generated projection would): a task opens
+    // several namespaces per operator, and generating three projections for each costs more
+    // than most micro-batches' use of them
+    private val outerKey = new UnsafeRowWriter(2, 64)
+    private val outerValue = new UnsafeRowWriter(1, 64)
+    private val prefix = StoreNamespace.intRow(id)
 
-    private def key(k: UnsafeRow): UnsafeRow = outerKey(new GenericInternalRow(Array[Any](id, k.getBytes)))
+    private def key(k: UnsafeRow): UnsafeRow = StoreNamespace.keyRow(outerKey, id, k.getBytes)
 
     private def row(bytes: Array[Byte], fields: Int): UnsafeRow = {
       val r = new UnsafeRow(fields)
@@ -93,7 +113,7 @@ object StoreNamespace {
     }
 
     override def put(k: UnsafeRow, v: UnsafeRow): Unit =
-      store.put(key(k), outerValue(new GenericInternalRow(Array[Any](v.getBytes))))
+      store.put(key(k), StoreNamespace.valueRow(outerValue, v.getBytes))
 
     override def remove(k: UnsafeRow): Unit = store.remove(key(k))
 
