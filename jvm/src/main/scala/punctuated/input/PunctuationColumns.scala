@@ -67,6 +67,17 @@ case class PunctuationColumns(
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): Expression =
     copy(children = newChildren)
+
+  /**
+   * The mark's canonical form leaves its columns out: the mark and its copies with columns
+   * replaced through the query's equalities are all always TRUE, so they are one constraint.
+   * Spark's constraint propagation (`inferAdditionalConstraints`, which keeps only what is new
+   * to an `ExpressionSet`, compared by canonical form) then infers no copy at all. Otherwise
+   * every join of a deep group adds the copies of the marks below it with every substitution
+   * of equal columns: a 5-input join over a column all inputs share reached thousands of
+   * conjuncts and overflowed the stack while planning (`MultiJoinPropertySuite`, seed 36).
+   */
+  override lazy val canonicalized: Expression = copy(children = Nil)
 }
 
 object PunctuationColumns {

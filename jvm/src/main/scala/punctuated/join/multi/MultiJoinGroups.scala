@@ -76,10 +76,10 @@ final case class MultiJoinGroup(
  * with at least three inputs, where
  *  - every input is a stream, not itself a punctuated join (whose output punctuations a tree
  *    of binary joins needs), with at most one column in each attribute class,
- *  - no input's scheme on join columns has a range (`k<=`): multi-way purges are by constants;
- *    nor has any input a `withWatermark` column among its join columns (its watermark is a
- *    range punctuation there, which the tree of binary joins uses:
- *    [[punctuated.join.WatermarkPunctuations.onKey]]),
+ *  - no input has a `withWatermark` column among its join columns (its watermark is a range
+ *    punctuation there, which the tree of binary joins uses:
+ *    [[punctuated.join.WatermarkPunctuations.onKey]]); declared range schemes on join columns
+ *    (`k<=`, `k>=`, with constants or not) are the multi-way join's own ([[ChainedPurge]]),
  *  - at least one input is declared,
  *  - and the group's output punctuations are needed by nothing: no punctuated aggregation,
  *    deduplication or join above it reads its inputs' markers, and (with
@@ -183,13 +183,12 @@ object MultiJoinGroups {
     val streams = inputs.forall(in => in.plan.isStreaming && in.declaration.forall(_.declaration.derived.isEmpty))
     val declared = inputs.exists(_.declaration.exists(_.markerIds.nonEmpty)) ||
       inputs.exists(_.declaration.exists(_.declaration.unique.isDefined))
-    val noRange = inputs.indices.forall { i =>
+    val noWatermark = inputs.indices.forall { i =>
       val keys = group.classColumns(i).map(_._2)
-      inputs(i).declaration.forall(_.usable(keys).forall(_._2.range.isEmpty)) &&
-        // a watermark on a join column is a range punctuation there (WatermarkPunctuations.onKey)
-        !keys.exists(k => inputs(i).plan.output.find(_.exprId == k.exprId).exists(WatermarkPunctuations.isWatermarked))
+      // a watermark on a join column is a range punctuation there (WatermarkPunctuations.onKey)
+      !keys.exists(k => inputs(i).plan.output.find(_.exprId == k.exprId).exists(WatermarkPunctuations.isWatermarked))
     }
-    if (inputs.size >= 3 && oneColumnPerClass && streams && declared && noRange) Some(group) else None
+    if (inputs.size >= 3 && oneColumnPerClass && streams && declared && noWatermark) Some(group) else None
   }
 
   /** Columns the equalities make equal, as classes (union-find), in order of first mention. */

@@ -23,6 +23,23 @@ final case class MultiJoinInputSpec(number: Int, spec: InputSpec, keys: Seq[Attr
   require(keys.size == classes.size && classes == classes.sorted && classes.distinct == classes,
     s"input $number: one key column per class, in class order: $classes")
 
-  /** The classes a scheme of this input binds (its constant positions). */
+  /**
+   * The classes a punctuation of `scheme` pins to one value each (its constant positions): a
+   * punctuation goes to the cells agreeing on them, and a held one is found by their values.
+   */
   def boundClasses(scheme: punctuated.input.KeyScheme): Seq[Int] = scheme.constants.toSeq.map(classes)
+
+  /** The class of `scheme`'s range attribute (`v<=`, `v>=`), if it has one. */
+  def rangeClass(scheme: punctuated.input.KeyScheme): Option[Int] = scheme.range.map(classes)
+
+  /**
+   * Every class `scheme` has an attribute in: its constants' and its range's. A punctuation
+   * says something about a partial result only if the partial binds all of them (Li et al.
+   * 2006, §4.2: a scheme's attributes, whatever their pattern).
+   *
+   * {{{
+   *   b(k, v), classes (0, 1); scheme "k, v<="  ->  boundClasses [0], rangeClass Some(1), schemeClasses [0, 1]
+   * }}}
+   */
+  def schemeClasses(scheme: punctuated.input.KeyScheme): Seq[Int] = boundClasses(scheme) ++ rangeClass(scheme)
 }

@@ -118,6 +118,15 @@ object MultiJoinLayout {
    */
   def sheddingCounts(inputs: Seq[Int]): Int = (1 << 27) + inputs.map(1 << _).sum
 
+  /**
+   * The namespace of `punctuated-meta` with input `number`'s range index in a cell: its
+   * distinct stored keys listed by the other inputs' range schemes on its classes
+   * ([[punctuated.join.RangeIndex]]), so that a range punctuation (`v<=7`) finds the keys it
+   * can make purgeable by look-ups; the next namespace holds the index's entry count.
+   * `rangeIndexNamespace(2) == (1 << 28) + 4`.
+   */
+  def rangeIndexNamespace(number: Int): Int = (1 << 28) + 2 * number
+
   private val NodePrefix = "inputs-"
   private val RowsSuffix = "-mjoin-rows"
 

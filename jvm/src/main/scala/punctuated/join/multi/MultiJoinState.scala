@@ -10,7 +10,7 @@ import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.types._
 
 import punctuated.input.KeyScheme
-import punctuated.join.{JoinInputState, KeyPunctuation}
+import punctuated.join.{JoinInputState, KeyPunctuation, RangeIndex}
 import punctuated.state.{ClosedSummaries, HeldPunctuationTable, StoreNamespace}
 
 /**
@@ -51,6 +51,9 @@ import punctuated.state.{ClosedSummaries, HeldPunctuationTable, StoreNamespace}
  *                      the query migrated to, whose store did not exist from the query's first
  *                      batch (a store cannot first appear at a later version). Same keys and
  *                      rows; its row count is kept under class -1 (no pass to count)
+ * @param rangeIndexed  the schemes over this input's key by which its distinct stored keys are
+ *                      indexed for the other inputs' range punctuations
+ *                      ([[MultiJoinState.rangeIndexed]]; an input's only)
  */
 class MultiJoinState(
     input: MultiJoinInputSpec,
@@ -62,7 +65,8 @@ class MultiJoinState(
     storeConf: StateStoreConf,
     hadoopConf: org.apache.hadoop.conf.Configuration,
     storeName: Option[String] = None,
-    inMeta: Option[Int] = None) {
+    inMeta: Option[Int] = None,
+    rangeIndexed: Seq[KeyScheme] = Nil) {
 
   import MultiJoinState._
 
@@ -84,6 +88,28 @@ class MultiJoinState(
     case Some(id) => new MultiJoinState.InMeta(meta, StoreNamespace(meta, id, MultiJoinLayout.RowKeySchema.length,
       inputSchema.length), StoreNamespace(meta, id, MultiJoinLayout.RowKeySchema.length, 1))
   }
+
+  // ---- range index (an input's own rows only) -----------------------------------------
+
+  private val index: Option[RangeIndex] =
+    if (rangeIndexed.isEmpty || storeName.isDefined || inMeta.isDefined) None
+    else {
+      val ns = MultiJoinLayout.rangeIndexNamespace(number)
+      Some(new RangeIndex(StoreNamespace(meta, ns, JoinInputState.PunctKeySchema.length, RangeIndex.ValueSchema.length),
+        StoreNamespace(meta, ns + 1, RangeIndex.CountKeySchema.length, RangeIndex.CountValueSchema.length),
+        keySchema, rangeIndexed))
+    }
+
+  /**
+   * The distinct stored keys whose values at `scheme`'s constant positions are `constants`
+   * and whose range value is covered by `bound` (`scheme` one of `rangeIndexed`): look-ups
+   * in the range index, no row read. Rows changed in this task are seen.
+   */
+  def keysCovered(scheme: KeyScheme, constants: UnsafeRow, bound: Any): Array[UnsafeRow] =
+    index.map(_.keysCoveredBy(KeyPunctuation(scheme, constants, Some(bound)))).getOrElse(Array.empty)
+
+  /** Entries of the range index (each distinct key once per indexed scheme). */
+  def numIndexEntries: Long = index.map(_.numEntries).getOrElse(0L)
 
   // ---- distinct values per class (an input's own rows only) ---------------------------
 
@@ -221,6 +247,7 @@ class MultiJoinState(
       slots.keys = null
       if (slots.keySet != null) slots.keySet += key.copy()
     }
+    index.foreach(_.add(key))
     appended += row
   }
 
@@ -246,6 +273,7 @@ class MultiJoinState(
         if (q == 0) found = true
       }
     }
+    if (found && index.isDefined && !isStored(key)) index.get.remove(key)
     found
   }
 
@@ -285,6 +313,7 @@ class MultiJoinState(
       }
       if (slots.keySet != null) slots.keySet -= key
     }
+    if (removed > 0) index.foreach(_.remove(key))
     scanned += removed
     removed
   }
@@ -323,17 +352,37 @@ class MultiJoinState(
     else ClosedSummaries.OwnNamespace(namespace(layout.closedValues, ClosedSummaries.ValueSchema.length)),
     keySchemes.map(s => s.id -> s), keySchema, maxRemembered, (0, 1))
 
-  /** The punctuation of `scheme` with `key`'s values. */
+  /** The punctuation of `scheme` with `key`'s values (its range bound: `key`'s value there, if not NULL). */
   def punctuationFor(scheme: KeyScheme, key: InternalRow): KeyPunctuation =
-    KeyPunctuation(scheme, table.constantsOf(scheme, key).copy(), None)
+    KeyPunctuation(scheme, table.constantsOf(scheme, key).copy(), table.boundOf(scheme, key).filter(_ != null))
 
   def held(p: KeyPunctuation): Option[(Option[Any], Long)] = table.held(p.scheme.id, p.scheme, p.constants)
-  def hold(p: KeyPunctuation, closedAt: Long): Unit = table.hold(p.scheme.id, p.scheme, p.constants, None, closedAt)
+  /** Holds `p` (a range punctuation: the greater of its bound and a held one's, one per constants). */
+  def hold(p: KeyPunctuation, closedAt: Long): Unit =
+    table.holdGreatest(p.scheme.id, p.scheme, p.constants, p.bound, closedAt)
+
+  /** The order `scheme`'s range bounds compare in (reversed for `>=`). */
+  def rangeOrdering(scheme: KeyScheme): Ordering[Any] = table.ordering(scheme)
+
+  /**
+   * Does `p` say nothing new: a held punctuation with its constants has a bound covering
+   * its own (a constant one: is held at all), or the closed values remember it?
+   */
+  def alreadyClosed(p: KeyPunctuation): Boolean = {
+    val byHeld = held(p).exists { case (bound, _) =>
+      (bound, p.bound) match {
+        case (Some(b), Some(q)) => rangeOrdering(p.scheme).lteq(q, b)
+        case (None, None) => true
+        case _ => false
+      }
+    }
+    byHeld || remembers(p)
+  }
   def release(scheme: KeyScheme, constants: UnsafeRow): Unit = table.release(scheme.id, scheme, constants)
   /** Marks a held punctuation closed at `batch` (released after the retention). */
   def close(scheme: KeyScheme, constants: UnsafeRow, batch: Long): Unit = table.close(scheme.id, scheme, constants, batch)
-  def remember(p: KeyPunctuation): Unit = table.remember(p.scheme.id, p.constants, None)
-  def remembers(p: KeyPunctuation): Boolean = table.remembers(p.scheme.id, p.constants, None)
+  def remember(p: KeyPunctuation): Unit = table.remember(p.scheme.id, p.constants, p.bound)
+  def remembers(p: KeyPunctuation): Boolean = table.remembers(p.scheme.id, p.constants, p.bound)
   def releaseExpired(batch: Long, retention: Int): Unit = table.releaseExpired(batch, retention, _ => false)
 
   /** Has this input closed (held or remembered) `scheme`'s values in this key row? */
@@ -374,6 +423,7 @@ class MultiJoinState(
     // whether rows are left: one step of an iterator (a RocksDB store cannot report its row
     // count while it is being updated)
     distinct.foreach(_.write(!rows.entries.hasNext))
+    index.foreach(_.flush())
     forgotten += table.flushClosed()
     remembered = table.numRemembered
   }

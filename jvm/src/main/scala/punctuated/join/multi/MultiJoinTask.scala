@@ -44,9 +44,11 @@ private[multi] class MultiJoinTask(
   private val n = exec.inputs.size
 
   private val meta = JoinInputState.openShared(info, cell, storeConf, hadoopConf)
+  private val rangeLookups = MultiJoinTask.rangeLookups(exec.inputs)
   private val states: IndexedSeq[MultiJoinState] = exec.inputs.map { in =>
     new MultiJoinState(in, exec.children(in.number).output, meta, info, cell, settings.maxRemembered,
-      storeConf, hadoopConf)
+      storeConf, hadoopConf, rangeIndexed = rangeLookups.collect { case ((_, _, l), k) if l == in.number => k }
+        .toSeq.distinct)
   }
   private val tree = exec.tree
   /** The intermediate nodes' states (unit n + k), as virtual inputs holding no punctuations. */
@@ -263,6 +265,7 @@ private[multi] class MultiJoinTask(
     metric(PunctuationsHeld) += held
     metric(ClosedValuesRemembered) += states.map(_.numClosedValues).sum
     metric(ClosedValuesForgotten) += states.map(_.numClosedValuesForgotten).sum
+    metric(RangeIndexEntries) += states.map(_.numIndexEntries).sum
     metric("stateMemory") += stores.map(_.metrics.memoryUsedBytes).sum
     stores.foreach(s => exec.reportCustomStoreMetrics(s.metrics.customMetrics))
     metric("numUpdatedStateRows") += stored
@@ -449,7 +452,7 @@ private[multi] class MultiJoinTask(
       val st = states(j)
       lazy val keyRow = st.keyRowOf(binding)
       st.keySchemes.exists { s =>
-        exec.inputs(j).boundClasses(s).forall(binding.contains) && st.closedBy(s, keyRow)
+        exec.inputs(j).schemeClasses(s).forall(binding.contains) && st.closedBy(s, keyRow)
       }
     }
     override def isStored(j: Int, key: Binding): Boolean = states(j).isStored(keyOf(j, key))
@@ -512,7 +515,7 @@ private[multi] class MultiJoinTask(
       }
     }
     val found = mutable.LinkedHashMap.empty[(Int, Binding), Int]
-    for ((j, p) <- applied) reachable(j, bindingOf(j, p), found)
+    for ((j, p) <- applied) reachable(j, p, found)
     candidates ++= found.keys
     val touched = applied.nonEmpty
     val result = ChainedPurge.purge(View, candidates, MultiJoinState.MaxPartials)
@@ -561,9 +564,9 @@ private[multi] class MultiJoinTask(
   private val applied = mutable.ArrayBuffer.empty[(Int, KeyPunctuation)]
 
   /** Remembers and holds input `j`'s new punctuations of this batch (once it sent all its rows). */
-  private def applyPunctuations(j: Int): Unit = for (p <- strongest(newPunctuations(j).toSeq)) {
+  private def applyPunctuations(j: Int): Unit = for (p <- strongest(j, newPunctuations(j).toSeq)) {
     val st = states(j)
-    if (st.held(p).isEmpty && !st.remembers(p)) {
+    if (!st.alreadyClosed(p)) {
       st.remember(p)
       st.hold(p, -1L)
       applied += (j -> p)
@@ -578,14 +581,29 @@ private[multi] class MultiJoinTask(
    */
   private val touchedValues = mutable.LinkedHashSet.empty[(Int, UnsafeRow)]
 
-  /** Does every scheme of every input bind one class? Then a held punctuation is found by its value. */
-  private val oneClassSchemes = states.indices.forall(j => states(j).keySchemes.forall(s =>
-    exec.inputs(j).boundClasses(s).size == 1))
+  /**
+   * Does every scheme of every input bind one class (a range scheme without constants binds
+   * none and is never released)? Then a held punctuation is found by its value.
+   */
+  private val oneClassSchemes = states.indices.forall(j => states(j).keySchemes.forall { s =>
+    val bound = exec.inputs(j).boundClasses(s).size
+    bound == 1 || (bound == 0 && s.range.isDefined)
+  })
 
-  /** One punctuation per scheme and constants (the batch's take effect together). */
-  private def strongest(ps: Seq[KeyPunctuation]): Iterable[KeyPunctuation] = {
+  /**
+   * One punctuation per scheme and constants (the batch's take effect together): for a range
+   * scheme, the one with the greatest bound (in the scheme's order).
+   */
+  private def strongest(j: Int, ps: Seq[KeyPunctuation]): Iterable[KeyPunctuation] = {
     val best = mutable.LinkedHashMap.empty[(Int, UnsafeRow), KeyPunctuation]
-    ps.foreach(p => best.getOrElseUpdate((p.scheme.id, p.constants), p))
+    ps.foreach { p =>
+      best.get((p.scheme.id, p.constants)) match {
+        case Some(q) if p.bound.isDefined && q.bound.isDefined &&
+            states(j).rangeOrdering(p.scheme).gt(p.bound.get, q.bound.get) => best((p.scheme.id, p.constants)) = p
+        case Some(_) =>
+        case None => best((p.scheme.id, p.constants)) = p
+      }
+    }
     best.values
   }
 
@@ -600,13 +618,14 @@ private[multi] class MultiJoinTask(
    * already found at the same or an earlier step is not expanded again (many punctuations
    * of a batch reach the same rows), so the union is the same as with one search each.
    */
-  private def reachable(j: Int, x: Binding, found: mutable.Map[(Int, Binding), Int]): Unit = {
+  private def reachable(j: Int, p: KeyPunctuation, found: mutable.Map[(Int, Binding), Int]): Unit = {
+    val x = bindingOf(j, p)
     // keys of other inputs with a bound class equal to its value in x
-    var frontier: Seq[(Int, Binding)] = for {
+    var frontier: Seq[(Int, Binding)] = (for {
       l <- (0 until n) if l != j
       (c, v) <- x.toSeq if states(l).classes.contains(c)
       key <- View.storedKeys(l, Map(c -> v))
-    } yield l -> key
+    } yield l -> key) ++ inRange(j, p, x)
     var depth = 0
     while (frontier.nonEmpty && depth < n) {
       val next = mutable.ArrayBuffer.empty[(Int, Binding)]
@@ -619,6 +638,21 @@ private[multi] class MultiJoinTask(
       frontier = next.toSeq
       depth += 1
     }
+  }
+
+  /**
+   * Keys of other inputs a range punctuation `p` of input `j` (constants bound as `x`) covers
+   * on its range class: those with a value there up to its bound, agreeing with `x` on the
+   * classes they share, found in their range indexes ([[MultiJoinTask.rangeLookups]]).
+   */
+  private def inRange(j: Int, p: KeyPunctuation, x: Binding): Seq[(Int, Binding)] = p.bound.toSeq.flatMap { bound =>
+    for {
+      l <- (0 until n) if l != j
+      indexed <- rangeLookups.get((j, p.scheme.id, l)).toSeq
+      constants = if (indexed.constants.isEmpty) MultiJoinTask.NoConstants else p.constants
+      key <- states(l).keysCovered(indexed, constants, bound).toSeq
+      b = states(l).bindingOf(key) if b.forall { case (c, v) => x.get(c).forall(_ == v) }
+    } yield l -> b
   }
 
   /**
@@ -651,7 +685,7 @@ private[multi] class MultiJoinTask(
         val st = states(l)
         val single = Map(b -> v)
         st.rowsWith(b, v).isEmpty && st.keySchemes.exists { s =>
-          exec.inputs(l).boundClasses(s) == Seq(b) && st.closedBy(s, st.keyRowOf(single))
+          exec.inputs(l).schemeClasses(s) == Seq(b) && st.closedBy(s, st.keyRowOf(single))
         }
       }
     }
@@ -660,4 +694,33 @@ private[multi] class MultiJoinTask(
       else states(j).close(scheme, constants, batch)
     }
   }
+}
+
+private[multi] object MultiJoinTask {
+  /** The constants of a scheme without constants. */
+  private val NoConstants: UnsafeRow = UnsafeProjection.create(Array.empty[org.apache.spark.sql.types.DataType])
+    .apply(org.apache.spark.sql.catalyst.InternalRow.empty).copy()
+
+  /**
+   * How input l's stored keys are indexed for input j's range scheme s (id), by (j, s, l): a
+   * scheme over l's key with s's range on the same class — and s's constants, when l has a
+   * column in each of their classes (then a punctuation's slot is its constants: the same
+   * values in the same class order), else none (one slot per cell). Only for l with a column
+   * in s's range class.
+   *
+   * {{{
+   *   a(k, t) ⋈ b(k, t) ⋈ c(t), b's scheme "k, t<=": a indexed by KeyScheme([0], Some(1)),
+   *   c by KeyScheme([], Some(0))
+   * }}}
+   */
+  def rangeLookups(inputs: Seq[MultiJoinInputSpec]): Map[(Int, Int, Int), KeyScheme] = (for {
+    j <- inputs
+    s <- j.spec.keySchemes
+    c <- j.rangeClass(s).toSeq
+    l <- inputs if l.number != j.number && l.classes.contains(c)
+  } yield {
+    val constants = j.boundClasses(s)
+    val own = if (constants.forall(l.classes.contains)) constants.map(l.classes.indexOf).toArray else Array.empty[Int]
+    (j.number, s.id, l.number) -> KeyScheme(own, Some(l.classes.indexOf(c)), s.atLeast)
+  }).toMap
 }

@@ -95,7 +95,8 @@ object MultiJoinSafety {
     val decl = group.inputs(i).declaration
     val schemes = decl.toSeq.flatMap(d => KeySchemes.usable(d, cols.map(_._2)))
       .filter { case (s, _) => decl.exists(_.hasPunctuations(s)) }
-      .map { case (_, k) => k.constants.toSet.map(cols(_: Int)._1) }
+      // a range attribute (`v<=`) binds its class as a constant does (Li et al. 2006, §4.2)
+      .map { case (_, k) => (k.constants.toSet ++ k.range).map(cols(_: Int)._1) }
     Input(name(group, i), cols.map(_._1).toSet, schemes.distinct)
   }
 

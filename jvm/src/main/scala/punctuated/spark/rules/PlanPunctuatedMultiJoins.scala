@@ -124,7 +124,7 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
       val cube = weights.map(Hypercube.chooseWeighted(info.numPartitions, _, classes.size))
         .getOrElse(Hypercube.choose(info.numPartitions, planned.map(_.classes), classes.size))
       val seen = planned.map(in => PunctuationReach.Input(names(in.number), in.classes.toSet,
-        in.spec.keySchemes.map(s => in.boundClasses(s).toSet)))
+        in.spec.keySchemes.map(s => in.schemeClasses(s).toSet)))
       // what the previous batch showed, else what the plan log carries, else the defaults
       val stats = observed(info, planned).getOrElse(PlanChoice.statistics(recorded.flatMap(_.statistics), seen))
       // the plan tree (the one place the plan is chosen)

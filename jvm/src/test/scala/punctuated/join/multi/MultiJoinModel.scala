@@ -37,14 +37,29 @@ object MultiJoinModel {
   }
 
   /**
-   * A query: its shape, each input's schemes as the classes they bind (besides the case
-   * scheme `{0}` every input also has, sent only to close a whole case) and optional unique
-   * key (classes, at least two).
+   * A range attribute of a scheme: its class, and its direction (`x<=`, or `x>=` when `atLeast`).
    */
-  case class Query(shape: Shape, schemes: IndexedSeq[Seq[Set[Int]]], unique: IndexedSeq[Option[Set[Int]]]) {
+  case class RangeOf(cls: Int, atLeast: Boolean) {
+    /** Does a punctuation with this bound cover the value? */
+    def covers(value: Int, bound: Int): Boolean = if (atLeast) value >= bound else value <= bound
+    /** The bound that covers every value of the domain. */
+    def whole: Int = if (atLeast) 0 else Domain - 1
+    def operator: String = if (atLeast) ">=" else "<="
+  }
+
+  /**
+   * A query: its shape, each input's schemes as the classes they bind (besides the case
+   * scheme `{0}` every input also has, sent only to close a whole case), optional unique
+   * key (classes, at least two), and each input's range attributes by scheme (Tucker et al.
+   * 2003, §3, range patterns: a scheme's class bound by a range, `x<=` or `x>=`).
+   */
+  case class Query(shape: Shape, schemes: IndexedSeq[Seq[Set[Int]]], unique: IndexedSeq[Option[Set[Int]]],
+      ranges: IndexedSeq[Map[Set[Int], RangeOf]] = IndexedSeq.empty) {
+    def rangeOf(i: Int, scheme: Set[Int]): Option[RangeOf] = ranges.lift(i).flatMap(_.get(scheme))
     override def toString: String = s"${shape.name}: " + shape.classesOf.indices.map { i =>
       s"in$i(${shape.classesOf(i).toSeq.sorted.mkString(",")}) schemes " +
-        schemes(i).map(_.toSeq.sorted.mkString("{", ",", "}")).mkString(" ") +
+        schemes(i).map(s => s.toSeq.sorted.map(k => k.toString + rangeOf(i, s).filter(_.cls == k).map(_.operator)
+          .getOrElse("")).mkString("{", ",", "}")).mkString(" ") +
         unique(i).map(u => s" unique ${u.toSeq.sorted.mkString("{", ",", "}")}").getOrElse("")
     }.mkString("; ")
   }
@@ -85,9 +100,22 @@ object MultiJoinModel {
     Query(shape, schemes, unique)
   }
 
+  /**
+   * The same with range attributes: each scheme, with probability 1/2, has one of its further
+   * classes as a range (`<=` or `>=`, at random).
+   */
+  def randomRangeQuery(shape: Shape, rng: Random): Query = {
+    val q = randomQuery(shape, rng)
+    q.copy(ranges = q.schemes.map(_.flatMap { s =>
+      val further = s.filter(_ != 0).toSeq.sorted
+      if (rng.nextBoolean()) Some(s -> RangeOf(further(rng.nextInt(further.size)), rng.nextBoolean())) else None
+    }.toMap))
+  }
+
   /** A random query over `shape` that Theorems 2/4 call safe (by its schemes, not the case scheme). */
-  def safeQuery(shape: Shape, rng: Random): Option[Query] =
-    Iterator.continually(randomQuery(shape, rng)).take(200).find(q => safe(shape, q.schemes))
+  def safeQuery(shape: Shape, rng: Random, ranges: Boolean = false): Option[Query] =
+    Iterator.continually(if (ranges) randomRangeQuery(shape, rng) else randomQuery(shape, rng)).take(200)
+      .find(q => safe(shape, q.schemes))
 
   /** A random shape: n inputs, m further classes, each in two or more inputs, every input in one. */
   def randomShape(name: String, n: Int, m: Int, rng: Random): Shape = {
@@ -103,10 +131,18 @@ object MultiJoinModel {
     def row: MJRow = MJRow(values.get(0), values.get(1), values.get(2), values.get(3), Some(v), p = false)
   }
 
-  /** A punctuation: "no more rows of `input` with these values on these classes". */
-  case class Punct(input: Int, values: Map[Int, Int]) extends Elem {
+  /**
+   * A punctuation: "no more rows of `input` with these values on these classes" — on its
+   * `range` class, values the range's bound covers.
+   */
+  case class Punct(input: Int, values: Map[Int, Int], range: Option[RangeOf] = None) extends Elem {
     def classes: Set[Int] = values.keySet
-    def covers(row: Map[Int, Int]): Boolean = values.forall { case (k, x) => row.get(k).contains(x) }
+    def covers(row: Map[Int, Int]): Boolean = values.forall { case (k, x) =>
+      if (range.exists(_.cls == k)) row.get(k).exists(range.get.covers(_, x)) else row.get(k).contains(x)
+    }
+    /** The same scheme (classes and range) and constants. */
+    def sameSlot(p: Punct): Boolean = p.input == input && p.classes == classes && p.range == range &&
+      values.forall { case (k, x) => range.exists(_.cls == k) || p.values(k) == x }
     def covers(p: Punct): Boolean = covers(p.values)
     def row: MJRow = MJRow(values.get(0), values.get(1), values.get(2), values.get(3), None, p = true)
   }
@@ -165,7 +201,7 @@ class MultiJoinModel(query: MultiJoinModel.Query) {
       for (_ <- 0 until rng.nextInt(4)) {
         if (rng.nextInt(10) < 3) {
           val s = query.schemes(i)(rng.nextInt(query.schemes(i).size))
-          val p = Punct(i, s.map(k => k -> (if (k == 0) c else rng.nextInt(Domain))).toMap)
+          val p = Punct(i, s.map(k => k -> (if (k == 0) c else rng.nextInt(Domain))).toMap, query.rangeOf(i, s))
           if (newPunct(p)) { sent += p; out += p }
         } else {
           val d = randomData(i, c, rng)
@@ -193,9 +229,13 @@ class MultiJoinModel(query: MultiJoinModel.Query) {
   def punctuateAll(c: Int): Seq[Elem] = (0 until n).filterNot(caseClosed(_)(c)).flatMap { i =>
     val sent = mutable.ArrayBuffer.empty[Punct]
     for (s <- query.schemes(i).sortBy(_.size)) {
+      val range = query.rangeOf(i, s)
       val further = s.filter(_ != 0).toSeq.sorted
-      val combos = further.foldLeft(Seq(Map(0 -> c))) { (acc, k) => for (m <- acc; x <- 0 until Domain) yield m + (k -> x) }
-      for (vs <- combos; p = Punct(i, vs) if !closedBefore(i, vs) && !sent.exists(_.covers(p))) sent += p
+      val combos = further.foldLeft(Seq(Map(0 -> c))) { (acc, k) =>
+        if (range.exists(_.cls == k)) acc.map(_ + (k -> range.get.whole))
+        else for (m <- acc; x <- 0 until Domain) yield m + (k -> x)
+      }
+      for (vs <- combos; p = Punct(i, vs, range) if !closedBefore(i, vs) && !sent.exists(_.covers(p))) sent += p
     }
     sent.toSeq
   }
@@ -219,9 +259,13 @@ class MultiJoinModel(query: MultiJoinModel.Query) {
         }
       case p: Punct => fresh += p
     }
-    // punctuations take effect at the end of the batch; one an earlier one repeats says nothing new
-    for (p <- fresh if !effectiveOf(p.input, p.values(0)).contains(p)) {
-      effectiveOf(p.input, p.values(0)) += p; held(p.input) += p
+    // punctuations take effect at the end of the batch; one an earlier one of its scheme and
+    // constants covers says nothing new; a range punctuation replaces the held one it covers
+    // (one held per scheme and constants, the greatest bound)
+    for (p <- fresh if !effectiveOf(p.input, p.values(0)).exists(q => q.sameSlot(p) && q.covers(p.values))) {
+      effectiveOf(p.input, p.values(0)) += p
+      held(p.input).filter(_.sameSlot(p)).foreach(held(p.input) -= _)
+      held(p.input) += p
     }
     purge()
     release()
@@ -272,10 +316,10 @@ class MultiJoinModel(query: MultiJoinModel.Query) {
    * alone and stores no row with b = x_b.
    */
   private def release(): Unit = for (j <- 0 until n; p <- held(j).toSeq) {
-    val free = p.classes.exists { b =>
+    val free = (p.classes -- p.range.map(_.cls)).exists { b =>
       (0 until n).filter(k => k != j && shape.classesOf(k)(b)).forall { k =>
         val c = p.values(0)
-        effectiveOf(k, c).exists(q => q.values == Map(b -> p.values(b))) &&
+        effectiveOf(k, c).exists(q => q.range.isEmpty && q.values == Map(b -> p.values(b))) &&
           !storedOf(k, c).exists(_.values.get(b).contains(p.values(b)))
       }
     }

@@ -101,4 +101,33 @@ class MultiJoinPlanningSuite extends XYChain {
     val expected = spark.range(0, 50).select($"id", spark4).collect().map(r => r.getLong(0) -> r.getInt(1)).toMap
     assert((0L until 50L).forall(v => coordinate(v) == expected(v)))
   }
+
+  test("five inputs sharing a column, constraint propagation on: planned with one mark per join, no copies") {
+    // Spark infers a copy of each join's mark per substitution of equal columns, and each join
+    // above adds the copies of those below it: before the mark's canonical form left its
+    // columns out, five inputs all joined on `c` overflowed the stack while optimizing
+    withSQLConf("spark.sql.shuffle.partitions" -> "2", PunctuatedConf.JoinPlan -> "mjoin",
+        PunctuatedConf.SafetyMode -> "warn", "spark.sql.constraintPropagation.enabled" -> "true") {
+      val streams = (0 until 5).map(_ => MemoryStream[XY])
+      val inputs = streams.zipWithIndex.map { case (s, i) =>
+        declare(s.toDF().selectExpr(s"x AS c$i", s"y AS k$i", s"p AS p$i"), s"in$i",
+          Schemes -> s"c$i; c$i, k$i", Marker -> s"p$i")
+      }
+      val joined = (1 until 5).foldLeft(inputs(0)) { (acc, j) =>
+        acc.join(inputs(j), inputs(j)(s"c$j") === inputs(j - 1)(s"c${j - 1}") &&
+          inputs(j)(s"k$j") === inputs(0)("k0"))
+      }.select(inputs.map(d => d(d.columns.head)): _*)
+      val q = joined.writeStream.format("memory").queryName("five_on_c").start()
+      try {
+        streams.foreach(_.addData(XY(Some(1), Some(2))))
+        q.processAllAvailable()
+        val optimized = q.asInstanceOf[punctuated.compat.StreamingQueryWrapper].streamingQuery.lastExecution.optimizedPlan
+        val marks = optimized.collect { case j: org.apache.spark.sql.catalyst.plans.logical.Join =>
+          j.condition.toSeq.flatMap(_.collect { case m: punctuated.input.PunctuationColumns => m }).size
+        }
+        assert(marks == Seq.fill(4)(1), optimized.treeString)
+        assert(spark.table("five_on_c").count() == 1)
+      } finally q.stop()
+    }
+  }
 }

@@ -85,6 +85,30 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
       (randomShape(s"random #$k, $n inputs", n, 1 + rng.nextInt(3), rng), 100L + k, Seq(1, 2, 4, 7)(rng.nextInt(4)))
     }
 
+  /**
+   * Runs whose schemes also have range attributes (`x<=`, `x>=`: [[MultiJoinModel.randomRangeQuery]]),
+   * under the MJoin and under a random tree plan.
+   */
+  protected def rangeRuns: Seq[(Shape, Long, Int)] = Seq(
+    (Shape("chain a(x1) b(x1,x2) c(x2)", IndexedSeq(Set(0, 1), Set(0, 1, 2), Set(0, 2))), 31L, 1),
+    (Shape("chain a(x1) b(x1,x2) c(x2)", IndexedSeq(Set(0, 1), Set(0, 1, 2), Set(0, 2))), 32L, 4),
+    (Shape("cycle a(x1,x3) b(x1,x2) c(x2,x3)", IndexedSeq(Set(0, 1, 3), Set(0, 1, 2), Set(0, 2, 3))), 33L, 2),
+    (Shape("star d(x1,x2,x3) a(x1) b(x2) c(x3)", IndexedSeq(Set(0, 1, 2, 3), Set(0, 1), Set(0, 2), Set(0, 3))), 34L, 4),
+    (randomShape("random, 4 inputs", 4, 2, new Random(35)), 35L, 7),
+    (randomShape("random, 5 inputs", 5, 3, new Random(36)), 36L, 4))
+
+  for ((shape, seed, parts) <- rangeRuns) {
+    test(s"random interleavings, range schemes, mjoin plan, $parts partition(s): ${shape.name} (seed $seed)") {
+      run(shape, seed, parts, "mjoin", ranges = true)
+    }
+    val plan = randomTree(shape.inputs, new Random(seed * 31 + parts))
+    val text = plan.text(i => s"in$i")
+    test(s"random interleavings, range schemes, ${MultiJoinPlan.kind(plan)} plan $text, $parts partition(s): " +
+        s"${shape.name} (seed $seed)") {
+      run(shape, seed, parts, text, nodes = MultiJoinPlan.intermediates(plan).map(_.inputs), ranges = true)
+    }
+  }
+
   /** Runs also made as a tree of binary joins (results only). */
   protected def writtenRuns: Seq[(Shape, Long, Int)] = runs.take(1)
 
@@ -162,15 +186,17 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
    *                 then (b) counts the plan's node rows, which `jisc` may not have completed yet (the
    *                 rows are then at most the model's, and exactly them once no node is incomplete);
    *                 everything punctuated, no node is incomplete
+   * @param ranges   schemes with range attributes too ([[MultiJoinModel.randomRangeQuery]])
    */
   private def run(shape: Shape, seed: Long, partitions: Int, plan: String,
       constraintPropagation: Boolean = true, nodes: Seq[Seq[Int]] = Nil, start: Option[MultiJoinPlan.Join] = None,
-      switches: Map[Int, MultiJoinPlan.Join] = Map.empty, strategy: String = "jisc"): Unit = {
+      switches: Map[Int, MultiJoinPlan.Join] = Map.empty, strategy: String = "jisc", ranges: Boolean = false): Unit = {
     def text(p: MultiJoinPlan.Join) = if (p.isMJoin) "mjoin" else p.text(i => s"in$i")
     def inForce(b: Int): Option[MultiJoinPlan.Join] =
       switches.filter(_._1 <= b).toSeq.sortBy(_._1).lastOption.map(_._2).orElse(start)
     val rng = new Random(seed)
-    val query = safeQuery(shape, rng).getOrElse(fail(s"no safe schemes for ${shape.name} (seed $seed)"))
+    val query = safeQuery(shape, rng, ranges).getOrElse(fail(s"no safe schemes for ${shape.name} (seed $seed)"))
+    if (ranges) assert(query.ranges.exists(_.nonEmpty), s"no range scheme drawn: $query")
     val clue = s"seed $seed, $query"
     val multi = plan != "written"
     withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> partitions.toString,
@@ -245,7 +271,8 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
     val classes = query.shape.classesOf(i).toSeq.sorted
     val df = source.toDF().selectExpr(classes.map(k => s"${if (k == 0) "c" else s"x$k"} AS ${col(k)}") ++
       Seq(s"v AS i${i}_v", s"p AS i${i}_p"): _*)
-    def attrs(s: Set[Int]) = s.toSeq.sorted.map(col).mkString(", ")
+    def attrs(s: Set[Int]) = s.toSeq.sorted.map(k => col(k) +
+      query.rangeOf(i, s).filter(_.cls == k).map(_.operator).getOrElse("")).mkString(", ")
     val props = Seq(Schemes -> (Set(0) +: query.schemes(i)).map(attrs).mkString("; "), Marker -> s"i${i}_p") ++
       query.unique(i).map(u => Unique -> attrs(u))
     declare(df, s"in$i", props: _*)
@@ -277,4 +304,5 @@ class MultiJoinPropertyRocksDBSuite extends MultiJoinPropertySuite {
   override protected def writtenRuns: Seq[(MultiJoinModel.Shape, Long, Int)] = Nil
   override protected def treeRuns: Seq[(MultiJoinModel.Shape, Long, Int)] = super.runs.filter(_._3 == 4).take(2)
   override protected def migrationRuns: Seq[(MultiJoinModel.Shape, Long, Int)] = super.runs.filter(_._3 == 4).take(2)
+  override protected def rangeRuns: Seq[(MultiJoinModel.Shape, Long, Int)] = super.rangeRuns.filter(_._3 > 1).take(2)
 }
