@@ -187,6 +187,42 @@ class WatermarkKeyJoinSuite extends PunctuatedStreamTest {
       })
   }
 
+  for (perOperator <- Seq(true, false)) {
+    test(s"three streams, a watermark on another column, per-operator watermarks $perOperator: " +
+        (if (perOperator) "the tree of binary joins runs" else "one multi-way join runs")) {
+      // Spark's per-operator propagation looks each stateful operator up by id in the previous
+      // batch's plan: the group's lower joins are not there (one multi-way join replaced them),
+      // which failed the batch after the watermark was first set
+      withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> "1",
+          SQLConf.STATEFUL_OPERATOR_ALLOW_MULTIPLE.key -> perOperator.toString) {
+        val (as, bs, cs) = (MemoryStream[StampedRow], MemoryStream[StampedRow], MemoryStream[StampedRow])
+        val a = declaredA(as)
+        val b = declare(bs.toDF(), "b", Schemes -> "k", Marker -> "p").withWatermark("ts", "0 seconds")
+        val c = declare(cs.toDF(), "c", Schemes -> "k", Marker -> "p")
+        val abc = a.join(b, a("k") === b("k")).join(c, a("k") === c("k")).select(a("k"), a("v"), b("v"), c("v"))
+        testStream(abc)(
+          MultiAddData((as, Seq(r(1, 0, 1), r(2, 5, 2))), (bs, Seq(r(1, 0, 10), r(3, 10, 30))), (cs, Seq(r(1, 0, 100)))),
+          CheckNewAnswer((1, 1, 10, 100)),
+          AssertOnQuery("the plan") { q =>
+            val plan = q.lastExecution.executedPlan
+            val (binary, multiWay) = (plan.collect { case p: PunctuatedSymmetricHashJoinExec => p }.size,
+              plan.collect { case m: multi.PunctuatedMultiJoinExec => m }.size)
+            assert((binary, multiWay) == (if (perOperator) (2, 0) else (0, 1)), plan)
+            true
+          },
+          // batches after the watermark (12:10) is set
+          MultiAddData((as, Seq(r(3, 20, 3))), (cs, Seq(r(3, 20, 300)))),
+          CheckNewAnswer((3, 3, 30, 300)),
+          StopStream,
+          StartStream(),
+          MultiAddData((as, Seq(close(1), close(2), close(3))), (bs, Seq(close(1), close(2), close(3))),
+            (cs, Seq(close(1), close(2), close(3)))),
+          CheckNewAnswer(),
+          AssertRows(0))
+      }
+    }
+  }
+
   test("late rows by policy: fail names the input and the watermark") {
     withSQLConf(PunctuatedConf.LateRows -> "fail") {
       val (as, bs) = (MemoryStream[StampedRow], MemoryStream[StampedRow])
