@@ -172,3 +172,37 @@ def test_a_multi_way_join_under_an_aggregation_and_one_whose_punctuations_are_ne
     assert doc["tree"]["aggregate"]["punctuated"] is True
     assert doc["tree"]["aggregate"]["input"] == {"join": [{"join": [{"stream": x}, {"stream": y}]}, {"stream": z}]}
     assert doc["verdicts"]["multiJoins"] == [] and len(doc["verdicts"]["joins"]) == 2
+
+
+def test_range_schemes_on_join_columns_run_and_are_judged_as_one_multi_way_join(spark, tables):
+    """A range scheme (``v<=``) binds its class as a constant does (Li et al. 2006, §4.2, with
+    Tucker et al. 2003's range patterns): the chain x(k) ⋈ y(k, v) ⋈ z(v) with y punctuating
+    ``k; v<=`` and z ``v<=`` is safe as one multi-way join, runs as one, and drains to no rows
+    once the punctuations cover everything."""
+    x, y, z = tables("x", _kv("k")), tables("y", _kv("k; v<=")), tables("z", _kv("v<="))
+    # v is a STRING: a range over its order ('b' covers 'a' and 'b')
+    chain = _chain(x, y, z)
+    r = check_safety(spark, chain)
+    assert r.plan == (x, y, z) and r.safe and r.unpurgeable == [], r.explain()
+    assert r.plan_report.operators[0].purgeable == (True, True, True)
+    doc = _document(spark, chain)
+    assert doc["verdicts"]["multiJoins"][0]["purgeable"] == [True, True, True]
+    # without y's range scheme nothing closes v for z's rows: z is unpurgeable
+    x2, y2, z2 = tables("x2", _kv("k")), tables("y2", _kv("k")), tables("z2", _kv("v<="))
+    assert check_safety(spark, _chain(x2, y2, z2)).unpurgeable == [z2]
+
+    spark.sql(f"INSERT INTO {x} VALUES (1, 'a', false), (1, NULL, true)")
+    spark.sql(f"INSERT INTO {y} VALUES (1, 'a', false), (1, 'b', false), (1, NULL, true), (NULL, 'b', true)")
+    spark.sql(f"INSERT INTO {z} VALUES (NULL, 'a', false), (NULL, 'b', true)")
+    name = f"t{uuid.uuid4().hex[:8]}"
+    q = (spark.sql(f"SELECT x.k, y.v FROM STREAM({x}) x JOIN STREAM({y}) y ON x.k = y.k "
+                   f"JOIN STREAM({z}) z ON y.v = z.v")
+         .writeStream.format("memory").queryName(name).start())
+    try:
+        q.processAllAvailable()
+        (op,) = [o for o in q.lastProgress["stateOperators"] if o["operatorName"].startswith("punctuated")]
+        assert op["operatorName"] == "punctuatedMultiJoin", q.lastProgress
+        assert sorted(tuple(r) for r in spark.table(name).collect()) == [(1, "a")]
+        assert op["numRowsTotal"] == 0, op
+    finally:
+        q.stop()
