@@ -20,12 +20,9 @@ import punctuated.spark.PunctuatedStreamTest
  * incomplete. Output exactly once throughout; everything punctuated leaves no state.
  * [[MultiJoinLazyCompletionRocksDBSuite]] runs the same on RocksDB.
  */
-class MultiJoinLazyCompletionSuite extends PunctuatedStreamTest {
+class MultiJoinLazyCompletionSuite extends PunctuatedStreamTest with XYRows {
   import testImplicits._
 
-  private def xy(x: Long, y: Long) = XY(Some(x), Some(y))
-  private def onX(x: Long) = XY(Some(x), None, p = true)
-  private def onY(y: Long) = XY(None, Some(y), p = true)
 
   private def stream(name: String, schemes: String): (MemoryStream[XY], DataFrame) = {
     val s = MemoryStream[XY]

@@ -22,12 +22,9 @@ import punctuated.spark.PunctuatedStreamTest
  * left — the switch back to a plan's node finds its storage emptied.
  * [[MultiJoinMigrationRocksDBSuite]] runs the same on RocksDB.
  */
-class MultiJoinMigrationSuite extends PunctuatedStreamTest {
+class MultiJoinMigrationSuite extends PunctuatedStreamTest with XYRows {
   import testImplicits._
 
-  private def xy(x: Long, y: Long) = XY(Some(x), Some(y))
-  private def onX(x: Long) = XY(Some(x), None, p = true)
-  private def onY(y: Long) = XY(None, Some(y), p = true)
 
   private def stream(name: String, schemes: Seq[String]): (MemoryStream[XY], DataFrame) = {
     val s = MemoryStream[XY]

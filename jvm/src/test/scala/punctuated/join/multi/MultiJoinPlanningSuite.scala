@@ -11,6 +11,25 @@ import punctuated.spark.PunctuatedStreamTest
 /** A row of [[MultiJoinPlanningSuite]]'s streams: two columns and a marker. */
 case class XY(x: Option[Long], y: Option[Long], p: Boolean = false)
 
+/**
+ * [[XY]] rows as the multi-way join suites write them: a data row, a punctuation on `x` or on
+ * `y`, and a declared stream of them with its columns renamed.
+ */
+trait XYRows extends PunctuatedStreamTest {
+  import testImplicits._
+
+  protected def xy(x: Long, y: Long): XY = XY(Some(x), Some(y))
+  protected def onX(x: Long): XY = XY(Some(x), None, p = true)
+  protected def onY(y: Long): XY = XY(None, Some(y), p = true)
+
+  /** A declared stream of two columns `x`, `y` (renamed), its marker `<name>_p`. */
+  protected def stream(name: String, x: String, y: String, schemes: String): (MemoryStream[XY], org.apache.spark.sql.DataFrame) = {
+    val s = MemoryStream[XY]
+    (s, declare(s.toDF().selectExpr(s"x AS $x", s"y AS $y", s"p AS ${name}_p"), name,
+      Schemes -> schemes, Marker -> s"${name}_p"))
+  }
+}
+
 /** The chain of three streams of [[XY]] rows the planning suites run. */
 trait XYChain extends PunctuatedStreamTest {
   import testImplicits._

@@ -23,18 +23,9 @@ import punctuated.spark.PunctuatedStreamTest
  *   c says t<=9:              every partial of a(1) is closed: a(1) purged
  * }}}
  */
-class MultiJoinRangeSchemesSuite extends PunctuatedStreamTest {
+class MultiJoinRangeSchemesSuite extends PunctuatedStreamTest with XYRows {
   import testImplicits._
 
-  private def xy(x: Long, y: Long) = XY(Some(x), Some(y))
-  private def onX(x: Long) = XY(Some(x), None, p = true)
-  private def onY(y: Long) = XY(None, Some(y), p = true)
-
-  private def stream(name: String, x: String, y: String, schemes: String): (MemoryStream[XY], DataFrame) = {
-    val s = MemoryStream[XY]
-    (s, declare(s.toDF().selectExpr(s"x AS $x", s"y AS $y", s"p AS ${name}_p"), name,
-      Schemes -> schemes, Marker -> s"${name}_p"))
-  }
 
   /** The query runs one multi-way join (no binary join) storing `rows` rows in all. */
   private def AssertRows(rows: Long) = AssertOnQuery(s"one multi-way join storing $rows rows") { q =>

@@ -18,12 +18,9 @@ import punctuated.spark.PunctuatedStreamTest
  * 4 and 7 partitions, keeps the node stores its plan names, and drains to no state once
  * every value is punctuated; a restart under another tree continues, migrating to it. [[MultiJoinTreePlanRocksDBSuite]] runs the same on RocksDB (over 2 and 7 partitions).
  */
-class MultiJoinTreePlanSuite extends PunctuatedStreamTest {
+class MultiJoinTreePlanSuite extends PunctuatedStreamTest with XYRows {
   import testImplicits._
 
-  private def xy(x: Long, y: Long) = XY(Some(x), Some(y))
-  private def onX(x: Long) = XY(Some(x), None, p = true)
-  private def onY(y: Long) = XY(None, Some(y), p = true)
 
   /** A declared stream of two columns `<name>_x`, `<name>_y`; `schemes` among "x", "y". */
   private def stream(name: String, schemes: Seq[String]): (MemoryStream[XY], DataFrame) = {

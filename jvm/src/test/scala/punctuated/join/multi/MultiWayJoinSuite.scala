@@ -16,19 +16,9 @@ import punctuated.spark.PunctuatedStreamTest
  * each ending with every value punctuated and no state left (Li et al. 2006, §3.2 chained
  * purge). [[MultiWayJoinRocksDBSuite]] runs the same on RocksDB.
  */
-class MultiWayJoinSuite extends PunctuatedStreamTest {
+class MultiWayJoinSuite extends PunctuatedStreamTest with XYRows {
   import testImplicits._
 
-  private def xy(x: Long, y: Long) = XY(Some(x), Some(y))
-  private def onX(x: Long) = XY(Some(x), None, p = true)
-  private def onY(y: Long) = XY(None, Some(y), p = true)
-
-  /** A declared stream of two columns `x`, `y` (renamed), its marker `<name>_p`. */
-  private def stream(name: String, x: String, y: String, schemes: String): (MemoryStream[XY], DataFrame) = {
-    val s = MemoryStream[XY]
-    (s, declare(s.toDF().selectExpr(s"x AS $x", s"y AS $y", s"p AS ${name}_p"), name,
-      Schemes -> schemes, Marker -> s"${name}_p"))
-  }
 
   /**
    * The query has one punctuated operator, the multi-way join, with this state: a stored row
