@@ -188,11 +188,10 @@ class WatermarkKeyJoinSuite extends PunctuatedStreamTest {
   }
 
   for (perOperator <- Seq(true, false)) {
-    test(s"three streams, a watermark on another column, per-operator watermarks $perOperator: " +
-        (if (perOperator) "the tree of binary joins runs" else "one multi-way join runs")) {
+    test(s"three streams, a watermark on another column, per-operator watermarks $perOperator: one multi-way join") {
       // Spark's per-operator propagation looks each stateful operator up by id in the previous
-      // batch's plan: the group's lower joins are not there (one multi-way join replaced them),
-      // which failed the batch after the watermark was first set
+      // batch's plan: the group's lower join stands there as a member holding nothing (without
+      // it the batch after the watermark was first set failed)
       withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> "1",
           SQLConf.STATEFUL_OPERATOR_ALLOW_MULTIPLE.key -> perOperator.toString) {
         val (as, bs, cs) = (MemoryStream[StampedRow], MemoryStream[StampedRow], MemoryStream[StampedRow])
@@ -205,9 +204,13 @@ class WatermarkKeyJoinSuite extends PunctuatedStreamTest {
           CheckNewAnswer((1, 1, 10, 100)),
           AssertOnQuery("the plan") { q =>
             val plan = q.lastExecution.executedPlan
-            val (binary, multiWay) = (plan.collect { case p: PunctuatedSymmetricHashJoinExec => p }.size,
-              plan.collect { case m: multi.PunctuatedMultiJoinExec => m }.size)
-            assert((binary, multiWay) == (if (perOperator) (2, 0) else (0, 1)), plan)
+            val (binary, multiWay, members) = (plan.collect { case p: PunctuatedSymmetricHashJoinExec => p }.size,
+              plan.collect { case m: multi.PunctuatedMultiJoinExec => m }.size,
+              plan.collect { case m: multi.MultiJoinMemberExec => m }.size)
+            assert((binary, multiWay, members) == (0, 1, if (perOperator) 1 else 0), s"${(binary, multiWay, members)} $plan")
+            val ops = settledProgress(q).stateOperators.map(_.operatorName).toSeq.sorted
+            assert(ops == (if (perOperator) Seq("punctuatedMultiJoin", "punctuatedMultiJoinMember")
+              else Seq("punctuatedMultiJoin")), ops)
             true
           },
           // batches after the watermark (12:10) is set
@@ -218,7 +221,11 @@ class WatermarkKeyJoinSuite extends PunctuatedStreamTest {
           MultiAddData((as, Seq(close(1), close(2), close(3))), (bs, Seq(close(1), close(2), close(3))),
             (cs, Seq(close(1), close(2), close(3)))),
           CheckNewAnswer(),
-          AssertRows(0))
+          AssertOnQuery("no rows left in the multi-way join") { q =>
+            val op = settledProgress(q).stateOperators.find(_.operatorName == "punctuatedMultiJoin").get
+            assert(op.numRowsTotal == 0, op.json)
+            true
+          })
       }
     }
   }

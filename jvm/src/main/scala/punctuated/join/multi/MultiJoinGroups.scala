@@ -86,8 +86,7 @@ final case class MultiJoinGroup(
  *    `spark.punctuated.emitPunctuations`) no marker is among the query's result columns. A
  *    group whose output punctuations are needed keeps the tree of binary joins, which emits them.
  *
- * With `spark.punctuated.join.plan=written` there is no group: every join runs as written; nor
- * in a query with a `withWatermark` under Spark's per-operator watermarks ([[watermarksPerOperator]]).
+ * With `spark.punctuated.join.plan=written` there is no group: every join runs as written.
  *
  * Example: `a JOIN b ON a.k = b.k JOIN c ON b.v = c.v` (b and c declared) is one group of the
  * inputs a, b, c; `a JOIN b ON a.k = b.k` alone (two inputs) is none.
@@ -102,7 +101,7 @@ object MultiJoinGroups {
    * @param emitPunctuations `spark.punctuated.emitPunctuations`
    */
   def of(plan: LogicalPlan, joinPlan: String, emitPunctuations: Boolean): Seq[MultiJoinGroup] =
-    if (joinPlan == "written" || watermarksPerOperator(plan)) Nil
+    if (joinPlan == "written") Nil
     else {
       val resultIds = queryOutput(plan).map(_.exprId).toSet
       val found = mutable.ArrayBuffer.empty[MultiJoinGroup]
@@ -122,20 +121,6 @@ object MultiJoinGroups {
       visit(plan, Nil)
       found.toSeq
     }
-
-  /**
-   * Does the query have an event-time watermark that Spark propagates operator by operator
-   * (`spark.sql.streaming.statefulOperator.allowMultiple`, on by default)? Then no group
-   * forms: Spark's propagation (`PropagateWatermarkSimulator`) gives each stateful operator of
-   * a micro-batch's plan the watermark it computed over the previous batch's executed plan,
-   * by operator id, and fails ("Watermark for batch ID .. and stateOpId .. is not yet set")
-   * for the group's lower joins, whose ids the one multi-way operator replaced. The tree of
-   * binary joins runs instead (its joins use the watermarks: [[punctuated.join.WatermarkPunctuations]]).
-   */
-  def watermarksPerOperator(plan: LogicalPlan): Boolean =
-    plan.exists(_.isInstanceOf[org.apache.spark.sql.catalyst.plans.logical.EventTimeWatermark]) &&
-      org.apache.spark.sql.internal.SQLConf.get.getConf(
-        org.apache.spark.sql.internal.SQLConf.STATEFUL_OPERATOR_ALLOW_MULTIPLE)
 
   /**
    * Is `j` a join a group can contain (inner, stream-stream, marked, keys plain columns)? A

@@ -9,12 +9,12 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, FilterExec, ProjectExec, SparkPlan}
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
 import punctuated.compat.StatefulOperatorStateInfo
-import punctuated.compat.StreamingSymmetricHashJoinExec
+import punctuated.compat.{EventTimeWatermarkExec, StreamingSymmetricHashJoinExec}
 
 import punctuated.checkpoint.{CheckpointDeclarations, MigrationRequests, MultiJoinCheckpoint, PlanLog, PlanRecord}
 import punctuated.conf.PunctuatedConf
 import punctuated.input.{InputSpec, PunctuatedInput, PunctuationColumns}
-import punctuated.join.multi.{Hypercube, MultiJoinExchangeExec, MultiJoinGroups, MultiJoinInputSpec, MultiJoinMigration, MultiJoinObserved, MultiJoinPlan, MultiJoinShareWeights, MultiJoinStatistics, MultiJoinTree, PlanChoice, PlanCost, PunctuatedMultiJoinExec, PunctuationReach}
+import punctuated.join.multi.{Hypercube, MultiJoinExchangeExec, MultiJoinGroups, MultiJoinInputSpec, MultiJoinMemberExec, MultiJoinMigration, MultiJoinObserved, MultiJoinPlan, MultiJoinShareWeights, MultiJoinStatistics, MultiJoinTree, PlanChoice, PlanCost, PunctuatedMultiJoinExec, PunctuationReach}
 
 /**
  * Physical rule (before columnar transitions; registered before [[PlanPunctuatedJoins]]): the
@@ -48,9 +48,14 @@ import punctuated.join.multi.{Hypercube, MultiJoinExchangeExec, MultiJoinGroups,
 case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule with Logging {
 
   override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
-    override def apply(plan: SparkPlan): SparkPlan = plan.transformDown {
-      case j: StreamingSymmetricHashJoinExec if j.stateInfo.isDefined && groupOf(j).isDefined =>
-        build(j, groupOf(j).get).getOrElse(j)
+    override def apply(plan: SparkPlan): SparkPlan = {
+      // with a watermark, Spark's per-operator propagation needs the group's lower joins' ids
+      val members = plan.exists(_.isInstanceOf[EventTimeWatermarkExec]) &&
+        session.sessionState.conf.getConf(org.apache.spark.sql.internal.SQLConf.STATEFUL_OPERATOR_ALLOW_MULTIPLE)
+      plan.transformDown {
+        case j: StreamingSymmetricHashJoinExec if j.stateInfo.isDefined && groupOf(j).isDefined =>
+          build(j, groupOf(j).get, members).getOrElse(j)
+      }
     }
   }
 
@@ -60,7 +65,12 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
   /** One input of the group as found below its joins. */
   private final case class Found(plan: SparkPlan, declaration: Option[PunctuatedInput])
 
-  private def build(top: StreamingSymmetricHashJoinExec, group: Int): Option[SparkPlan] = {
+  /**
+   * The group of `top` as one multi-way join; with `members`, below one
+   * [[MultiJoinMemberExec]] per lower join of the group (Spark's watermark propagation looks
+   * them up by operator id).
+   */
+  private def build(top: StreamingSymmetricHashJoinExec, group: Int, members: Boolean): Option[SparkPlan] = {
     val inputs = mutable.ArrayBuffer.empty[Found]
     val equalities = mutable.ArrayBuffer.empty[(Attribute, Attribute)]
     val filters = mutable.ArrayBuffer.empty[Expression]
@@ -161,11 +171,11 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
         nodeStores = inForce.storedNodes,
         migration = inForce.migration)
       exec.copyTagsFrom(top)
+      val lower = top.collect { case j: StreamingSymmetricHashJoinExec if (j ne top) && groupOf(j).contains(group) => j }
+        .flatMap(_.stateInfo)
       // before any of its state stores is opened: record, plan log, state metadata
-      MultiJoinCheckpoint.record(exec, inputs.map(_.declaration).toSeq, inForceWith, top.shortName,
-        top.collect { case j: StreamingSymmetricHashJoinExec if (j ne top) && groupOf(j).contains(group) => j }
-          .flatMap(_.stateInfo), session)
-      Some(exec)
+      MultiJoinCheckpoint.record(exec, inputs.map(_.declaration).toSeq, inForceWith, top.shortName, lower, session)
+      Some(if (members) lower.foldLeft(exec: SparkPlan)((p, m) => MultiJoinMemberExec(Some(m), p)) else exec)
     }
   }
 
