@@ -131,6 +131,28 @@ class WatermarkKeyJoinSuite extends PunctuatedStreamTest {
     try assert(q.isActive) finally q.stop()
   }
 
+  test("three streams: strict counts a watermark on a join column of a multi-way group as that input's range scheme") {
+    // a(k) ⋈ b(k, ts) ⋈ c(ts), a "k", b "k; ts", c undeclared: only c's watermark on ts closes
+    // c for a's and b's rows (Li et al. 2006, Theorem 2, c's range scheme on its join column)
+    val (as, bs, cs) = (MemoryStream[StampedRow], MemoryStream[StampedRow], MemoryStream[StampedRow])
+    def chain(watermark: Boolean) = {
+      val a = declaredA(as)
+      val b = declare(bs.toDF(), "b", Schemes -> "k; ts", Marker -> "p")
+      val c = plainB(cs, watermark)
+      a.join(b, a("k") === b("k")).join(c, b("ts") === c("ts")).select(a("k"), a("v"), b("v"), c("v"))
+    }
+    val e = intercept[AnalysisException](chain(watermark = false).writeStream.format("memory").queryName("mj_unsafe").start())
+    assert(e.getCondition == "PUNCTUATED_UNSAFE_QUERY" && e.getMessage.contains("multi-way join"), e.getMessage)
+    val q = chain(watermark = true).writeStream.format("memory").queryName("mj_safe").start()
+    try {
+      as.addData(r(1, 0, 1)); bs.addData(r(1, 0, 10)); cs.addData(r(1, 0, 100))
+      q.processAllAvailable()
+      assert(spark.table("mj_safe").count() == 1)
+      val plan = q.asInstanceOf[punctuated.compat.StreamingQueryWrapper].streamingQuery.lastExecution.executedPlan
+      assert(plan.collect { case m: multi.PunctuatedMultiJoinExec => m }.size == 1, plan)
+    } finally q.stop()
+  }
+
   test("a watermark added to a running query's key column is refused before the state is touched; removing it resumes") {
     val checkpoint = java.nio.file.Files.createTempDirectory("wm-key").toFile.getCanonicalPath
     val (as, bs) = (MemoryStream[StampedRow], MemoryStream[StampedRow])
@@ -158,33 +180,43 @@ class WatermarkKeyJoinSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("three streams: a watermark on a join column keeps the tree of binary joins, which purges by it") {
-    val (as, bs, cs) = (MemoryStream[StampedRow], MemoryStream[StampedRow], MemoryStream[StampedRow])
-    val a = declaredA(as)
-    val b = declare(bs.toDF(), "b", Schemes -> "k", Marker -> "p").withWatermark("ts", "0 seconds")
-    val c = declare(cs.toDF(), "c", Schemes -> "k", Marker -> "p")
-    val ab = a.join(b, a("k") === b("k") && a("ts") === b("ts"))
-    val abc = ab.join(c, a("k") === c("k")).select(a("k"), a("v"), b("v"), c("v"))
-    testStream(abc)(
-      MultiAddData((as, Seq(r(1, 0, 1), r(2, 5, 2))), (bs, Seq(r(1, 0, 10), r(3, 10, 30))), (cs, Seq(r(1, 0, 100)))),
-      CheckNewAnswer((1, 1, 10, 100)),
-      AssertOnQuery("two binary punctuated joins, no multi-way join") { q =>
-        val plan = q.lastExecution.executedPlan
-        val joins = plan.collect { case p: PunctuatedSymmetricHashJoinExec => p }
-        assert(plan.collect { case m: multi.PunctuatedMultiJoinExec => m }.isEmpty, plan)
-        assert(joins.size == 2 && joins.exists(_.rightSpec.watermark.isDefined), joins.map(_.rightSpec.watermark))
-        true
-      },
-      // b's watermark 12:10 purged a's rows at 12:00 and 12:05 in the lower join
-      AssertOnQuery("the lower join purged a's rows by b's watermark") { q =>
-        settledProgress(q)
-        val purged = q.recentProgress.toSeq.filter(_.durationMs.containsKey("addBatch"))
-          .groupBy(_.batchId).values.map(_.last).toSeq
-          .flatMap(_.stateOperators.filter(_.operatorName == "punctuatedSymmetricHashJoin"))
-          .map(_.customMetrics.get("numRowsPurged").longValue).sum
-        assert(purged >= 2, q.recentProgress.map(_.json).mkString("\n"))
-        true
-      })
+  test("three streams: a watermark on a join column is the multi-way join's range punctuation there; restart") {
+    withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> "1") {
+      val (as, bs, cs) = (MemoryStream[StampedRow], MemoryStream[StampedRow], MemoryStream[StampedRow])
+      val a = declaredA(as)
+      val b = declare(bs.toDF(), "b", Schemes -> "k", Marker -> "p").withWatermark("ts", "0 seconds")
+      val c = declare(cs.toDF(), "c", Schemes -> "k", Marker -> "p")
+      val ab = a.join(b, a("k") === b("k") && a("ts") === b("ts"))
+      val abc = ab.join(c, a("k") === c("k")).select(a("k"), a("v"), b("v"), c("v"))
+      testStream(abc)(
+        MultiAddData((as, Seq(r(1, 0, 1), r(2, 5, 2))), (bs, Seq(r(1, 0, 10), r(3, 10, 30))), (cs, Seq(r(1, 0, 100)))),
+        CheckNewAnswer((1, 1, 10, 100)),
+        AssertOnQuery("one multi-way join, b's watermark its range punctuation on ts") { q =>
+          val plan = q.lastExecution.executedPlan
+          assert(plan.collect { case p: PunctuatedSymmetricHashJoinExec => p }.isEmpty, plan)
+          val m = plan.collect { case m: multi.PunctuatedMultiJoinExec => m }
+          assert(m.size == 1 && m.head.inputs.map(_.spec.watermark.map(_._2)) == Seq(None, Some("ts<= (watermark)"), None),
+            m.map(_.inputs.map(_.spec.watermark)))
+          true
+        },
+        StopStream,
+        StartStream(),
+        // b's watermark is 12:10 (from the offset log): a(2, 12:05) has no partner left in b
+        // (found through a's range index); a(1, 12:00) still needs c to close k = 1
+        AddData(as, close(5)),
+        CheckNewAnswer(),
+        AssertRows(4),
+        AddData(bs, r(4, 8, 40)),      // at or below b's watermark the join applied: late
+        CheckNewAnswer(),
+        AssertCounted("numLateRowsDropped", 1),
+        AssertRows(4),
+        AddData(cs, close(1)),
+        CheckNewAnswer(),
+        AssertRows(3),     // a(1, 12:00) purged: b closed 12:00 by its watermark, c closed k = 1
+        AddData(as, close(1), close(3)),
+        CheckNewAnswer(),
+        AssertRows(0))
+    }
   }
 
   for (perOperator <- Seq(true, false)) {

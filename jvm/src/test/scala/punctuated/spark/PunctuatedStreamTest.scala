@@ -38,9 +38,13 @@ trait PunctuatedStreamTest extends StreamTest {
     q.lastProgress
   }
 
+  /** A punctuated operator holding state (a multi-way group's member holds none). */
+  private def holdsState(op: org.apache.spark.sql.streaming.StateOperatorProgress): Boolean =
+    op.operatorName.startsWith("punctuated") && op.operatorName != "punctuatedMultiJoinMember"
+
   protected def punctuatedProgress(q: punctuated.compat.StreamExecution) = {
     val progress = settledProgress(q)
-    progress.stateOperators.find(_.operatorName.startsWith("punctuated")).getOrElse(
+    progress.stateOperators.find(holdsState).getOrElse(
       throw new AssertionError(s"no punctuated operator in ${progress.json}"))
   }
 
@@ -73,7 +77,7 @@ trait PunctuatedStreamTest extends StreamTest {
     q.recentProgress.toSeq
       .filter(_.durationMs.containsKey("addBatch"))   // executed batches, not idle reports
       .groupBy(_.batchId).values.map(_.last).toSeq
-      .flatMap(_.stateOperators.find(_.operatorName.startsWith("punctuated")))
+      .flatMap(_.stateOperators.find(holdsState))
       .map(op => Option(op.customMetrics.get(name)).map(_.longValue).getOrElse(0L)).sum
   }
 

@@ -7,7 +7,6 @@ import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.Inner
 import org.apache.spark.sql.catalyst.plans.logical.{Filter, Join, LogicalPlan, Project, SubqueryAlias, View}
 
-import punctuated.join.WatermarkPunctuations
 import punctuated.input.{BandBucketColumns, PunctuatedInput, PunctuationColumns, PunctuationKind}
 
 /**
@@ -76,10 +75,10 @@ final case class MultiJoinGroup(
  * with at least three inputs, where
  *  - every input is a stream, not itself a punctuated join (whose output punctuations a tree
  *    of binary joins needs), with at most one column in each attribute class,
- *  - no input has a `withWatermark` column among its join columns (its watermark is a range
- *    punctuation there, which the tree of binary joins uses:
- *    [[punctuated.join.WatermarkPunctuations.onKey]]); declared range schemes on join columns
- *    (`k<=`, `k>=`, with constants or not) are the multi-way join's own ([[ChainedPurge]]),
+ *  - range schemes on join columns — declared (`k<=`, `k>=`, with constants or not), or the
+ *    `ts<=w` a `withWatermark` column among an input's join columns stands for
+ *    ([[punctuated.join.WatermarkPunctuations.onKey]]) — are the multi-way join's own
+ *    ([[ChainedPurge]]),
  *  - at least one input is declared,
  *  - and the group's output punctuations are needed by nothing: no punctuated aggregation,
  *    deduplication or join above it reads its inputs' markers, and (with
@@ -183,12 +182,7 @@ object MultiJoinGroups {
     val streams = inputs.forall(in => in.plan.isStreaming && in.declaration.forall(_.declaration.derived.isEmpty))
     val declared = inputs.exists(_.declaration.exists(_.markerIds.nonEmpty)) ||
       inputs.exists(_.declaration.exists(_.declaration.unique.isDefined))
-    val noWatermark = inputs.indices.forall { i =>
-      val keys = group.classColumns(i).map(_._2)
-      // a watermark on a join column is a range punctuation there (WatermarkPunctuations.onKey)
-      !keys.exists(k => inputs(i).plan.output.find(_.exprId == k.exprId).exists(WatermarkPunctuations.isWatermarked))
-    }
-    if (inputs.size >= 3 && oneColumnPerClass && streams && declared && noWatermark) Some(group) else None
+    if (inputs.size >= 3 && oneColumnPerClass && streams && declared) Some(group) else None
   }
 
   /** Columns the equalities make equal, as classes (union-find), in order of first mention. */

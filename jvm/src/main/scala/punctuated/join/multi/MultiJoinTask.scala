@@ -11,7 +11,7 @@ import org.apache.spark.sql.execution.streaming.state.StateStoreConf
 
 import punctuated.errors.PunctuatedErrors
 import punctuated.input.KeyScheme
-import punctuated.join.{CompletingIterator, JoinInputState, KeyPunctuation}
+import punctuated.join.{CompletingIterator, JoinInputState, KeyPunctuation, WatermarkPunctuations}
 import punctuated.join.shedding.SheddingMetrics
 import punctuated.state.PunctuatedJoinMetrics
 
@@ -241,6 +241,9 @@ private[multi] class MultiJoinTask(
   /** Joins the inputs' rows of this batch (`iters(i)`: input `i`'s), in input order. */
   def run(iters: IndexedSeq[Iterator[InternalRow]]): Iterator[InternalRow] = {
     migration.switchPlan()
+    // a watermark on an input's join column: its range punctuation ts<=w, in every cell (it binds no value)
+    for (i <- 0 until n; (scheme, key) <- WatermarkPunctuations.keyPunctuation(specs(i), states(i).classes.size,
+        exec.eventTimeWatermark)) newPunctuations(i) += states(i).punctuationFor(scheme, key)
     val start = System.nanoTime
     val out = iters.indices.map(i => atStartOf(i) ++ iters(i).flatMap(row => processRow(row, i))).reduce(_ ++ _) ++
       Iterator.single(()).flatMap { _ => applyPunctuations(n - 1); endOfBatch(); shed(); Iterator.empty }

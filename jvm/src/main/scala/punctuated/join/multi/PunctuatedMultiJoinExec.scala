@@ -106,6 +106,11 @@ import punctuated.state.{PunctuatedJoinMetrics, PunctuatedStatefulOperator}
  *                   they cover (null: the plan's nodes); every other node of the plan keeps
  *                   its rows in `punctuated-meta` ([[MultiJoinMigration]])
  * @param migration  the plan change this batch makes, if any ([[MultiJoinMigration]])
+ * @param eventTimeWatermark the event-time watermark (ms) Spark's incremental planner gave the
+ *                   group's uppermost join for eviction this batch: the range punctuation
+ *                   `ts<=w` of each input whose watermark column is one of its join columns
+ *                   (its spec's `watermark`: [[punctuated.join.WatermarkPunctuations.onKey]]),
+ *                   in every cell, taking effect once the input has sent its rows of the batch
  */
 case class PunctuatedMultiJoinExec(
     inputs: IndexedSeq[MultiJoinInputSpec],
@@ -119,7 +124,8 @@ case class PunctuatedMultiJoinExec(
     plan: MultiJoinPlan.Join = null,
     probeOrders: Seq[Seq[Int]] = Nil,
     nodeStores: Seq[Seq[Int]] = null,
-    migration: Option[MultiJoinMigration] = None)
+    migration: Option[MultiJoinMigration] = None,
+    eventTimeWatermark: Option[Long] = None)
   extends SparkPlan with PunctuatedStatefulOperator {
 
   /** The plan in force: `plan`, or the MJoin of the inputs. */
@@ -220,6 +226,15 @@ case class PunctuatedMultiJoinExec(
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[SparkPlan]): SparkPlan =
     copy(children = newChildren)
+
+  /**
+   * A batch without new data when the watermark has passed what this join applied, if a
+   * watermark is an input's range punctuation: its new bound then purges state (as Spark's
+   * own join evicts).
+   */
+  override def shouldRunAnotherBatch(newInputWatermark: Long): Boolean =
+    inputs.exists(_.spec.watermark.isDefined) && newInputWatermark > 0 &&
+      newInputWatermark > eventTimeWatermark.getOrElse(0L)
 
   // Accessors for the task (metrics are protected in SparkPlan).
   private[multi] def metric(name: String) = longMetric(name)

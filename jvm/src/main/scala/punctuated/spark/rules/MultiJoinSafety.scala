@@ -89,25 +89,32 @@ object MultiJoinSafety {
     }
   }
 
-  /** The graph's view of a group's inputs: classes, and purging schemes over the class columns. */
-  def inputs(group: MultiJoinGroup): Seq[Input] = group.inputs.indices.map { i =>
+  /**
+   * The graph's view of a group's inputs: classes, and purging schemes over the class columns
+   * — declared ones, and the range scheme a watermark on a join column is
+   * ([[KeyWatermarkSafety.column]]; `watermarks`: the query's `withWatermark` operators).
+   */
+  def inputs(group: MultiJoinGroup, watermarks: Int = 0): Seq[Input] = group.inputs.indices.map { i =>
     val cols = group.classColumns(i)
     val decl = group.inputs(i).declaration
     val schemes = decl.toSeq.flatMap(d => KeySchemes.usable(d, cols.map(_._2)))
       .filter { case (s, _) => decl.exists(_.hasPunctuations(s)) }
       // a range attribute (`v<=`) binds its class as a constant does (Li et al. 2006, §4.2)
       .map { case (_, k) => (k.constants.toSet ++ k.range).map(cols(_: Int)._1) }
-    Input(name(group, i), cols.map(_._1).toSet, schemes.distinct)
+    val watermark = KeyWatermarkSafety.column(cols.map(_._2), group.inputs(i).plan, watermarks)
+      .flatMap(w => cols.find(_._2.exprId == w.exprId)).map(c => Set(c._1))
+    Input(name(group, i), cols.map(_._1).toSet, (schemes ++ watermark).distinct)
   }
 
   /** The verdict on each group of `plan` that runs as one multi-way join (uppermost first). */
   def verdicts(plan: LogicalPlan, conf: PunctuatedConf): Seq[Verdict] = {
     lazy val graph = JoinGraph.of(plan, caseSensitive = false)
-    MultiJoinGroups.of(plan, conf.joinPlan, conf.emitPunctuations).map(g => verdict(g, graph))
+    val watermarks = KeyWatermarkSafety.count(plan)
+    MultiJoinGroups.of(plan, conf.joinPlan, conf.emitPunctuations).map(g => verdict(g, graph, watermarks))
   }
 
-  private def verdict(g: MultiJoinGroup, graph: => JoinGraph): Verdict = {
-    val ins = inputs(g)
+  private def verdict(g: MultiJoinGroup, graph: => JoinGraph, watermarks: Int): Verdict = {
+    val ins = inputs(g, watermarks)
     val bad = unpurgeable(ins).toSet
     // the predicates in the order of the inputs they join (as a query lists them)
     val on = g.equalities.sortBy { case (l, r) =>

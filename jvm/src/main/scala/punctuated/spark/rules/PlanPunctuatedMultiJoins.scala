@@ -14,6 +14,7 @@ import punctuated.compat.{EventTimeWatermarkExec, StreamingSymmetricHashJoinExec
 import punctuated.checkpoint.{CheckpointDeclarations, MigrationRequests, MultiJoinCheckpoint, PlanLog, PlanRecord}
 import punctuated.conf.PunctuatedConf
 import punctuated.input.{InputSpec, PunctuatedInput, PunctuationColumns}
+import punctuated.join.WatermarkPunctuations
 import punctuated.join.multi.{Hypercube, MultiJoinExchangeExec, MultiJoinGroups, MultiJoinInputSpec, MultiJoinMemberExec, MultiJoinMigration, MultiJoinObserved, MultiJoinPlan, MultiJoinShareWeights, MultiJoinStatistics, MultiJoinTree, PlanChoice, PlanCost, PunctuatedMultiJoinExec, PunctuationReach}
 
 /**
@@ -49,12 +50,14 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
 
   override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
     override def apply(plan: SparkPlan): SparkPlan = {
+      // withWatermark operators of the query: with several, the policy decides the global watermark
+      val watermarks = plan.collect { case w: EventTimeWatermarkExec => w }.size
       // with a watermark, Spark's per-operator propagation needs the group's lower joins' ids
-      val members = plan.exists(_.isInstanceOf[EventTimeWatermarkExec]) &&
+      val members = watermarks > 0 &&
         session.sessionState.conf.getConf(org.apache.spark.sql.internal.SQLConf.STATEFUL_OPERATOR_ALLOW_MULTIPLE)
       plan.transformDown {
         case j: StreamingSymmetricHashJoinExec if j.stateInfo.isDefined && groupOf(j).isDefined =>
-          build(j, groupOf(j).get, members).getOrElse(j)
+          build(j, groupOf(j).get, members, watermarks).getOrElse(j)
       }
     }
   }
@@ -70,7 +73,8 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
    * [[MultiJoinMemberExec]] per lower join of the group (Spark's watermark propagation looks
    * them up by operator id).
    */
-  private def build(top: StreamingSymmetricHashJoinExec, group: Int, members: Boolean): Option[SparkPlan] = {
+  private def build(top: StreamingSymmetricHashJoinExec, group: Int, members: Boolean,
+      watermarks: Int): Option[SparkPlan] = {
     val inputs = mutable.ArrayBuffer.empty[Found]
     val equalities = mutable.ArrayBuffer.empty[(Attribute, Attribute)]
     val filters = mutable.ArrayBuffer.empty[Expression]
@@ -119,9 +123,12 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
     } else {
       val conf = PunctuatedConf(session.sessionState.conf)
       val info = top.stateInfo.get
+      // a watermark on an input's join column is its range punctuation ts<=w there (sound policy only)
+      val sound = WatermarkPunctuations.soundPolicy(session.sessionState.conf, watermarks)
       val planned = specs.map { case (in, i, cols) =>
         val keys = cols.map(_._2).toSeq
-        MultiJoinInputSpec(i, InputSpec.of(in.declaration, keys, in.plan.output), keys, cols.map(_._1).toSeq)
+        MultiJoinInputSpec(i, WatermarkPunctuations.onKey(InputSpec.of(in.declaration, keys, in.plan.output), keys,
+          in.plan, sound), keys, cols.map(_._1).toSeq)
       }.toIndexedSeq
       val classTypes = classes.map(_.head.dataType)
       val names = inputs.map(in => MultiJoinCheckpoint.inputName(in.declaration, in.plan.output)).toSeq
@@ -169,7 +176,8 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
         // the MJoin's probe orders follow the statistics (they do not affect the state)
         probeOrders = if (inForce.tree.isMJoin) PlanCost.probeOrders(inForce.tree, stats) else Nil,
         nodeStores = inForce.storedNodes,
-        migration = inForce.migration)
+        migration = inForce.migration,
+        eventTimeWatermark = top.eventTimeWatermarkForEviction)
       exec.copyTagsFrom(top)
       val lower = top.collect { case j: StreamingSymmetricHashJoinExec if (j ne top) && groupOf(j).contains(group) => j }
         .flatMap(_.stateInfo)
