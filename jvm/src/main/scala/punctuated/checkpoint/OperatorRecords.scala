@@ -66,6 +66,20 @@ object OperatorRecords {
       })
   }
 
+  /**
+   * A multi-way join input's range index: per scheme over its key, the other input's range
+   * scheme it serves, named as declared (`ts<= (watermark) of input 1`).
+   */
+  private def indexedFor(inputs: Seq[MultiJoinInputSpec], number: Int): Seq[KeyedScheme] = {
+    val byNumber = inputs.map(in => in.number -> in).toMap
+    MultiJoinInputSpec.rangeLookups(inputs).toSeq.collect { case ((j, id, l), k) if l == number =>
+      val scheme = byNumber(j).spec.keySchemes.find(_.id == id)
+      val text = scheme.flatMap(s => purging(byNumber(j).spec).find(_.key == keyText(s))).map(_.text)
+        .getOrElse(keyText(k))
+      KeyedScheme(s"$text of input $j", keyText(k))
+    }.sortBy(_.key).distinctBy(_.key)
+  }
+
   /** The schemes of `spec` that purge state, named as declared, keyed by key position. */
   private def purging(spec: InputSpec): Seq[KeyedScheme] = {
     val named = spec.schemes.map(_._2).zip(spec.schemeNames).collect { case (Some(k), text) => k -> text } ++
@@ -86,9 +100,10 @@ object OperatorRecords {
 
   /**
    * A multi-way join: per input (role `input <i>`) its declaration, its purging schemes keyed
-   * by positions in its key (its class values, in increasing class number), the class of
-   * each key column and the columns it stores; and the plan in force ([[PlanLog]]: kind,
-   * classes, hypercube shares).
+   * by positions in its key (its class values, in increasing class number), the schemes its
+   * stored keys are indexed by for the other inputs' range schemes
+   * ([[MultiJoinInputSpec.indexedFor]]), the class of each key column and the columns it
+   * stores; and the plan in force ([[PlanLog]]: kind, classes, hypercube shares).
    *
    * {{{
    *   a(k) ⋈ b(k, v) ⋈ c(v), b declaring "k; v":
@@ -110,7 +125,10 @@ object OperatorRecords {
       inputs = inputs.sortBy(_.number).map { in =>
         declared(s"input ${in.number}", declarations(in.number), in.spec, columns(in.number))
           .copy(table = declarations(in.number).map(_.table).getOrElse(plan.inputs.lift(in.number)
-            .map(n => s"$n (undeclared)").getOrElse("(undeclared)")), classes = in.classes)
+            .map(n => s"$n (undeclared)").getOrElse("(undeclared)")), classes = in.classes,
+            // its range index: the other inputs' range schemes on its classes (a checkpoint without
+            // one for a new range scheme would never find the rows stored before)
+            indexed = indexedFor(inputs, in.number))
       },
       plan = Some(plan))
 

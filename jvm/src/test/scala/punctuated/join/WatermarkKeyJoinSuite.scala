@@ -219,6 +219,38 @@ class WatermarkKeyJoinSuite extends PunctuatedStreamTest {
     }
   }
 
+  test("three streams: a watermark added to a multi-way join's key column is refused (no range index); removing it resumes") {
+    val checkpoint = java.nio.file.Files.createTempDirectory("wm-mj").toFile.getCanonicalPath
+    val (as, bs, cs) = (MemoryStream[StampedRow], MemoryStream[StampedRow], MemoryStream[StampedRow])
+    def query(watermark: Boolean) = {
+      val a = declaredA(as)
+      val b = declare(bs.toDF(), "b", Schemes -> "k", Marker -> "p")
+      val b2 = if (watermark) b.withWatermark("ts", "0 seconds") else b
+      val c = declare(cs.toDF(), "c", Schemes -> "k", Marker -> "p")
+      a.join(b2, a("k") === b2("k") && a("ts") === b2("ts")).join(c, a("k") === c("k"))
+        .select(a("k"), a("v"), b2("v"), c("v"))
+    }
+    withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> "1") {
+      testStream(query(watermark = false))(
+        StartStream(checkpointLocation = checkpoint),
+        MultiAddData((as, Seq(r(1, 0, 1))), (bs, Seq(r(1, 0, 10))), (cs, Seq(r(1, 0, 100)))),
+        CheckNewAnswer((1, 1, 10, 100)),
+        StopStream)
+      // a's stored keys were never indexed for a range on ts: they would never be found by it
+      testStream(query(watermark = true))(
+        StartStream(checkpointLocation = checkpoint),
+        AddData(cs, r(2, 7, 200)),
+        ExpectFailure[punctuated.errors.PunctuatedAnalysisException] { e =>
+          assert(e.getMessage.contains("PUNCTUATED_INCOMPATIBLE_CHECKPOINT") &&
+            e.getMessage.contains("'ts<= (watermark) of input 1' needs a range index"), e.getMessage)
+        })
+      testStream(query(watermark = false))(
+        StartStream(checkpointLocation = checkpoint),
+        AddData(as, r(1, 5, 2)), AddData(bs, r(1, 5, 20)),
+        CheckNewAnswer((1, 2, 20, 100)))
+    }
+  }
+
   for (perOperator <- Seq(true, false)) {
     test(s"three streams, a watermark on another column, per-operator watermarks $perOperator: one multi-way join") {
       // Spark's per-operator propagation looks each stateful operator up by id in the previous

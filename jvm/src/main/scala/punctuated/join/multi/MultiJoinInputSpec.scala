@@ -43,3 +43,35 @@ final case class MultiJoinInputSpec(number: Int, spec: InputSpec, keys: Seq[Attr
    */
   def schemeClasses(scheme: punctuated.input.KeyScheme): Seq[Int] = boundClasses(scheme) ++ rangeClass(scheme)
 }
+
+object MultiJoinInputSpec {
+  /**
+   * How input l's stored keys are indexed for input j's range scheme s (id), by (j, s, l): a
+   * scheme over l's key with s's range on the same class — and s's constants, when l has a
+   * column in each of their classes (then a punctuation's slot is its constants: the same
+   * values in the same class order), else none (one slot per cell). Only for l with a column
+   * in s's range class.
+   *
+   * {{{
+   *   a(k, t) ⋈ b(k, t) ⋈ c(t), b's scheme "k, t<=": a indexed by punctuated.input.KeyScheme([0], Some(1)),
+   *   c by punctuated.input.KeyScheme([], Some(0))
+   * }}}
+   */
+  def rangeLookups(inputs: Seq[MultiJoinInputSpec]): Map[(Int, Int, Int), punctuated.input.KeyScheme] = (for {
+    j <- inputs
+    s <- j.spec.keySchemes
+    c <- j.rangeClass(s).toSeq
+    l <- inputs if l.number != j.number && l.classes.contains(c)
+  } yield {
+    val constants = j.boundClasses(s)
+    val own = if (constants.forall(l.classes.contains)) constants.map(l.classes.indexOf).toArray else Array.empty[Int]
+    (j.number, s.id, l.number) -> punctuated.input.KeyScheme(own, Some(l.classes.indexOf(c)), s.atLeast)
+  }).toMap
+
+  /**
+   * The schemes over input `number`'s key its distinct stored keys are indexed by (the
+   * checkpoint's range index of that input: [[MultiJoinState]]).
+   */
+  def indexedFor(inputs: Seq[MultiJoinInputSpec], number: Int): Seq[punctuated.input.KeyScheme] =
+    rangeLookups(inputs).collect { case ((_, _, l), k) if l == number => k }.toSeq.distinct
+}

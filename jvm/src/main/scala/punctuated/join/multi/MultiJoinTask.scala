@@ -44,11 +44,10 @@ private[multi] class MultiJoinTask(
   private val n = exec.inputs.size
 
   private val meta = JoinInputState.openShared(info, cell, storeConf, hadoopConf)
-  private val rangeLookups = MultiJoinTask.rangeLookups(exec.inputs)
+  private val rangeLookups = MultiJoinInputSpec.rangeLookups(exec.inputs)
   private val states: IndexedSeq[MultiJoinState] = exec.inputs.map { in =>
     new MultiJoinState(in, exec.children(in.number).output, meta, info, cell, settings.maxRemembered,
-      storeConf, hadoopConf, rangeIndexed = rangeLookups.collect { case ((_, _, l), k) if l == in.number => k }
-        .toSeq.distinct)
+      storeConf, hadoopConf, rangeIndexed = MultiJoinInputSpec.indexedFor(exec.inputs, in.number))
   }
   private val tree = exec.tree
   /** The intermediate nodes' states (unit n + k), as virtual inputs holding no punctuations. */
@@ -646,7 +645,7 @@ private[multi] class MultiJoinTask(
   /**
    * Keys of other inputs a range punctuation `p` of input `j` (constants bound as `x`) covers
    * on its range class: those with a value there up to its bound, agreeing with `x` on the
-   * classes they share, found in their range indexes ([[MultiJoinTask.rangeLookups]]).
+   * classes they share, found in their range indexes ([[MultiJoinInputSpec.rangeLookups]]).
    */
   private def inRange(j: Int, p: KeyPunctuation, x: Binding): Seq[(Int, Binding)] = p.bound.toSeq.flatMap { bound =>
     for {
@@ -703,27 +702,4 @@ private[multi] object MultiJoinTask {
   /** The constants of a scheme without constants. */
   private val NoConstants: UnsafeRow = UnsafeProjection.create(Array.empty[org.apache.spark.sql.types.DataType])
     .apply(org.apache.spark.sql.catalyst.InternalRow.empty).copy()
-
-  /**
-   * How input l's stored keys are indexed for input j's range scheme s (id), by (j, s, l): a
-   * scheme over l's key with s's range on the same class — and s's constants, when l has a
-   * column in each of their classes (then a punctuation's slot is its constants: the same
-   * values in the same class order), else none (one slot per cell). Only for l with a column
-   * in s's range class.
-   *
-   * {{{
-   *   a(k, t) ⋈ b(k, t) ⋈ c(t), b's scheme "k, t<=": a indexed by KeyScheme([0], Some(1)),
-   *   c by KeyScheme([], Some(0))
-   * }}}
-   */
-  def rangeLookups(inputs: Seq[MultiJoinInputSpec]): Map[(Int, Int, Int), KeyScheme] = (for {
-    j <- inputs
-    s <- j.spec.keySchemes
-    c <- j.rangeClass(s).toSeq
-    l <- inputs if l.number != j.number && l.classes.contains(c)
-  } yield {
-    val constants = j.boundClasses(s)
-    val own = if (constants.forall(l.classes.contains)) constants.map(l.classes.indexOf).toArray else Array.empty[Int]
-    (j.number, s.id, l.number) -> KeyScheme(own, Some(l.classes.indexOf(c)), s.atLeast)
-  }).toMap
 }
