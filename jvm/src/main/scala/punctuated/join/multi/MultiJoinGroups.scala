@@ -123,13 +123,16 @@ object MultiJoinGroups {
 
   /**
    * Is `j` a join a group can contain (inner, stream-stream, marked, keys plain columns)? A
-   * band-only join's time buckets are no key a group can join by: it runs as the binary band
-   * join it is, which its band purges.
+   * band-only join's time buckets are no key a group can join by, and an equi-join with a time
+   * band is purged by its band ([[punctuated.join.TimeBand]]), which the multi-way purge does not
+   * know (it would be a residual filter there): both run as the binary band joins they are.
    */
   def member(j: Join): Boolean = j.joinType == Inner && j.left.isStreaming && j.right.isStreaming &&
     PunctuationColumns.find(j.condition).isDefined && (j match {
-      case ExtractEquiJoinKeys(_, lk, rk, _, _, _, _, _) =>
-        lk.nonEmpty && (lk ++ rk).forall(_.isInstanceOf[Attribute]) && !lk.exists(BandBucketColumns.isBucket)
+      case ExtractEquiJoinKeys(_, lk, rk, other, _, l, r, _) =>
+        lk.nonEmpty && (lk ++ rk).forall(_.isInstanceOf[Attribute]) && !lk.exists(BandBucketColumns.isBucket) &&
+          // a time band purges the binary band join; the multi-way join would apply it as a filter only
+          punctuated.join.TimeBand.terms(other, l.output, r.output).isEmpty
       case _ => false
     })
 

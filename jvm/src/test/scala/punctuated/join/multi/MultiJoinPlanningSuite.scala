@@ -149,4 +149,27 @@ class MultiJoinPlanningSuite extends XYChain {
       } finally q.stop()
     }
   }
+
+  test("a time band between two of three streams keeps the tree of binary joins, which its band purges") {
+    withSQLConf("spark.sql.shuffle.partitions" -> "1", PunctuatedConf.JoinPlan -> "auto") {
+      val streams = (0 until 3).map(_ => MemoryStream[punctuated.join.StampedRow])
+      val Seq(a, b, c) = streams.zipWithIndex.map { case (s, i) =>
+        declare(s.toDF().selectExpr(s"k AS k$i", s"ts AS ts$i", s"v AS v$i", s"p AS p$i"), s"in$i",
+          Schemes -> s"k$i; ts$i<=", Marker -> s"p$i")
+      }
+      val joined = a.join(b, a("k0") === b("k1") &&
+          b("ts1").between(a("ts0"), a("ts0") + org.apache.spark.sql.functions.expr("INTERVAL 5 MINUTES")))
+        .join(c, a("k0") === c("k2")).select(a("k0"), b("v1"), c("v2"))
+      val q = joined.writeStream.format("memory").queryName("band_of_three").start()
+      try {
+        val t = java.sql.Timestamp.valueOf("2026-01-01 12:00:00")
+        streams.foreach(_.addData(punctuated.join.StampedRow(Some(1), Some(t), Some(1))))
+        q.processAllAvailable()
+        val plan = q.asInstanceOf[punctuated.compat.StreamingQueryWrapper].streamingQuery.lastExecution.executedPlan
+        assert(plan.collect { case m: PunctuatedMultiJoinExec => m }.isEmpty, plan.treeString)
+        assert(plan.collect { case j: PunctuatedSymmetricHashJoinExec => j }.size == 2, plan.treeString)
+        assert(spark.table("band_of_three").count() == 1)
+      } finally q.stop()
+    }
+  }
 }
