@@ -126,16 +126,26 @@ class RangeIndex(store: StoreNamespace, counts: StoreNamespace, keySchema: Struc
 
   /**
    * The stored join keys punctuation `p` (of one of [[schemes]]) covers: the keys of its slot
-   * whose range value is at most its bound (every key of the slot, for a prefix scheme).
+   * whose range value is at most its bound (every key of the slot, for a prefix scheme) and,
+   * given `above` (the bound an earlier punctuation of the slot already covered), beyond it:
+   * the keys the new bound covers that the earlier one did not.
+   *
+   * {{{
+   *   slot keys with range values 3, 5, 8:  keysCoveredBy(t <= 6)                 -> 3, 5
+   *                                         keysCoveredBy(t <= 9, above = Some(6)) -> 8
+   * }}}
    */
-  def keysCoveredBy(p: KeyPunctuation): Array[UnsafeRow] = {
+  def keysCoveredBy(p: KeyPunctuation, above: Option[Any] = None): Array[UnsafeRow] = {
     require(schemes.contains(p.scheme), s"${p.scheme} is not indexed")
     val keys = slot(p.scheme, p.constants).keys
     (p.scheme.range, p.bound) match {
       case (Some(pos), Some(bound)) =>
         val dataType = keySchema(pos).dataType
         val ordering = orderings(p.scheme)
-        keys.iterator.filter(k => ordering.lteq(k.get(pos, dataType), bound)).toArray
+        keys.iterator.filter { k =>
+          val v = k.get(pos, dataType)
+          ordering.lteq(v, bound) && above.forall(a => ordering.gt(v, a))
+        }.toArray
       case _ => keys.toArray
     }
   }

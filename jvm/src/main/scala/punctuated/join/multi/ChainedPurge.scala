@@ -123,8 +123,9 @@ object ChainedPurge {
    *
    * @param purged    the keys removed, as (input, key), in the order removed
    * @param abandoned checks abandoned over the cap (`numPurgeChecksAbandoned`)
+   * @param checked   stored keys checked (`numPurgeChecks`)
    */
-  final case class Result[V](purged: Seq[(Int, Binding[V])], abandoned: Long)
+  final case class Result[V](purged: Seq[(Int, Binding[V])], abandoned: Long, checked: Long)
 
   /**
    * Purges to a fixpoint, starting from `candidates` (keys of stored rows, by input): each
@@ -139,20 +140,24 @@ object ChainedPurge {
     candidates.foreach(enqueue)
     val purged = mutable.ArrayBuffer.empty[(Int, Binding[V])]
     var abandoned = 0L
+    var checked = 0L
     while (queue.nonEmpty) {
       val c @ (j, key) = queue.dequeue()
       queued -= c
-      if (state.isStored(j, key)) check(state, j, key, cap) match {
-        case Purgeable =>
-          state.remove(j, key)
-          purged += c
-          for (l <- 0 until state.size if l != j && state.classes(l).exists(key.contains)) {
-            state.storedKeys(l, key).foreach(u => enqueue(l -> u))
-          }
-        case Abandoned => abandoned += 1
-        case Kept =>
+      if (state.isStored(j, key)) {
+        checked += 1
+        check(state, j, key, cap) match {
+          case Purgeable =>
+            state.remove(j, key)
+            purged += c
+            for (l <- 0 until state.size if l != j && state.classes(l).exists(key.contains)) {
+              state.storedKeys(l, key).foreach(u => enqueue(l -> u))
+            }
+          case Abandoned => abandoned += 1
+          case Kept =>
+        }
       }
     }
-    Result(purged.toSeq, abandoned)
+    Result(purged.toSeq, abandoned, checked)
   }
 }

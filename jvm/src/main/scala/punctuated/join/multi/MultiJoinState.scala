@@ -102,11 +102,11 @@ class MultiJoinState(
 
   /**
    * The distinct stored keys whose values at `scheme`'s constant positions are `constants`
-   * and whose range value is covered by `bound` (`scheme` one of `rangeIndexed`): look-ups
-   * in the range index, no row read. Rows changed in this task are seen.
+   * and whose range value is covered by `bound` and not by `above` (`scheme` one of
+   * `rangeIndexed`): look-ups in the range index, no row read. Rows changed in this task are seen.
    */
-  def keysCovered(scheme: KeyScheme, constants: UnsafeRow, bound: Any): Array[UnsafeRow] =
-    index.map(_.keysCoveredBy(KeyPunctuation(scheme, constants, Some(bound)))).getOrElse(Array.empty)
+  def keysCovered(scheme: KeyScheme, constants: UnsafeRow, bound: Any, above: Option[Any]): Array[UnsafeRow] =
+    index.map(_.keysCoveredBy(KeyPunctuation(scheme, constants, Some(bound)), above)).getOrElse(Array.empty)
 
   /** Entries of the range index (each distinct key once per indexed scheme). */
   def numIndexEntries: Long = index.map(_.numEntries).getOrElse(0L)

@@ -179,6 +179,7 @@ private[multi] class MultiJoinTask(
   private var stored = 0L
   private var purged = 0L
   private var abandoned = 0L
+  private var checked = 0L
 
   /** The plan switch of this batch, if it makes one, before its rows ([[MultiJoinMigration]]). */
   private object migration {
@@ -281,6 +282,7 @@ private[multi] class MultiJoinTask(
     migration.report()
     metric(RowsPurged) += purged
     metric(PunctuatedMultiJoinExec.PurgeChecksAbandoned) += abandoned
+    metric(PunctuatedMultiJoinExec.PurgeChecks) += checked
     metric(StateRowsScanned) += allStates.map(_.rowsScanned).sum
     for (i <- 0 until n) {
       metric(MultiJoinObserved.arrived(i)) += arrived(i)
@@ -499,6 +501,7 @@ private[multi] class MultiJoinTask(
     }
     val result = ChainedPurge.purge(View, candidates, MultiJoinState.MaxPartials)
     abandoned += result.abandoned
+    checked += result.checked
     if (!tree.isMJoin) purgeNodes(candidates ++ result.purged ++ gone.map { case (i, k) => i -> states(i).bindingOf(k) }, Nil)
     // a value whose rows are gone may let a held punctuation go
     gone.foreach { case (i, k) => touchedValues ++= states(i).bindingOf(k) }
@@ -522,6 +525,7 @@ private[multi] class MultiJoinTask(
     val touched = applied.nonEmpty
     val result = ChainedPurge.purge(View, candidates, MultiJoinState.MaxPartials)
     abandoned += result.abandoned
+    checked += result.checked
     if (!tree.isMJoin || parallel.active) purgeNodes(candidates ++ result.purged ++ unstored.map { case (i, k) =>
       i -> states(i).bindingOf(k) }, applied.map { case (j, p) => bindingOf(j, p) })
     if (touched || result.purged.nonEmpty) releaseHeld()
@@ -551,6 +555,7 @@ private[multi] class MultiJoinTask(
       values.foreach { case (c, v) => if (st.classes.contains(c)) candidates ++= st.keysWith(c, v) }
       candidates.foreach { key =>
         if (st.isStored(key)) {
+          checked += 1
           ChainedPurge.check(View, covered, st.bindingOf(key), MultiJoinState.MaxPartials) match {
             case ChainedPurge.Purgeable => purged += st.removeKey(key)
             case ChainedPurge.Abandoned => abandoned += 1
@@ -565,11 +570,20 @@ private[multi] class MultiJoinTask(
   /** This batch's new punctuations, by input, once applied (remembered and held). */
   private val applied = mutable.ArrayBuffer.empty[(Int, KeyPunctuation)]
 
+  /**
+   * For a range punctuation applied this batch, the bound its input held before, by (input,
+   * scheme id, constants): the keys that bound covered were checked when it came (and again
+   * whenever something they join with changed), so the new one's candidates are the keys
+   * beyond it ([[inRange]]).
+   */
+  private val coveredBefore = mutable.HashMap.empty[(Int, Int, UnsafeRow), Any]
+
   /** Remembers and holds input `j`'s new punctuations of this batch (once it sent all its rows). */
   private def applyPunctuations(j: Int): Unit = for (p <- strongest(j, newPunctuations(j).toSeq)) {
     val st = states(j)
     if (!st.alreadyClosed(p)) {
       st.remember(p)
+      p.bound.foreach(_ => st.held(p).flatMap(_._1).foreach(b => coveredBefore((j, p.scheme.id, p.constants)) = b))
       st.hold(p, -1L)
       applied += (j -> p)
       touchedValues ++= bindingOf(j, p)
@@ -644,15 +658,24 @@ private[multi] class MultiJoinTask(
 
   /**
    * Keys of other inputs a range punctuation `p` of input `j` (constants bound as `x`) covers
-   * on its range class: those with a value there up to its bound, agreeing with `x` on the
+   * on its range class and the bound `j` held before did not: those with a value there up to
+   * its bound (and beyond the earlier one, [[coveredBefore]]), agreeing with `x` on the
    * classes they share, found in their range indexes ([[MultiJoinInputSpec.rangeLookups]]).
+   * A key the earlier bound covered was checked then; what could make it purgeable since — a
+   * punctuation of another input, a row joining with it purged or refused — checks it again
+   * by its own path, so a bound rising every batch (a watermark) reads only the keys it passes.
+   *
+   * {{{
+   *   c holds t<=5, now t<=9; a stores keys t = 3 (still waiting on b), 7:  candidates: a(t=7)
+   * }}}
    */
   private def inRange(j: Int, p: KeyPunctuation, x: Binding): Seq[(Int, Binding)] = p.bound.toSeq.flatMap { bound =>
+    val above = coveredBefore.get((j, p.scheme.id, p.constants))
     for {
       l <- (0 until n) if l != j
       indexed <- rangeLookups.get((j, p.scheme.id, l)).toSeq
       constants = if (indexed.constants.isEmpty) MultiJoinTask.NoConstants else p.constants
-      key <- states(l).keysCovered(indexed, constants, bound).toSeq
+      key <- states(l).keysCovered(indexed, constants, bound, above).toSeq
       b = states(l).bindingOf(key) if b.forall { case (c, v) => x.get(c).forall(_ == v) }
     } yield l -> b
   }

@@ -165,6 +165,8 @@ case class PunctuatedMultiJoinExec(
   override protected def customStatefulOperatorMetrics: Seq[StatefulOperatorCustomMetric] =
     (PunctuatedJoinMetrics.all ++ Seq(StatefulOperatorCustomSumMetric(PunctuatedMultiJoinExec.PurgeChecksAbandoned,
       "number of purge checks abandoned (too many partial results)"),
+      StatefulOperatorCustomSumMetric(PunctuatedMultiJoinExec.PurgeChecks,
+        "number of stored keys the chained purge checked"),
       StatefulOperatorCustomSumMetric(MultiJoinMigration.NumMigrations, "number of plan migrations started"),
       StatefulOperatorCustomSumMetric(MultiJoinMigration.NumIncompleteStates,
         "number of intermediate states of the plan not yet complete"),
@@ -245,4 +247,10 @@ case class PunctuatedMultiJoinExec(
 object PunctuatedMultiJoinExec {
   /** Purge checks abandoned over [[MultiJoinState.MaxPartials]] partial results. */
   val PurgeChecksAbandoned = "numPurgeChecksAbandoned"
+
+  /**
+   * Stored keys (of inputs and of a tree plan's nodes) the chained purge checked: what a
+   * batch's purge costs, found by look-ups from its new rows and punctuations, never a pass.
+   */
+  val PurgeChecks = "numPurgeChecks"
 }

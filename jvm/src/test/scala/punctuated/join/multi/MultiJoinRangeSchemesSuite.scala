@@ -43,6 +43,13 @@ class MultiJoinRangeSchemesSuite extends PunctuatedStreamTest with XYRows {
     true
   }
 
+  /** The last batch's `numPurgeChecks`: the stored keys its chained purge checked, all cells. */
+  private def AssertPurgeChecks(n: Long) = AssertOnQuery(s"$n keys checked by the last batch's purge") { q =>
+    val op = settledProgress(q).stateOperators.find(_.operatorName == "punctuatedMultiJoin").get
+    assert(op.customMetrics.get("numPurgeChecks") == n, settledProgress(q).json)
+    true
+  }
+
   private def chain(cScheme: String) = {
     val (a, da) = stream("a", "a_k", "a_w", "a_k")
     val (b, db) = stream("b", "b_k", "b_t", "b_k; b_t<=")
@@ -87,6 +94,39 @@ class MultiJoinRangeSchemesSuite extends PunctuatedStreamTest with XYRows {
           AssertRows(0),
           AssertIndexEntries(_ == 0, "empty with the rows"))
       }
+    }
+  }
+
+  test("a rising bound checks only the keys it newly covers, also after a restart") {
+    withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> "1", PunctuatedConf.JoinPlan -> "mjoin",
+        PunctuatedConf.SafetyMode -> "strict") {
+      val (a, b, c, joined) = chain("c_t<=")
+      // b(1, t) and c(t) for t = 1..8 wait on a, which has not closed k = 1
+      testStream(joined)(
+        AddData(b, (1L to 8L).map(xy(1, _)): _*), AddData(c, (1L to 8L).map(xy(_, 0)): _*),
+        CheckNewAnswer(),
+        // t <= 4: b's keys t = 1..4 (from c's range index) and the c keys they join: 8 checks, all kept
+        AddData(c, onX(4)),
+        CheckNewAnswer(),
+        AssertPurgeChecks(8),
+        AssertRows(16),
+        StopStream,
+        StartStream(),
+        // t <= 6: only t = 5, 6 are new (the keys up to 4 were checked when t <= 4 came): 4 checks
+        AddData(c, onX(6)),
+        CheckNewAnswer(),
+        AssertPurgeChecks(4),
+        AddData(c, onX(6)),       // nothing new
+        CheckNewAnswer(),
+        AssertPurgeChecks(0),
+        // a closes k = 1: every b row goes (reached by a's constant, whatever c's bound covered)
+        AddData(a, onX(1)),
+        CheckNewAnswer(),
+        AssertRows(8),
+        // b closes t <= 9: c's rows have no partner left
+        AddData(b, onY(9)),
+        CheckNewAnswer(),
+        AssertRows(0))
     }
   }
 
