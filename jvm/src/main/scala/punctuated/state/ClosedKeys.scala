@@ -76,10 +76,13 @@ final class ClosedKeys(
   /** Was anything added since it was read? */
   def dirty: Boolean = changed
 
+  /** The range field's typed reader (a generic `get(i, type)` looks the type up per call). */
+  private lazy val rangeGetter = InternalRow.getAccessor(keySchema(scheme.range.get).dataType, nullable = false)
+
   /** Is every row with this key (the operator's whole key) closed? */
   def covers(key: InternalRow): Boolean = {
     val constants = constantsProj(key)
-    val value = scheme.range.map(p => if (key.isNullAt(p)) null else key.get(p, keySchema(p).dataType))
+    val value = scheme.range.map(p => if (key.isNullAt(p)) null else rangeGetter(key, p))
     if (value.contains(null)) false else coversPunctuation(constants, value)
   }
 

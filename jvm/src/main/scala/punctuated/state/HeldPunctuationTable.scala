@@ -3,7 +3,7 @@ package punctuated.state
 import scala.collection.mutable
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, SpecializedGetters, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
 import org.apache.spark.sql.catalyst.util.TypeUtils
 import org.apache.spark.sql.types._
@@ -66,7 +66,12 @@ final class HeldPunctuationTable(
   private val constantsProjs = mutable.HashMap.empty[KeyScheme, UnsafeProjection]
   private val boundProjs = mutable.HashMap.empty[Int, UnsafeProjection]
   private val orderings = mutable.HashMap.empty[KeyScheme, Ordering[Any]]
-  private val cache = mutable.HashMap.empty[(Int, Seq[Byte]), Option[(Option[Any], Long)]]
+  /** This task's look-ups of held punctuations, per id and constants (a copy); None: not held. */
+  private val cache = mutable.LongMap.empty[mutable.HashMap[UnsafeRow, Option[(Option[Any], Long)]]]
+  private def cacheOf(id: Int) = cache.getOrElseUpdate(id.toLong, mutable.HashMap.empty)
+  /** Typed readers of the key's fields (a generic `get(i, type)` looks the type up per call). */
+  private val keyGetters: Array[(SpecializedGetters, Int) => Any] =
+    keySchema.fields.map(f => InternalRow.getAccessor(f.dataType, nullable = true))
 
   private def boundProj(p: Int) = boundProjs.getOrElseUpdate(p,
     UnsafeProjection.create(Seq(BoundReference(0, keySchema(p).dataType, nullable = true))))
@@ -88,22 +93,29 @@ final class HeldPunctuationTable(
 
   /** The range value of this key under `scheme` (a copy), if the scheme has a range. */
   def boundOf(scheme: KeyScheme, key: InternalRow): Option[Any] =
-    scheme.range.map(p => InternalRow.copyValue(key.get(p, keySchema(p).dataType)))
+    scheme.range.map(p => InternalRow.copyValue(keyGetters(p)(key, p)))
 
   // ---- held punctuations -------------------------------------------------------------
 
   /** The held punctuation `id` with these constants, if any: (bound, closedAt). */
-  def held(id: Int, scheme: KeyScheme, constants: UnsafeRow): Option[(Option[Any], Long)] =
-    cache.getOrElseUpdate((id, constants.getBytes.toSeq),
-      namespaceOf(scheme).flatMap(ns => Option(ns.get(storeKey(id, constants)))).map { v =>
-        val bound = if (v.isNullAt(0)) None else {
-          val r = new UnsafeRow(1)
-          val bytes = v.getBinary(0)
-          r.pointTo(bytes, bytes.length)
-          Some(InternalRow.copyValue(r.get(0, keySchema(scheme.range.get).dataType)))
+  def held(id: Int, scheme: KeyScheme, constants: UnsafeRow): Option[(Option[Any], Long)] = {
+    val byConstants = cacheOf(id)
+    byConstants.get(constants) match {
+      case Some(found) => found
+      case None =>
+        val found = namespaceOf(scheme).flatMap(ns => Option(ns.get(storeKey(id, constants)))).map { v =>
+          val bound = if (v.isNullAt(0)) None else {
+            val r = new UnsafeRow(1)
+            val bytes = v.getBinary(0)
+            r.pointTo(bytes, bytes.length)
+            Some(InternalRow.copyValue(r.get(0, keySchema(scheme.range.get).dataType)))
+          }
+          (bound, v.getLong(1))
         }
-        (bound, v.getLong(1))
-      })
+        byConstants(constants.copy()) = found
+        found
+    }
+  }
 
   /** Holds punctuation `id` with this bound and `closedAt` (replacing a held one). */
   def hold(id: Int, scheme: KeyScheme, constants: UnsafeRow, bound: Option[Any], closedAt: Long): Unit = {
@@ -113,7 +125,7 @@ final class HeldPunctuationTable(
       case _ => null
     }
     ns.put(storeKey(id, constants), valueProj(new GenericInternalRow(Array[Any](boundBytes, closedAt))).copy())
-    cache((id, constants.getBytes.toSeq)) = Some((bound, closedAt))
+    cacheOf(id)(constants.copy()) = Some((bound, closedAt))
   }
 
   /** Holds punctuation `id`, keeping the greater of its bound and a held one's. */
@@ -134,14 +146,14 @@ final class HeldPunctuationTable(
 
   def release(id: Int, scheme: KeyScheme, constants: UnsafeRow): Unit = {
     namespaceOf(scheme).foreach(_.remove(storeKey(id, constants)))
-    cache((id, constants.getBytes.toSeq)) = None
+    cacheOf(id)(constants.copy()) = None
   }
 
   /** Is every row with `key` excluded by the held punctuation `id` of `scheme`? */
   def heldCovers(id: Int, scheme: KeyScheme, key: InternalRow): Boolean =
     held(id, scheme, constantsOf(scheme, key)).exists { case (bound, _) =>
       scheme.range.forall(r => !key.isNullAt(r) && bound.exists(b =>
-        ordering(scheme).lteq(key.get(r, keySchema(r).dataType), b)))
+        ordering(scheme).lteq(keyGetters(r)(key, r), b)))
     }
 
   /** Is every row with `key` excluded by a held or remembered punctuation `id` of `scheme`? */
@@ -237,7 +249,7 @@ final class HeldPunctuationTable(
     def covers(key: InternalRow): Boolean = schemes.exists { s =>
       bounds.get((s, constantsOf(s, key))).exists { bound =>
         s.range.forall(r => !key.isNullAt(r) && bound.exists(b =>
-          ordering(s).lteq(key.get(r, keySchema(r).dataType), b)))
+          ordering(s).lteq(keyGetters(r)(key, r), b)))
       }
     }
   }

@@ -46,12 +46,29 @@ final case class Hypercube(shares: IndexedSeq[Int]) {
     coordinates.zip(shares).foldRight(0) { case ((x, s), acc) => acc * s + x }
 
   /** Every cell whose coordinates agree with `fixed` (class -> coordinate), in increasing order. */
-  def cellsAgreeing(fixed: Map[Int, Int]): Seq[Int] = if (fixed.size == shares.size) {
-    Seq(cell(shares.indices.map(fixed)))
-  } else {
-    val ranges = shares.indices.map(c => fixed.get(c).map(Seq(_)).getOrElse(0 until shares(c)))
-    val combos = ranges.foldLeft(Seq(Seq.empty[Int])) { (acc, range) => for (a <- acc; x <- range) yield a :+ x }
-    combos.map(cell).sorted
+  def cellsAgreeing(fixed: Map[Int, Int]): Seq[Int] = {
+    // cell = sum_c coordinate_c * stride_c (stride_c: the product of the shares before c); the
+    // fixed classes give one sum, each free class multiplies the cells by its share (per row:
+    // no intermediate collections)
+    var cells = Array(0)
+    var stride = 1
+    var c = 0
+    while (c < shares.size) {
+      val s = shares(c)
+      fixed.get(c) match {
+        case Some(x) => var u = 0; while (u < cells.length) { cells(u) += x * stride; u += 1 }
+        case None if s > 1 =>
+          val more = new Array[Int](cells.length * s)
+          var u = 0
+          while (u < cells.length) { var x = 0; while (x < s) { more(u * s + x) = cells(u) + x * stride; x += 1 }; u += 1 }
+          cells = more
+        case None =>
+      }
+      stride *= s
+      c += 1
+    }
+    java.util.Arrays.sort(cells)
+    scala.collection.immutable.ArraySeq.unsafeWrapArray(cells)
   }
 
   /** Copies of a row of an input with columns in `classes` (the cells it goes to). */

@@ -123,14 +123,15 @@ object MultiJoinExchangeExec {
       output: Seq[Attribute]) {
     private val keyProj = UnsafeProjection.create(input.keys, output)
     private val coordinate = input.classes.map(c => Hypercube.coordinate(cube.shares(c), classTypes(c)))
-    private val keyTypes = input.keys.map(_.dataType)
+    // typed readers (a generic `get(i, type)` looks the type up per call)
+    private val keyGetters = input.keys.map(k => InternalRow.getAccessor(k.dataType, nullable = true)).toArray
 
     /** The coordinate of each of the input's classes (class -> coordinate) for these key positions. */
     def coordinatesOf(row: InternalRow, positions: Seq[Int]): Map[Int, Int] = {
       val key = keyProj(row)
-      positions.map { p =>
-        input.classes(p) -> coordinate(p)(if (key.isNullAt(p)) null else key.get(p, keyTypes(p)))
-      }.toMap
+      val out = Map.newBuilder[Int, Int]
+      positions.foreach(p => out += input.classes(p) -> coordinate(p)(keyGetters(p)(key, p)))
+      out.result()
     }
 
     private val allPositions = input.classes.indices

@@ -3,7 +3,7 @@ package punctuated.join.multi
 import scala.collection.mutable
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference, GenericInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BoundReference, GenericInternalRow, SpecializedGetters, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.types.DataTypeUtils
 import punctuated.compat.StatefulOperatorStateInfo
 import org.apache.spark.sql.execution.streaming.state._
@@ -72,6 +72,13 @@ class MultiJoinState(
 
   val number: Int = input.number
   val classes: Seq[Int] = input.classes
+  private val classArray: Array[Int] = classes.toArray
+  /** Class id -> its position in [[classes]] (-1: not one of this input's). */
+  private val positionByClass: Array[Int] = {
+    val a = Array.fill(if (classArray.isEmpty) 0 else classArray.max + 1)(-1)
+    classArray.indices.foreach(q => a(classArray(q)) = q)
+    a
+  }
   private val layout = {
     val own = MultiJoinLayout.of(number)
     storeName.fold(own)(name => own.copy(rowsStore = name))
@@ -136,14 +143,29 @@ class MultiJoinState(
   /** The value of the key's `q`-th class (position in [[classes]]) as a one-field row (a copy). */
   def classValue(key: InternalRow, q: Int): UnsafeRow = valueProjs(q)(key).copy()
 
+  /** The value of the key's `q`-th class as a one-field row, reused by the next call (use at once). */
+  def classValueView(key: InternalRow, q: Int): UnsafeRow = valueProjs(q)(key)
+
+  /** Is the key's `q`-th class value `value` (no copy)? */
+  def classValueIs(key: InternalRow, q: Int, value: UnsafeRow): Boolean = valueProjs(q)(key) == value
+
   /** The position of class `c` in this input's key (-1: none). */
-  def positionOf(c: Int): Int = classes.indexOf(c)
+  def positionOf(c: Int): Int = if (c >= 0 && c < positionByClass.length) positionByClass(c) else -1
+
+  /** Typed readers of the key's fields (a generic `get(i, type)` looks the type up per call). */
+  private val keyGetters: Array[(SpecializedGetters, Int) => Any] =
+    keySchema.fields.map(f => InternalRow.getAccessor(f.dataType, nullable = true))
 
   /** A key row of this input with `binding`'s values at its classes (NULL where unbound). */
   def keyRowOf(binding: collection.Map[Int, UnsafeRow]): InternalRow = {
     val r = new GenericInternalRow(keyLength)
-    classes.zipWithIndex.foreach { case (c, q) =>
-      binding.get(c).foreach(v => r.update(q, v.get(0, keySchema(q).dataType)))
+    var q = 0
+    while (q < classArray.length) {
+      binding.get(classArray(q)) match {
+        case Some(v) => r.update(q, keyGetters(q)(v, 0))
+        case None =>
+      }
+      q += 1
     }
     r
   }
@@ -157,13 +179,17 @@ class MultiJoinState(
   def bindingOfPunctuation(scheme: KeyScheme, constants: UnsafeRow): Map[Int, UnsafeRow] =
     scheme.constants.toSeq.zipWithIndex.map { case (pos, f) =>
       val r = new GenericInternalRow(keyLength)
-      r.update(pos, constants.get(f, keySchema(pos).dataType))
+      r.update(pos, keyGetters(pos)(constants, f))
       classes(pos) -> classValue(r, pos)
     }.toMap
 
   /** The binding (class -> value) of one of this input's keys. */
-  def bindingOf(key: InternalRow): Map[Int, UnsafeRow] =
-    classes.indices.map(q => classes(q) -> classValue(key, q)).toMap
+  def bindingOf(key: InternalRow): Map[Int, UnsafeRow] = {
+    val b = Map.newBuilder[Int, UnsafeRow]
+    var q = 0
+    while (q < classArray.length) { b += classArray(q) -> classValue(key, q); q += 1 }
+    b.result()
+  }
 
   // ---- stored rows ---------------------------------------------------------------------
 
@@ -185,18 +211,22 @@ class MultiJoinState(
     var keySet: mutable.HashSet[UnsafeRow] = null
   }
 
-  private val cache = mutable.HashMap.empty[(Int, UnsafeRow), Slots]
+  /** The class values' rows read or changed in this task, one map per class (position in [[classes]]). */
+  private val cache: Array[mutable.HashMap[UnsafeRow, Slots]] = Array.fill(classArray.length)(mutable.HashMap.empty)
   private var scanned = 0L
 
   private def stored(c: Int, value: UnsafeRow, slot: Long): Boolean = rows.get(storeKey(c, value, slot)) != null
 
   /** A class value's rows (the value is copied only when first cached: look-ups are per row). */
-  private def slotsOf(c: Int, value: UnsafeRow): Slots = cache.get((c, value)) match {
-    case Some(slots) => slots
-    case None =>
-      val slots = load(c, value)
-      cache((c, value.copy())) = slots
-      slots
+  private def slotsOf(c: Int, value: UnsafeRow): Slots = {
+    val byValue = cache(positionByClass(c))
+    byValue.get(value) match {
+      case Some(slots) => slots
+      case None =>
+        val slots = load(c, value)
+        byValue(value.copy()) = slots
+        slots
+    }
   }
 
   /** A class value's committed rows: the count by point look-ups, then each row. */
@@ -278,9 +308,7 @@ class MultiJoinState(
   }
 
   /** Rows added minus rows removed by this task so far (each row counted once). */
-  def rowDelta: Long = flushedDelta + cache.iterator.collect {
-    case ((c, _), slots) if c == classes.head => slots.rows.size - slots.committed
-  }.sum
+  def rowDelta: Long = flushedDelta + cache(0).valuesIterator.map(slots => slots.rows.size - slots.committed).sum
   /** The part of [[rowDelta]] already written to the store (a pass over the store sees it). */
   def flushedDelta: Long = delta
   private var delta = 0L
@@ -322,9 +350,9 @@ class MultiJoinState(
   def rowsScanned: Long = scanned
 
   /** Writes the changed slots: each class value's rows dense under 0 .. n-1 again. */
-  private def writeSlots(): Unit = cache.foreach { case ((c, value), slots) =>
+  private def writeSlots(): Unit = for (q <- cache.indices; c = classArray(q); (value, slots) <- cache(q)) {
     val n = slots.rows.size
-    if (c == classes.head) { rows.counted(n - slots.committed); delta += n - slots.committed }
+    if (q == 0) { rows.counted(n - slots.committed); delta += n - slots.committed }
     if (slots.committed == 0 && n > 0) distinct.foreach(_.add(c, 1))
     else if (slots.committed > 0 && n == 0) distinct.foreach(_.add(c, -1))
     slots.dirty.foreach(s => if (s < n) rows.put(storeKey(c, value, s), slots.rows(s)))
@@ -459,12 +487,12 @@ class MultiJoinState(
   /** Writes this task's changes to the store now (rows read afterwards come from it). */
   def flush(): Unit = {
     writeSlots()
-    cache.clear()
+    cache.foreach(_.clear())
   }
 
   /** Removes every stored row (one pass: a node the plan no longer has, [[MultiJoinMigration]]); how many. */
   def clear(): Long = {
-    cache.clear()
+    cache.foreach(_.clear())
     val keys = rows.entries.map(_._1).toList
     keys.foreach(rows.remove)
     rows.emptied()

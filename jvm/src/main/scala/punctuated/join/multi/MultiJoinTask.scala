@@ -160,7 +160,7 @@ private[multi] class MultiJoinTask(
   /** Is this the cell of a row with this key of input `i` (every class's coordinate agrees)? */
   private def isHome(i: Int, key: UnsafeRow): Boolean = states(i).classes.indices.forall { q =>
     val c = states(i).classes(q)
-    coordinateOf(c)(states(i).classValue(key, q)) == coordinates(c)
+    coordinateOf(c)(states(i).classValueView(key, q)) == coordinates(c)
   }
 
   /** Does the copy of a punctuation binding `bound` that comes to this cell count it? */
@@ -396,10 +396,10 @@ private[multi] class MultiJoinTask(
           val k = st.keyOf(partner)
           val agrees = st.classes.indices.forall { q =>
             val c = st.classes(q)
-            c == by || binding(c) == null || binding(c) == st.classValue(k, q)
+            c == by || binding(c) == null || st.classValueIs(k, q, binding(c))
           }
           if (agrees) {
-            fresh.foreach(q => binding(st.classes(q)) = st.classValue(st.keyOf(partner), q))
+            fresh.foreach(q => binding(st.classes(q)) = st.classValue(k, q))
             rows(j) = partner
             extend(d + 1)
             fresh.foreach(q => binding(st.classes(q)) = null)

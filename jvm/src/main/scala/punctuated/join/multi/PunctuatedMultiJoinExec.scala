@@ -211,8 +211,8 @@ case class PunctuatedMultiJoinExec(
   /** The coordinate of a value (a one-field row) of class `c`, as the exchange computes it. */
   def coordinateOf(c: Int): UnsafeRow => Int = {
     val f = Hypercube.coordinate(shares(c), classTypes(c))
-    val t = classTypes(c)
-    row => f(if (row.isNullAt(0)) null else row.get(0, t))
+    val get = InternalRow.getAccessor(classTypes(c), nullable = true)   // typed: no type look-up per row
+    row => f(get(row, 0))
   }
 
   protected override def doExecute(): RDD[InternalRow] = {
