@@ -75,8 +75,6 @@ def test_sql_declared_tables_are_read_by_the_extension(spark, table_name):
          "UNKNOWN_PROPERTY", "did you mean 'punctuated.schemes'"),
         ("'punctuated.schemes' = 'auction; auction', 'punctuated.marker' = 'is_punct'",
          "DUPLICATE_SCHEME", "repeats scheme 1"),
-        ("'punctuated.schemes' = 'bidder<=, price<=', 'punctuated.marker' = 'is_punct'",
-         "MULTIPLE_RANGES", "bidder, price<="),
     ],
 )
 def test_bad_declarations_fail_at_analysis(spark, table_name, props, condition, offending):

@@ -15,7 +15,6 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple
 from punctuated.declaration.errors import DeclarationError, _Problem, _error, _shorten
 from punctuated.declaration.text import _RawAttribute, _parse_schemes, _parse_unique, format_scheme
 from punctuated.declaration.types import (
-    CONSTANT,
     MARKER_PROPERTY,
     PROPERTIES,
     RANGE,
@@ -161,23 +160,10 @@ def _check_property_names(properties: Mapping[str, Any], table: Optional[str]) -
 def _check_scheme(scheme: Scheme, earlier: Sequence[Scheme]) -> None:
     """A resolved scheme as a whole, against the schemes declared before it:
     a punctuation row is matched to its scheme by the columns it sets (user
-    contract), so two schemes over the same columns cannot be told apart;
-    and no operator purges with a scheme of two ranges."""
+    contract), so two schemes over the same columns cannot be told apart.
+    (A scheme may have several ranges: its punctuations close regions,
+    :mod:`punctuated.region`.)"""
     written = format_scheme(scheme)
-    ranges = [a for a in scheme.attributes if is_range(a.kind)]
-    if len(ranges) > 1:
-        last = max(i for i, a in enumerate(scheme.attributes) if is_range(a.kind))
-        one_range = format_scheme(Scheme(tuple(
-            SchemeAttribute(a.attr, a.kind if i == last else CONSTANT)
-            for i, a in enumerate(scheme.attributes))))
-        raise _Problem(
-            "MULTIPLE_RANGES", written,
-            f"scheme '{_shorten(written)}' has {len(ranges)} range attributes "
-            f"({', '.join(a.attr for a in ranges)}): no join, aggregation or deduplication "
-            "purges with such punctuations",
-            fix=(f"keep at most one range ('<=' or '>=') per scheme: make the others constants ('{one_range}') "
-                 f"or declare each range as a scheme of its own ('{'; '.join(str(a) for a in ranges)}')"),
-        )
     for i, same in enumerate(earlier, start=1):
         if same.attribute_set != scheme.attribute_set:
             continue

@@ -176,18 +176,10 @@ object DeclarationResolver {
     /**
      * A resolved scheme as a whole, against the schemes declared before it. A punctuation row
      * is matched to its scheme by the columns it sets (user contract), so two schemes over the
-     * same columns cannot be told apart; and no operator purges with a scheme of two ranges.
+     * same columns cannot be told apart. (A scheme may have several ranges: its punctuations
+     * close regions, [[punctuated.model.RangeRegion]].)
      */
     def checkScheme(text: String, scheme: Scheme, earlier: Seq[Scheme]): Unit = {
-      val ranges = scheme.attributes.filter(_.isRange)
-      if (ranges.size > 1) {
-        throw error(Condition.MULTIPLE_RANGES, Schemes, text, scheme.toString,
-          s"scheme '${shorten(scheme.toString)}' has ${ranges.size} range attributes " +
-            s"(${ranges.map(_.name).mkString(", ")}): no join, aggregation or deduplication " +
-            "purges with such punctuations",
-          s"keep at most one range ('<=' or '>=') per scheme: make the others constants ('${fixedRanges(scheme)}') " +
-            s"or declare each range as a scheme of its own ('${ranges.mkString("; ")}')")
-      }
       earlier.zipWithIndex.find(_._1.names.toSet == scheme.names.toSet).foreach { case (same, i) =>
         val position = s"scheme ${earlier.size + 1} '${shorten(scheme.toString)}'"
         if (same.attributes.toSet == scheme.attributes.toSet) {
@@ -199,12 +191,6 @@ object DeclarationResolver {
             "punctuation row setting them could instantiate either",
           "keep one of the two (a range 'k<=' also closes each single value a constant 'k' would)")
       }
-    }
-
-    /** The scheme with only its last range attribute kept as a range. */
-    private def fixedRanges(scheme: Scheme): String = {
-      val last = scheme.attributes.lastIndexWhere(_.isRange)
-      Scheme(scheme.attributes.zipWithIndex.map { case (a, i) => a.copy(isRange = i == last, atLeast = a.atLeast && i == last) }).toString
     }
   }
 }

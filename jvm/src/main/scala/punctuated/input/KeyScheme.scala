@@ -21,13 +21,29 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
  * range value with a bound goes through [[rangeOrdering]], so "the greatest bound", "covered
  * by the bound" and the range index's look-ups read the same for both directions.
  */
-final case class KeyScheme(constants: Array[Int], range: Option[Int], atLeast: Boolean = false) {
+final case class KeyScheme(constants: Array[Int], range: Option[Int], atLeast: Boolean = false,
+    moreRanges: IndexedSeq[(Int, Boolean)] = Vector.empty) {
   require(constants.forall(_ < 24) && range.forall(_ < 24), "join keys of at most 24 columns")
   require(range.isDefined || !atLeast, "a direction without a range")
+  require(range.isDefined || moreRanges.isEmpty, "more ranges without a first one")
 
-  /** Same key positions, same id, whichever input the scheme belongs to. */
+  /**
+   * Same key positions, same id, whichever input the scheme belongs to. (A scheme of several
+   * ranges ([[moreRanges]]) purges no join: its id is that of its first range; equality and
+   * hashing tell it apart.)
+   */
   val id: Int = constants.foldLeft(0)((bits, p) => bits | (1 << p)) |
     range.map(r => (r + 1) << 24).getOrElse(0) | (if (atLeast) 1 << 29 else 0)
+
+  /**
+   * Every range attribute: (key position, `>=`), the first one ([[range]], [[atLeast]]) first.
+   * A punctuation of the scheme closes the keys whose range values are at or below its bounds
+   * in every one of them ([[punctuated.model.RangeRegion]]).
+   */
+  val ranges: IndexedSeq[(Int, Boolean)] = range.map(r => (r, atLeast)).toIndexedSeq ++ moreRanges
+
+  /** Two range attributes or more: bounds are regions ([[punctuated.state.RangeBounds]]). */
+  def isMultiRange: Boolean = moreRanges.nonEmpty
 
   /**
    * The order bounds of the range are compared in: the column's, reversed for `attr>=`
@@ -38,10 +54,8 @@ final case class KeyScheme(constants: Array[Int], range: Option[Int], atLeast: B
    *   KeyScheme([], Some(0), atLeast = true).rangeOrdering(IntegerType).lteq(7, 5)  // true:  7 >= 5
    * }}}
    */
-  def rangeOrdering(dataType: org.apache.spark.sql.types.DataType): Ordering[Any] = {
-    val ordering = org.apache.spark.sql.catalyst.util.TypeUtils.getInterpretedOrdering(dataType)
-    if (atLeast) ordering.reverse else ordering
-  }
+  def rangeOrdering(dataType: org.apache.spark.sql.types.DataType): Ordering[Any] =
+    KeyScheme.ordering(dataType, atLeast)
 
   /** The range's operator as written: `<=` or `>=` ("" without a range). */
   def rangeOperator: String = if (range.isEmpty) "" else if (atLeast) ">=" else "<="
@@ -50,12 +64,20 @@ final case class KeyScheme(constants: Array[Int], range: Option[Int], atLeast: B
   def isWholeKey(keyLength: Int): Boolean = range.isEmpty && constants.length == keyLength
 
   override def equals(other: Any): Boolean = other match {
-    case k: KeyScheme => k.id == id
+    case k: KeyScheme => k.id == id && k.moreRanges == moreRanges
     case _ => false
   }
-  override def hashCode(): Int = id
-  override def toString: String =
-    s"KeyScheme(${constants.mkString("[", ",", "]")}${range.map(r => s", $r$rangeOperator").getOrElse("")})"
+  override def hashCode(): Int = id * 31 + moreRanges.hashCode()
+  override def toString: String = s"KeyScheme(${constants.mkString("[", ",", "]")}" +
+    ranges.map { case (r, ge) => s", $r${if (ge) ">=" else "<="}" }.mkString + ")"
+}
+
+object KeyScheme {
+  /** A column's order, reversed for a `>=` range. */
+  def ordering(dataType: org.apache.spark.sql.types.DataType, atLeast: Boolean): Ordering[Any] = {
+    val ordering = org.apache.spark.sql.catalyst.util.TypeUtils.getInterpretedOrdering(dataType)
+    if (atLeast) ordering.reverse else ordering
+  }
 }
 
 /**

@@ -17,6 +17,8 @@ import punctuated.declaration.AttributeKind
  *   keys (auction, bidder); bids schemes "auction; bidder, day<="
  *     "auction"          -> kind 1: KeyScheme(constants [0])   closes (a, *)
  *     "bidder, day<="    -> ignored (day is not a key column)
+ *   keys (day, price); schemes "day<=, price<="
+ *     "day<=, price<="   -> kind 1: KeyScheme([], 0<=, 1<=)    closes the keys within its region
  * }}}
  */
 object KindColumn {
@@ -45,11 +47,13 @@ object KindColumn {
       val ps = attrs.map { case (at, kind) =>
         position(at).orElse(if (kind == AttributeKind.AtMost) ranges(at) else None).map(p => (p, kind.isRange, at))
       }
-      if (ps.exists(_.isEmpty) || attrs.count(_._2.isRange) > 1 || ps.flatten.map(_._1).distinct.size != ps.size) {
+      if (ps.exists(_.isEmpty) || ps.flatten.map(_._1).distinct.size != ps.size) {
         PunctuationKind.Ignored
       } else {
+        // ranges in the scheme's order: (key position, >=); several close a region (RangeBounds)
+        val ranges = attrs.zip(ps.flatten).collect { case ((_, k), (p, true, _)) => (p, k == AttributeKind.AtLeast) }
         val ks = KeyScheme(ps.flatten.collect { case (p, false, _) => p }.sorted.toArray,
-          ps.flatten.collectFirst { case (p, true, _) => p }, attrs.exists(_._2 == AttributeKind.AtLeast))
+          ranges.headOption.map(_._1), ranges.headOption.exists(_._2), ranges.drop(1).toIndexedSeq)
         ps.flatten.foreach { case (p, _, at) => if (keys(p).exprId != at.exprId) substituted += p }
         // under a union, each branch's schemes are kinds of their own (setCombine)
         closing.indexWhere(c => c._1 == ks && c._3 == source.branch) match {

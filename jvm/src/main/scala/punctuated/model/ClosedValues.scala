@@ -97,8 +97,30 @@ final class ClosedIntervals(limit: Int, foreign: Long => Boolean = _ => false, m
 }
 
 /**
- * Closed values of a scheme's constant attributes (`K`), each with the highest bound of its
- * range attribute (`B`) if the scheme has one, oldest first.
+ * How a [[ClosedSet]] compares the bounds of a scheme's range attributes: does a bound close a
+ * value, does a held bound close everything an incoming one does, and what two close together.
+ * One range: the column's order (the greatest bound); several: regions of maximal corners
+ * ([[RangeRegion]]).
+ */
+trait BoundOps[B] {
+  def covers(bound: B, value: B): Boolean
+  def includes(held: B, incoming: B): Boolean
+  def merge(held: B, incoming: B): B
+}
+
+object BoundOps {
+  /** One range attribute: bounds are values of its order, the greatest kept. */
+  def ordered[B](implicit ordering: Ordering[B]): BoundOps[B] = new BoundOps[B] {
+    override def covers(bound: B, value: B): Boolean = ordering.lteq(value, bound)
+    override def includes(held: B, incoming: B): Boolean = ordering.gteq(held, incoming)
+    override def merge(held: B, incoming: B): B = ordering.max(held, incoming)
+  }
+}
+
+/**
+ * Closed values of a scheme's constant attributes (`K`), each with what it closed of the
+ * range attributes (`B`: the highest bound of one range, the region of several) if the scheme
+ * has any, oldest first.
  *
  * {{{
  *   scheme "sensor, hour<=":  add(s1, 9), add(s2, 4), add(s1, 12)  -> s2: <= 4, s1: <= 12
@@ -107,8 +129,11 @@ final class ClosedIntervals(limit: Int, foreign: Long => Boolean = _ => false, m
  * }}}
  *
  * @param limit entries kept at most; beyond, the ones closed longest ago are forgotten
+ * @param ops   how bounds compare ([[BoundOps.ordered]] for one range)
  */
-final class ClosedSet[K, B](limit: Int)(implicit ordering: Ordering[B]) {
+final class ClosedSet[K, B](limit: Int, ops: BoundOps[B]) {
+  def this(limit: Int)(implicit ordering: Ordering[B]) = this(limit, BoundOps.ordered[B])
+
   private val closed = mutable.LinkedHashMap.empty[K, Option[B]]
   private var dropped = 0L
 
@@ -116,21 +141,31 @@ final class ClosedSet[K, B](limit: Int)(implicit ordering: Ordering[B]) {
   def forgotten: Long = dropped
 
   /** Is every row with constants `k` (and range value `value`, if the scheme has a range) closed? */
-  def covers(k: K, value: Option[B]): Boolean = closed.get(k).exists(atMost(_, value))
+  def covers(k: K, value: Option[B]): Boolean = closed.get(k).exists {
+    case Some(b) => value.exists(ops.covers(b, _))
+    case None => true
+  }
 
-  private def atMost(bound: Option[B], value: Option[B]): Boolean = (bound, value) match {
-    case (Some(b), Some(v)) => ordering.lteq(v, b)
+  /** Did `k`'s closed values already include everything a punctuation with this bound closes? */
+  def includes(k: K, bound: Option[B]): Boolean = closed.get(k).exists(held => within(held, bound))
+
+  private def within(held: Option[B], bound: Option[B]): Boolean = (held, bound) match {
+    case (Some(h), Some(b)) => ops.includes(h, b)
     case (Some(_), None) => false
     case (None, _) => true
   }
 
-  /** Closes `k` (up to `bound`); returns whether anything changed. */
+  /** Closes `k` (up to `bound`, with what it closed before); returns whether anything changed. */
   def add(k: K, bound: Option[B]): Boolean = {
     val current = closed.get(k)
-    if (current.exists(atMost(_, bound))) false
+    if (current.exists(within(_, bound))) false
     else {
+      val merged = (current, bound) match {
+        case (Some(Some(c)), Some(b)) => Some(ops.merge(c, b))
+        case _ => bound
+      }
       closed.remove(k) // re-inserted as the newest
-      closed(k) = bound
+      closed(k) = merged
       while (closed.size > limit) {
         closed.remove(closed.head._1)
         dropped += 1

@@ -11,7 +11,7 @@ import org.apache.spark.sql.types._
 import org.apache.spark.unsafe.hash.Murmur3_x86_32
 
 import punctuated.input.KeyScheme
-import punctuated.model.{ClosedIntervals, ClosedSet}
+import punctuated.model.{BoundOps, ClosedIntervals, ClosedSet}
 
 /**
  * The values one stream closed for one [[KeyScheme]] of a punctuated operator's key (a join
@@ -48,8 +48,7 @@ final class ClosedKeys(
     if (scheme.range.isEmpty && scheme.constants.length == 1) {
       Some(keySchema(scheme.constants(0)).dataType).filter(ClosedKeys.isIntegral)
     } else None
-  private val rangeType = scheme.range.map(p => keySchema(p).dataType)
-  private val boundProj = rangeType.map(t => UnsafeProjection.create(Array[DataType](t)))
+  private val bounds: Option[RangeBounds] = scheme.range.map(_ => RangeBounds(scheme, keySchema))
 
   private val intervals: Option[ClosedIntervals] = integral.map { t =>
     val (partitionId, numPartitions) = partition
@@ -60,8 +59,7 @@ final class ClosedKeys(
   }
   private val set: Option[ClosedSet[UnsafeRow, Any]] =
     if (integral.isDefined) None
-    else Some(new ClosedSet[UnsafeRow, Any](limit)(
-      rangeType.map(scheme.rangeOrdering).getOrElse(ClosedKeys.NoOrdering)))
+    else Some(new ClosedSet[UnsafeRow, Any](limit, bounds.getOrElse(BoundOps.ordered(ClosedKeys.NoOrdering))))
 
   private var changed = false
 
@@ -76,20 +74,21 @@ final class ClosedKeys(
   /** Was anything added since it was read? */
   def dirty: Boolean = changed
 
-  /** The range field's typed reader (a generic `get(i, type)` looks the type up per call). */
-  private lazy val rangeGetter = InternalRow.getAccessor(keySchema(scheme.range.get).dataType, nullable = false)
-
   /** Is every row with this key (the operator's whole key) closed? */
   def covers(key: InternalRow): Boolean = {
     val constants = constantsProj(key)
-    val value = scheme.range.map(p => if (key.isNullAt(p)) null else rangeGetter(key, p))
-    if (value.contains(null)) false else coversPunctuation(constants, value)
+    intervals match {
+      case Some(i) => !constants.isNullAt(0) && i.covers(ClosedKeys.toLong(constants, integral.get))
+      case None =>
+        val value = bounds.map(_.valueOf(key))
+        !value.contains(null) && set.get.covers(constants, value)
+    }
   }
 
   /** Does the summary cover the punctuation with these constants (and range bound)? */
   def coversPunctuation(constants: UnsafeRow, bound: Option[Any]): Boolean = intervals match {
     case Some(i) => !constants.isNullAt(0) && i.covers(ClosedKeys.toLong(constants, integral.get))
-    case None => set.get.covers(constants, bound)
+    case None => set.get.includes(constants, bound)
   }
 
   /** Closes the values of a punctuation: these constants (up to this bound). */
@@ -120,7 +119,7 @@ final class ClosedKeys(
           bound match {
             case Some(b) =>
               out.writeBoolean(true)
-              writeBytes(out, boundProj.get(new GenericInternalRow(Array[Any](b))).getBytes)
+              writeBytes(out, bounds.get.toBytes(b))
             case None => out.writeBoolean(false)
           }
         }
@@ -149,12 +148,7 @@ final class ClosedKeys(
           val constants = new UnsafeRow(scheme.constants.length)
           val cb = readBytes(in)
           constants.pointTo(cb, cb.length)
-          val bound = if (!in.readBoolean()) None else {
-            val row = new UnsafeRow(1)
-            val rb = readBytes(in)
-            row.pointTo(rb, rb.length)
-            if (row.isNullAt(0)) None else Some(InternalRow.copyValue(row.get(0, rangeType.get)))
-          }
+          val bound = if (!in.readBoolean()) None else Option(bounds.get.fromBytes(readBytes(in)))
           (constants, bound)
         })
       case tag => throw new IllegalStateException(

@@ -11,7 +11,8 @@ import punctuated.input.{AggregateLayout, KeyScheme}
 
 /**
  * A punctuation on a grouping key: "no more rows whose grouping columns at
- * `scheme.constants` equal `constants` (and whose `scheme.range` column is <= `bound`)".
+ * `scheme.constants` equal `constants` (and whose range columns are within `bound`: at most
+ * its value for one range, in its region for several, [[RangeBounds]])".
  */
 final case class GroupPunctuation(kind: Int, scheme: KeyScheme, constants: UnsafeRow, bound: Option[Any])
 
@@ -90,7 +91,7 @@ class GroupPunctuations(
    */
   def alreadyClosed(p: GroupPunctuation): Boolean =
     if (pureRange(p.scheme)) (table.held(p.kind, p.scheme, p.constants), p.bound, p.scheme.range) match {
-      case (Some((Some(h), _)), Some(b), Some(_)) => table.ordering(p.scheme).gteq(h, b)
+      case (Some((Some(h), _)), Some(b), Some(_)) => table.bounds(p.scheme).includes(h, b)
       case _ => false
     }
     else table.remembers(p.kind, p.constants, p.bound)

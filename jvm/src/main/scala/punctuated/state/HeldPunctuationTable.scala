@@ -64,20 +64,18 @@ final class HeldPunctuationTable(
   private lazy val valueProj = UnsafeProjection.create(Seq(
     BoundReference(0, BinaryType, nullable = true), BoundReference(1, LongType, nullable = false)))
   private val constantsProjs = mutable.HashMap.empty[KeyScheme, UnsafeProjection]
-  private val boundProjs = mutable.HashMap.empty[Int, UnsafeProjection]
-  private val orderings = mutable.HashMap.empty[KeyScheme, Ordering[Any]]
+  private val rangeBounds = mutable.HashMap.empty[KeyScheme, RangeBounds]
   /** This task's look-ups of held punctuations, per id and constants (a copy); None: not held. */
   private val cache = mutable.LongMap.empty[mutable.HashMap[UnsafeRow, Option[(Option[Any], Long)]]]
   private def cacheOf(id: Int) = cache.getOrElseUpdate(id.toLong, mutable.HashMap.empty)
-  /** Typed readers of the key's fields (a generic `get(i, type)` looks the type up per call). */
-  private val keyGetters: Array[(SpecializedGetters, Int) => Any] =
-    keySchema.fields.map(f => InternalRow.getAccessor(f.dataType, nullable = true))
+  /** How `scheme`'s range bounds compare with keys ([[RangeBounds]]; the scheme has a range). */
+  def bounds(scheme: KeyScheme): RangeBounds = rangeBounds.getOrElseUpdate(scheme, RangeBounds(scheme, keySchema))
 
-  private def boundProj(p: Int) = boundProjs.getOrElseUpdate(p,
-    UnsafeProjection.create(Seq(BoundReference(0, keySchema(p).dataType, nullable = true))))
-  /** The order `scheme`'s range bounds compare in ([[KeyScheme.rangeOrdering]]: reversed for `>=`). */
-  def ordering(scheme: KeyScheme): Ordering[Any] =
-    orderings.getOrElseUpdate(scheme, scheme.rangeOrdering(keySchema(scheme.range.get).dataType))
+  /** The order a one-range scheme's bounds compare in ([[KeyScheme.rangeOrdering]]: reversed for `>=`). */
+  def ordering(scheme: KeyScheme): Ordering[Any] = bounds(scheme) match {
+    case single: RangeBounds.Single => single.ordering
+    case _ => throw new IllegalStateException(s"$scheme has several ranges: its bounds are regions, not ordered")
+  }
 
   /** The namespace of `scheme`'s held punctuations (None: the input holds none such). */
   private def namespaceOf(scheme: KeyScheme): Option[StoreNamespace] =
@@ -91,9 +89,12 @@ final class HeldPunctuationTable(
     constantsProjs.getOrElseUpdate(scheme, UnsafeProjection.create(
       scheme.constants.toSeq.map(p => BoundReference(p, keySchema(p).dataType, nullable = true))))(key)
 
-  /** The range value of this key under `scheme` (a copy), if the scheme has a range. */
+  /**
+   * The bound a punctuation with this key carries under `scheme` (a copy), if the scheme has a
+   * range: the range value, or, with several ranges, the region of its one corner.
+   */
   def boundOf(scheme: KeyScheme, key: InternalRow): Option[Any] =
-    scheme.range.map(p => InternalRow.copyValue(keyGetters(p)(key, p)))
+    if (scheme.range.isEmpty) None else Some(bounds(scheme).boundOf(key))
 
   // ---- held punctuations -------------------------------------------------------------
 
@@ -104,12 +105,7 @@ final class HeldPunctuationTable(
       case Some(found) => found
       case None =>
         val found = namespaceOf(scheme).flatMap(ns => Option(ns.get(storeKey(id, constants)))).map { v =>
-          val bound = if (v.isNullAt(0)) None else {
-            val r = new UnsafeRow(1)
-            val bytes = v.getBinary(0)
-            r.pointTo(bytes, bytes.length)
-            Some(InternalRow.copyValue(r.get(0, keySchema(scheme.range.get).dataType)))
-          }
+          val bound = if (v.isNullAt(0)) None else Some(bounds(scheme).fromBytes(v.getBinary(0)))
           (bound, v.getLong(1))
         }
         byConstants(constants.copy()) = found
@@ -121,18 +117,21 @@ final class HeldPunctuationTable(
   def hold(id: Int, scheme: KeyScheme, constants: UnsafeRow, bound: Option[Any], closedAt: Long): Unit = {
     val ns = namespaceOf(scheme).getOrElse(throw new IllegalStateException(s"no held punctuations of $scheme"))
     val boundBytes = (bound, scheme.range) match {
-      case (Some(b), Some(r)) => boundProj(r)(new GenericInternalRow(Array[Any](b))).getBytes
+      case (Some(b), Some(_)) => bounds(scheme).toBytes(b)
       case _ => null
     }
     ns.put(storeKey(id, constants), valueProj(new GenericInternalRow(Array[Any](boundBytes, closedAt))).copy())
     cacheOf(id)(constants.copy()) = Some((bound, closedAt))
   }
 
-  /** Holds punctuation `id`, keeping the greater of its bound and a held one's. */
+  /**
+   * Holds punctuation `id`, with what its bound and a held one's close together (one range:
+   * the greater bound; several: the union of their regions).
+   */
   def holdGreatest(id: Int, scheme: KeyScheme, constants: UnsafeRow, bound: Option[Any], closedAt: Long): Unit = {
     val current = held(id, scheme, constants).flatMap(_._1)
     val greatest = (current, bound, scheme.range) match {
-      case (Some(c), Some(b), Some(_)) => Some(if (ordering(scheme).gteq(c, b)) c else b)
+      case (Some(c), Some(b), Some(_)) => Some(bounds(scheme).merge(c, b))
       case (c, b, _) => b.orElse(c)
     }
     hold(id, scheme, constants, greatest, closedAt)
@@ -152,8 +151,7 @@ final class HeldPunctuationTable(
   /** Is every row with `key` excluded by the held punctuation `id` of `scheme`? */
   def heldCovers(id: Int, scheme: KeyScheme, key: InternalRow): Boolean =
     held(id, scheme, constantsOf(scheme, key)).exists { case (bound, _) =>
-      scheme.range.forall(r => !key.isNullAt(r) && bound.exists(b =>
-        ordering(scheme).lteq(keyGetters(r)(key, r), b)))
+      scheme.range.isEmpty || bound.exists(b => bounds(scheme).coversKey(b, key))
     }
 
   /** Is every row with `key` excluded by a held or remembered punctuation `id` of `scheme`? */
@@ -225,6 +223,8 @@ final class HeldPunctuationTable(
    * indexed for matching keys: per scheme and constants, the greatest bound. Matching a key
    * is then one hash look-up per scheme, not a comparison with every punctuation.
    */
+  private def rangeBoundsOf(scheme: KeyScheme): RangeBounds = HeldPunctuationTable.this.bounds(scheme)
+
   def index(ps: Seq[(KeyScheme, UnsafeRow, Option[Any])]): PunctuationIndex = {
     val bounds = mutable.HashMap.empty[(KeyScheme, UnsafeRow), Option[Any]]
     ps.foreach { case (scheme, constants, bound) =>
@@ -232,8 +232,8 @@ final class HeldPunctuationTable(
         case None => bounds((scheme, constants)) = None
         case Some(_) => bound.foreach { b =>
           val greatest = bounds.get((scheme, constants)).flatten match {
-            case Some(c) if ordering(scheme).gteq(c, b) => c
-            case _ => b
+            case Some(c) => rangeBoundsOf(scheme).merge(c, b)
+            case None => b
           }
           bounds((scheme, constants)) = Some(greatest)
         }
@@ -248,8 +248,7 @@ final class HeldPunctuationTable(
     def isEmpty: Boolean = schemes.isEmpty
     def covers(key: InternalRow): Boolean = schemes.exists { s =>
       bounds.get((s, constantsOf(s, key))).exists { bound =>
-        s.range.forall(r => !key.isNullAt(r) && bound.exists(b =>
-          ordering(s).lteq(keyGetters(r)(key, r), b)))
+        s.range.isEmpty || bound.exists(b => rangeBoundsOf(s).coversKey(b, key))
       }
     }
   }

@@ -1,0 +1,119 @@
+package punctuated.state
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, SpecializedGetters, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.util.{ArrayData, GenericArrayData}
+import org.apache.spark.sql.types.{ArrayType, DataType, StructType}
+
+import punctuated.input.KeyScheme
+import punctuated.model.RangeRegion
+
+/**
+ * How an operator compares the range part of one [[KeyScheme]]'s punctuations with keys, one
+ * place for every operator that holds punctuations ([[HeldPunctuationTable]],
+ * [[ClosedKeys]]): a key's *value* is what its range columns hold, a punctuation's *bound*
+ * what it closes of them.
+ *
+ * {{{
+ *   one range  (day<=)           value: the day          bound: the greatest day (a value)
+ *   several    (day<=, price<=)  value: (day, price)     bound: a RangeRegion (its maximal corners)
+ * }}}
+ *
+ * With one range a bound is the greatest value (the region of one corner, kept as the value
+ * itself, so that held punctuations keep the layout checkpoints have always had); with more
+ * it is the Pareto staircase of [[RangeRegion]] (Tucker et al. 2003, Table 1, setMatch).
+ */
+sealed trait RangeBounds extends punctuated.model.BoundOps[Any] {
+  /** The key's range value(s), copied (a NULL range column: null, covered by nothing). */
+  def valueOf(key: InternalRow): Any
+  /** The bound a punctuation whose key is `key` (range columns set to its bounds) carries. */
+  def boundOf(key: InternalRow): Any
+  /** Does `bound` close `value`? */
+  def covers(bound: Any, value: Any): Boolean
+  /** Does `bound` close this key's range value(s)? (No copy: the hot path of look-ups.) */
+  def coversKey(bound: Any, key: InternalRow): Boolean
+  /** Does `held` close everything `incoming` does? */
+  def includes(held: Any, incoming: Any): Boolean
+  /** What `held` and `incoming` close together. */
+  def merge(held: Any, incoming: Any): Any
+  /** The bound as stored (an UnsafeRow's bytes), and back. */
+  def toBytes(bound: Any): Array[Byte]
+  def fromBytes(bytes: Array[Byte]): Any
+}
+
+object RangeBounds {
+
+  /** The bounds of `scheme` over keys of `keySchema` (the scheme must have a range). */
+  def apply(scheme: KeyScheme, keySchema: StructType): RangeBounds = {
+    require(scheme.range.isDefined, s"$scheme has no range")
+    if (scheme.isMultiRange) new Region(scheme.ranges, keySchema) else new Single(scheme.range.get, scheme.atLeast, keySchema)
+  }
+
+  /** One range attribute: bounds are values, the greatest kept. */
+  final class Single(position: Int, atLeast: Boolean, keySchema: StructType) extends RangeBounds {
+    private val dataType = keySchema(position).dataType
+    val ordering: Ordering[Any] = KeyScheme.ordering(dataType, atLeast)
+    private val getter: (SpecializedGetters, Int) => Any = InternalRow.getAccessor(dataType, nullable = true)
+    private val proj = UnsafeProjection.create(Seq(BoundReference(0, dataType, nullable = true)))
+
+    override def valueOf(key: InternalRow): Any =
+      if (key.isNullAt(position)) null else InternalRow.copyValue(getter(key, position))
+    override def boundOf(key: InternalRow): Any = valueOf(key)
+    override def covers(bound: Any, value: Any): Boolean = value != null && ordering.lteq(value, bound)
+    override def coversKey(bound: Any, key: InternalRow): Boolean =
+      !key.isNullAt(position) && ordering.lteq(getter(key, position), bound)
+    override def includes(held: Any, incoming: Any): Boolean = ordering.gteq(held, incoming)
+    override def merge(held: Any, incoming: Any): Any = if (ordering.gteq(held, incoming)) held else incoming
+    override def toBytes(bound: Any): Array[Byte] = proj(new GenericInternalRow(Array[Any](bound))).getBytes
+    override def fromBytes(bytes: Array[Byte]): Any = {
+      val r = new UnsafeRow(1)
+      r.pointTo(bytes, bytes.length)
+      if (r.isNullAt(0)) null else InternalRow.copyValue(getter(r, 0))
+    }
+  }
+
+  /**
+   * Several range attributes: a value is the point of their values, a bound a [[RangeRegion]],
+   * stored as one array per range attribute (the corners' values, corner by corner).
+   */
+  final class Region(ranges: IndexedSeq[(Int, Boolean)], keySchema: StructType) extends RangeBounds {
+    private val types: IndexedSeq[DataType] = ranges.map { case (p, _) => keySchema(p).dataType }
+    private val orders: IndexedSeq[Ordering[Any]] =
+      ranges.zip(types).map { case ((_, ge), t) => KeyScheme.ordering(t, ge) }
+    private val getters = types.map(t => InternalRow.getAccessor(t, nullable = true))
+    private val proj = UnsafeProjection.create(types.indices.map(i =>
+      BoundReference(i, ArrayType(types(i), containsNull = false), nullable = false)))
+
+    override def valueOf(key: InternalRow): Any = {
+      val point = ranges.indices.map { i =>
+        val p = ranges(i)._1
+        if (key.isNullAt(p)) null else InternalRow.copyValue(getters(i)(key, p))
+      }
+      if (point.contains(null)) null else point
+    }
+    override def boundOf(key: InternalRow): Any = valueOf(key) match {
+      case null => RangeRegion.empty(orders)
+      case point: IndexedSeq[Any] @unchecked => RangeRegion.empty(orders).add(point)
+    }
+    override def covers(bound: Any, value: Any): Boolean =
+      value != null && bound.asInstanceOf[RangeRegion].covers(value.asInstanceOf[IndexedSeq[Any]])
+    override def coversKey(bound: Any, key: InternalRow): Boolean = covers(bound, valueOf(key))
+    override def includes(held: Any, incoming: Any): Boolean =
+      held.asInstanceOf[RangeRegion].contains(incoming.asInstanceOf[RangeRegion])
+    override def merge(held: Any, incoming: Any): Any =
+      held.asInstanceOf[RangeRegion].union(incoming.asInstanceOf[RangeRegion])
+    override def toBytes(bound: Any): Array[Byte] = {
+      val corners = bound.asInstanceOf[RangeRegion].corners
+      val columns = types.indices.map(i => new GenericArrayData(corners.map(_(i)).toArray[Any]))
+      proj(new GenericInternalRow(columns.toArray[Any])).getBytes
+    }
+    override def fromBytes(bytes: Array[Byte]): Any = {
+      val r = new UnsafeRow(types.length)
+      r.pointTo(bytes, bytes.length)
+      val columns: IndexedSeq[ArrayData] = types.indices.map(r.getArray)
+      val n = columns.headOption.map(_.numElements()).getOrElse(0)
+      RangeRegion.of(orders, (0 until n).map(j => types.indices.map(i =>
+        InternalRow.copyValue(columns(i).get(j, types(i))))))
+    }
+  }
+}
