@@ -38,13 +38,14 @@ final case class ReachingPunctuations(
 
   /**
    * Does some reaching scheme close keys `keys` — every attribute a key column (or, with
-   * `useEqualities`, equal to one by a join), at most one range?
+   * `useEqualities`, equal to one by a join)? (Ranges close by their bounds, several ones by a
+   * region: `punctuated.state.RangeBounds`.)
    */
   def closes(keys: Seq[Attribute], useEqualities: Boolean): Boolean = schemes.exists { s =>
     val positions = s.map { case (a, _) =>
       equalTo(a, if (useEqualities) equal else Nil).map(e => keys.indexWhere(_.exprId == e)).find(_ >= 0)
     }
-    positions.forall(_.isDefined) && positions.flatten.distinct.size == s.size && s.count(_._2.isRange) <= 1
+    positions.forall(_.isDefined) && positions.flatten.distinct.size == s.size
   }
 
   private def equalTo(a: Attribute, pairs: Seq[(Attribute, Attribute)]): Seq[ExprId] = {

@@ -1,0 +1,98 @@
+package punctuated.spark
+
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.functions.{count, sum}
+import org.apache.spark.sql.streaming.OutputMode
+import punctuated.compat.MemoryStream
+
+import punctuated.declaration.Declaration._
+
+/**
+ * Schemes with two range attributes (`day<=, level<=`): a punctuation `(d, l)` says "no more
+ * rows with day <= d and level <= l" (Tucker et al. 2003, §3: a conjunction of range
+ * patterns), so punctuations close a staircase of corners (`punctuated.model.RangeRegion`):
+ * after `(2, 1)` and `(1, 5)` the groups `(1, 4)` and `(2, 1)` are closed, `(2, 2)` is not.
+ * Aggregations emit and deduplications forget what the staircase covers; rows inside it are
+ * late; the staircase survives a restart from the checkpoint. HDFS-backed store;
+ * [[TwoRangeSchemeRocksDBSuite]] runs the same on RocksDB.
+ */
+class TwoRangeSchemeSuite extends PunctuatedStreamTest {
+  import testImplicits._
+
+  private type R = (Option[Int], Option[Int], Option[Int], Option[Int], Boolean)
+  private def row(sensor: Int, day: Int, level: Int, v: Int): R = (Some(sensor), Some(day), Some(level), Some(v), false)
+  /** "no more rows with day <= d and level <= l" (any sensor) */
+  private def upTo(day: Int, level: Int): R = (None, Some(day), Some(level), None, true)
+  /** "no more rows of `sensor` with day <= d and level <= l" */
+  private def upTo(sensor: Int, day: Int, level: Int): R = (Some(sensor), Some(day), Some(level), None, true)
+
+  private def readings(s: MemoryStream[R], scheme: String): DataFrame =
+    declare(s.toDF().toDF("sensor", "day", "level", "v", "p"), "readings", Schemes -> scheme, Marker -> "p")
+
+  test("aggregation: GROUP BY day, level emits the groups a staircase of 'day<=, level<=' punctuations covers; late rows; restart") {
+    val s = MemoryStream[R]
+    val agg = readings(s, "day<=, level<=").groupBy("day", "level").agg(count("*").as("n"), sum("v").as("total"))
+    testStream(agg, OutputMode.Append())(
+      AddData(s, row(0, 1, 1, 10), row(0, 1, 3, 20), row(0, 2, 1, 30), row(0, 2, 2, 40), row(0, 3, 1, 50)),
+      CheckNewAnswer(),
+      // (2, 1) closes day <= 2 with level <= 1 only
+      AddData(s, upTo(2, 1)),
+      CheckNewAnswer((1, 1, 1L, 10L), (2, 1, 1L, 30L)),
+      AssertPunctuatedState(rows = 3, punctuations = 2),   // the region, a copy in each of 2 partitions
+      // (1, 5) is below (2, 1) in day, above it in level: both corners are kept. (1, 4) comes in
+      // the same micro-batch as (1, 5), so it is not late: its group is final at once
+      AddData(s, upTo(1, 5), row(0, 1, 4, 1), row(0, 2, 1, 2), row(0, 2, 3, 60)),
+      CheckNewAnswer((1, 3, 1L, 20L), (1, 4, 1L, 1L)),
+      AssertCounted("numLateRowsDropped", 1),               // (2, 1): under the corner (2, 1) held
+      AssertPunctuatedState(rows = 3, punctuations = 2),    // (2, 2), (3, 1), (2, 3)
+      StopStream,
+      StartStream(),
+      // the staircase comes back from the checkpoint: (1, 2) is still late
+      AddData(s, row(0, 1, 2, 99), row(0, 3, 2, 7)),
+      CheckNewAnswer(),
+      AssertCounted("numLateRowsDropped", 1),
+      // (3, 2) covers (2, 2), (3, 1), (3, 2), not (2, 3)
+      AddData(s, upTo(3, 2)),
+      CheckNewAnswer((2, 2, 1L, 40L), (3, 1, 1L, 50L), (3, 2, 1L, 7L)),
+      AssertPunctuatedState(rows = 1, punctuations = 2))
+  }
+
+  test("deduplication: 'sensor, day<=, level<=' forgets the keys its punctuations cover, per sensor; restart") {
+    val s = MemoryStream[R]
+    val firsts = readings(s, "sensor, day<=, level<=").dropDuplicates("sensor", "day", "level")
+      .select("sensor", "day", "level", "v")
+    testStream(firsts)(
+      AddData(s, row(1, 1, 1, 1), row(1, 1, 1, 2), row(1, 2, 2, 3), row(2, 1, 1, 4)),
+      CheckNewAnswer((1, 1, 1, 1), (1, 2, 2, 3), (2, 1, 1, 4)),
+      AssertPunctuatedState(rows = 3, punctuations = 0),
+      // sensor 1: (1, 3) and (2, 1); (1, 1, 1) is forgotten, (1, 2, 2) is not
+      AddData(s, upTo(1, 1, 3), upTo(1, 2, 1)),
+      CheckNewAnswer(),
+      AssertPunctuatedState(rows = 2, punctuations = 0),
+      StopStream,
+      StartStream(),
+      // remembered after the restart: (1, 1, 2) and (1, 2, 1) are late; sensor 2 is untouched
+      AddData(s, row(1, 1, 2, 5), row(1, 2, 1, 6), row(1, 2, 3, 7), row(2, 1, 2, 8)),
+      CheckNewAnswer((1, 2, 3, 7), (2, 1, 2, 8)),
+      AssertCounted("numLateRowsDropped", 2))
+  }
+
+  test("strict safety accepts an aggregation closed by a two-range scheme; a join on it is not purged by it") {
+    val (a, b) = (MemoryStream[R], MemoryStream[R])
+    val agg = readings(a, "day<=, level<=").groupBy("day", "level").count()
+    val q = agg.writeStream.format("memory").queryName("two_ranges_agg").outputMode("append").start()
+    try q.processAllAvailable() finally q.stop()
+    val left = readings(a, "day<=, level<=")
+    val right = declare(b.toDF().toDF("sensor", "day", "level", "w", "p"), "alerts",
+      Schemes -> "day<=, level<=", Marker -> "p")
+    val joined = left.join(right, left("day") === right("day") && left("level") === right("level"))
+    val e = intercept[Exception](joined.writeStream.format("memory").queryName("two_ranges_join").start().stop())
+    assert(e.getMessage.contains("PUNCTUATED_UNSAFE") || e.getMessage.contains("never be purged"), e.getMessage)
+  }
+}
+
+class TwoRangeSchemeRocksDBSuite extends TwoRangeSchemeSuite {
+  override protected def sparkConf = super.sparkConf.set(
+    org.apache.spark.sql.internal.SQLConf.STATE_STORE_PROVIDER_CLASS.key,
+    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
+}
