@@ -1,6 +1,9 @@
 package punctuated.spark
 
-import org.apache.spark.sql.DataFrame
+import scala.collection.mutable
+import scala.util.Random
+
+import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.functions.{count, sum}
 import org.apache.spark.sql.streaming.OutputMode
 import punctuated.compat.MemoryStream
@@ -88,6 +91,52 @@ class TwoRangeSchemeSuite extends PunctuatedStreamTest {
     val joined = left.join(right, left("day") === right("day") && left("level") === right("level"))
     val e = intercept[Exception](joined.writeStream.format("memory").queryName("two_ranges_join").start().stop())
     assert(e.getMessage.contains("PUNCTUATED_UNSAFE") || e.getMessage.contains("never be purged"), e.getMessage)
+  }
+
+  test("random interleavings: 'c, day<=, level<=' against the batch answer; maximal purge; restart") {
+    // the contract as a model: a row is late iff a punctuation of an earlier batch covers it;
+    // a group is final (emitted once, its state dropped) in the batch whose punctuations cover
+    // it; the state holds exactly the groups no punctuation covers (Tucker et al. 2003, Table 2)
+    val rng = new Random(20261128)
+    val s = MemoryStream[R]
+    val out = readings(s, "sensor, day<=, level<=").groupBy("sensor", "day", "level")
+      .agg(count("*").as("n"), sum("v").as("total"))
+    val corners = mutable.Map.empty[Int, Seq[(Int, Int)]].withDefaultValue(Nil)
+    def covered(c: Int, d: Int, l: Int, by: Seq[(Int, Int)]) = by.exists { case (cd, cl) => d <= cd && l <= cl }
+    val open = mutable.Map.empty[(Int, Int, Int), (Long, Long)]
+    val emitted = mutable.ArrayBuffer.empty[Row]
+    val actions = (0 until 6).flatMap { batch =>
+      val elems = (0 until 20).flatMap { c =>
+        Seq.fill(rng.nextInt(6)) {
+          if (rng.nextInt(4) == 0) upTo(c, rng.nextInt(5), rng.nextInt(5))
+          else row(c, rng.nextInt(5), rng.nextInt(5), rng.nextInt(10))
+        }
+      }
+      var late = 0L
+      elems.foreach {
+        case (Some(c), Some(d), Some(l), Some(v), false) =>
+          if (covered(c, d, l, corners(c))) late += 1
+          else { val (n, t) = open.getOrElse((c, d, l), (0L, 0L)); open((c, d, l)) = (n + 1, t + v) }
+        case _ =>
+      }
+      val arrived = elems.collect { case (Some(c), Some(d), Some(l), None, true) => c -> (d, l) }
+      arrived.foreach { case (c, corner) => corners(c) = corners(c) :+ corner }
+      open.keys.toSeq.filter { case (c, d, l) => covered(c, d, l, arrived.filter(_._1 == c).map(_._2)) }.foreach { k =>
+        val (n, t) = open.remove(k).get
+        emitted += Row(k._1, k._2, k._3, n, t)
+      }
+      val (groups, output) = (open.size.toLong, emitted.toSeq)
+      (if (batch == 3) Seq(StopStream, StartStream()) else Nil) ++ Seq(
+        AddData(s, elems: _*),
+        CheckAnswer(output: _*),
+        AssertOnQuery(s"batch $batch: $groups open groups, $late late rows") { q =>
+          val p = punctuatedProgress(q)
+          assert(p.numRowsTotal == groups, p.json)
+          assert(p.customMetrics.get("numLateRowsDropped") == late, p.json)
+          true
+        })
+    }
+    testStream(out, OutputMode.Append())(actions: _*)
   }
 }
 
