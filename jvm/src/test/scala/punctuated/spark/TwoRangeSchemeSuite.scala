@@ -4,7 +4,7 @@ import scala.collection.mutable
 import scala.util.Random
 
 import org.apache.spark.sql.{DataFrame, Row}
-import org.apache.spark.sql.functions.{count, sum}
+import org.apache.spark.sql.functions.{col, count, sum, window}
 import org.apache.spark.sql.streaming.OutputMode
 import punctuated.compat.MemoryStream
 
@@ -78,6 +78,29 @@ class TwoRangeSchemeSuite extends PunctuatedStreamTest {
       AddData(s, row(1, 1, 2, 5), row(1, 2, 1, 6), row(1, 2, 3, 7), row(2, 1, 2, 8)),
       CheckNewAnswer((1, 2, 3, 7), (2, 1, 2, 8)),
       AssertCounted("numLateRowsDropped", 2))
+  }
+
+  test("a window of one range column and another range column: 'ts<=, level<=' closes (window, level) groups") {
+    def at(seconds: Double) = Some(new java.sql.Timestamp((seconds * 1000).toLong))
+    val s = MemoryStream[(Option[java.sql.Timestamp], Option[Int], Option[Int], Boolean)]
+    val out = declare(s.toDF().toDF("ts", "level", "v", "p"), "timed", Schemes -> "ts<=, level<=", Marker -> "p")
+      .groupBy(window(col("ts"), "10 seconds"), col("level")).agg(count("*").as("n"))
+      .select(col("window.start").cast("long").as("start"), col("level"), col("n"))
+    testStream(out, OutputMode.Append())(
+      AddData(s, (at(1), Some(1), Some(1), false), (at(2), Some(3), Some(1), false), (at(12), Some(1), Some(1), false)),
+      CheckNewAnswer(),
+      // "no more rows at or before 10 s with level <= 2": closes [0 s, 10 s) for level 1 only
+      AddData(s, (at(10), Some(2), None, true)),
+      CheckNewAnswer((0L, 1, 1L)),
+      StopStream,
+      StartStream(),
+      // a late row under the corner; then (25 s, 5) closes the rest
+      AddData(s, (at(5), Some(2), Some(1), false)),
+      CheckNewAnswer(),
+      AssertCounted("numLateRowsDropped", 1),
+      AddData(s, (at(25), Some(5), None, true)),
+      CheckNewAnswer((0L, 3, 1L), (10L, 1, 1L)),
+      AssertPunctuatedState(rows = 0, punctuations = 2))
   }
 
   test("strict safety accepts an aggregation closed by a two-range scheme; a join on it is not purged by it") {
