@@ -103,6 +103,24 @@ class TwoRangeSchemeSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 0, punctuations = 2))
   }
 
+  test("union of two streams: a group closes once both streams' staircases cover it (setCombine)") {
+    val (a, b) = (MemoryStream[R], MemoryStream[R])
+    val ra = readings(a, "day<=, level<=")
+    val rb = declare(b.toDF().toDF("sensor", "day", "level", "v", "p"), "readings_b",
+      Schemes -> "day<=, level<=", Marker -> "p")
+    val agg = ra.union(rb).groupBy("day", "level").agg(count("*").as("n"))
+    testStream(agg, OutputMode.Append())(
+      MultiAddData(a, row(0, 1, 1, 1), row(0, 2, 2, 1), upTo(2, 2))(b, row(0, 1, 1, 1), upTo(1, 3)),
+      CheckNewAnswer((1, 1, 2L)),           // (1, 1) under both; (2, 2) only under a's (2, 2)
+      StopStream,
+      StartStream(),
+      AddData(b, upTo(3, 1), row(0, 1, 1, 5)),
+      CheckNewAnswer(),                     // b: (1, 3), (3, 1): (2, 2) still open in b; (1, 1) late
+      AssertCounted("numLateRowsDropped", 1),
+      AddData(b, upTo(2, 2)),
+      CheckNewAnswer((2, 2, 1L)))
+  }
+
   test("strict safety accepts an aggregation closed by a two-range scheme; a join on it is not purged by it") {
     val (a, b) = (MemoryStream[R], MemoryStream[R])
     val agg = readings(a, "day<=, level<=").groupBy("day", "level").count()
