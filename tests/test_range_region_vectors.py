@@ -37,6 +37,9 @@ def test_union(case):
     assert a.contains(b) is case["a_contains_b"]
     assert union.contains(a) is case["union_contains_a"] and union.contains(b)
     assert union == b.union(a)
+    both = a.intersect(b)
+    assert set(both.corners) == {tuple(c) for c in case["intersection"]}
+    assert a.contains(both) and b.contains(both) and both == b.intersect(a)
 
 
 def test_bad_input_is_refused_with_the_reason():
@@ -68,3 +71,14 @@ def test_region_is_the_union_of_the_added_down_sets(case):
     # the corners are maximal: none is below another, and each is one of those added
     assert all(not below(a, b) for a in region.corners for b in region.corners if a != b)
     assert set(region.corners) <= {tuple(c) for c in added}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=6),
+       st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=6),
+       st.lists(st.tuples(st.integers(-1, 7), st.integers(-1, 7)), min_size=1, max_size=20))
+def test_intersection_closes_what_both_close(a, b, points):
+    ra, rb = RangeRegion.of(("<=", ">="), a), RangeRegion.of(("<=", ">="), b)
+    both = ra.intersect(rb)
+    for p in points:
+        assert both.covers(p) == (ra.covers(p) and rb.covers(p)), (p, a, b)

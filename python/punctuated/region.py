@@ -99,6 +99,17 @@ class RangeRegion:
             region = region.add(c)
         return region
 
+    def intersect(self, other: "RangeRegion") -> "RangeRegion":
+        """What both regions close: over each pair of corners, the corner of their smaller values.
+
+        >>> RangeRegion.of(("<=", "<="), [(3, 10), (5, 4)]).intersect(RangeRegion.of(("<=", "<="), [(4, 8)])).corners
+        ((3, 8), (4, 4))
+        """
+        def smaller(a: Sequence[Any], b: Sequence[Any]) -> Tuple[Any, ...]:
+            return tuple(x if ((compare_values(x, y) <= 0) == (d == "<=")) else y
+                         for d, x, y in zip(self.directions, a, b))
+        return RangeRegion.of(self.directions, [smaller(a, b) for a in self.corners for b in other.corners])
+
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, RangeRegion) and self.directions == other.directions
                 and set(self.corners) == set(other.corners))

@@ -28,12 +28,17 @@ final case class KeyScheme(constants: Array[Int], range: Option[Int], atLeast: B
   require(range.isDefined || moreRanges.isEmpty, "more ranges without a first one")
 
   /**
-   * Same key positions, same id, whichever input the scheme belongs to. (A scheme of several
-   * ranges ([[moreRanges]]) purges no join: its id is that of its first range; equality and
-   * hashing tell it apart.)
+   * Same key positions, same id, whichever input the scheme belongs to: constants as bits
+   * 0-23, the range's position + 1 in bits 24-28, `>=` in bit 29. A scheme of several ranges
+   * ([[moreRanges]]) has bit 30 set and, in the other bits, a hash of its positions and
+   * directions (checked distinct where a join's schemes are gathered: [[KeyScheme.distinctIds]]).
    */
-  val id: Int = constants.foldLeft(0)((bits, p) => bits | (1 << p)) |
-    range.map(r => (r + 1) << 24).getOrElse(0) | (if (atLeast) 1 << 29 else 0)
+  val id: Int =
+    if (moreRanges.isEmpty) constants.foldLeft(0)((bits, p) => bits | (1 << p)) |
+      range.map(r => (r + 1) << 24).getOrElse(0) | (if (atLeast) 1 << 29 else 0)
+    else (1 << 30) | (scala.util.hashing.MurmurHash3.seqHash(
+      constants.toSeq ++ Seq(-1) ++ range.toSeq.flatMap(r => Seq(r, if (atLeast) 1 else 0)) ++
+        moreRanges.flatMap { case (r, ge) => Seq(r, if (ge) 1 else 0) }) & ((1 << 30) - 1))
 
   /**
    * Every range attribute: (key position, `>=`), the first one ([[range]], [[atLeast]]) first.
@@ -73,6 +78,9 @@ final case class KeyScheme(constants: Array[Int], range: Option[Int], atLeast: B
 }
 
 object KeyScheme {
+  /** Do these schemes have distinct ids (as the held punctuations and summaries need)? */
+  def distinctIds(schemes: Seq[KeyScheme]): Boolean = schemes.distinct.map(_.id).distinct.size == schemes.distinct.size
+
   /** A column's order, reversed for a `>=` range. */
   def ordering(dataType: org.apache.spark.sql.types.DataType, atLeast: Boolean): Ordering[Any] = {
     val ordering = org.apache.spark.sql.catalyst.util.TypeUtils.getInterpretedOrdering(dataType)

@@ -50,16 +50,17 @@ final case class PunctuatedInput(declaration: Declaration, columns: Map[String, 
 
   /**
    * The [[KeyScheme]] of `scheme` over key `positions` (column id → key position), if all its
-   * attributes are key columns and at most one is a range (Li et al. 2006, §3.1: only
-   * punctuations on join attributes cover all future partners of a stored tuple).
+   * attributes are key columns (Li et al. 2006, §3.1: only punctuations on join attributes
+   * cover all future partners of a stored tuple). Its ranges keep the scheme's order.
    */
   def keyScheme(scheme: Scheme, positions: Map[ExprId, Int]): Option[KeyScheme] = {
     val mapped = scheme.attributes.map(a => a -> columns.get(a.name).flatMap(positions.get))
-    if (mapped.exists(_._2.isEmpty) || scheme.attributes.count(_.isRange) > 1) None
+    if (mapped.exists(_._2.isEmpty)) None
     else {
       val constants = mapped.collect { case (a, Some(p)) if !a.isRange => p }.sorted.toArray
-      val range = mapped.collectFirst { case (a, Some(p)) if a.isRange => p }
-      Some(KeyScheme(constants, range, scheme.attributes.exists(a => a.isRange && a.atLeast)))
+      val ranges = mapped.collect { case (a, Some(p)) if a.isRange => (p, a.atLeast) }
+      Some(KeyScheme(constants, ranges.headOption.map(_._1), ranges.headOption.exists(_._2),
+        ranges.drop(1).toIndexedSeq))
     }
   }
 

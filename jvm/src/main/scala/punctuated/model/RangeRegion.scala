@@ -61,6 +61,18 @@ final class RangeRegion private (val orders: IndexedSeq[Ordering[Any]], val corn
   /** The union of two regions over the same attributes. */
   def union(other: RangeRegion): RangeRegion = other.corners.foldLeft(this)(_ add _)
 
+  /**
+   * What both regions close (what two inputs of a join have both closed, Li et al. 2006,
+   * §5.1): the union, over each pair of corners, of their down-sets' intersection — the
+   * corner of their smaller values.
+   *
+   * {{{
+   *   [(3, 10), (5, 4)] intersect [(4, 8)]  =  [(3, 8), (4, 4)]
+   * }}}
+   */
+  def intersect(other: RangeRegion): RangeRegion = RangeRegion.of(orders,
+    for (a <- corners; b <- other.corners) yield a.indices.map(i => orders(i).min(a(i), b(i))))
+
   override def toString: String =
     corners.map(_.mkString("(", ", ", ")")).mkString("RangeRegion[", ", ", "]")
 }

@@ -45,6 +45,9 @@ class RangeRegionVectorsSuite extends AnyFunSuite {
       assert(a.contains(b) == (v \ "a_contains_b").extract[Boolean])
       assert(union.contains(a) == (v \ "union_contains_a").extract[Boolean] && union.contains(b))
       assert(same(union.corners, b.union(a).corners))
+      val both = a.intersect(b)
+      assert(same(both.corners, points(v \ "intersection")), both)
+      assert(a.contains(both) && b.contains(both))
     }
   }
 
@@ -67,6 +70,11 @@ class RangeRegionVectorsSuite extends AnyFunSuite {
         assert(region.covers(p) == added.exists(below(p, _)), s"$p after $added")
       }
       assert(region.corners.forall(a => region.corners.forall(b => (a eq b) || !below(a, b))), region)
+      val other = RangeRegion.of(ords, Seq.fill(random.nextInt(5))(draw(0, 6)))
+      val both = region.intersect(other)
+      Seq.fill(20)(draw(-1, 7)).foreach { p =>
+        assert(both.covers(p) == (region.covers(p) && other.covers(p)), s"$p: $region and $other")
+      }
     }
   }
 
