@@ -366,16 +366,11 @@ def _report(entries: list[dict], streams: dict, predicates: list, schemes: dict,
             bands=(), refusals=()) -> QuerySafetyReport:
     from . import analyze_safety
     from .band import band_edges, with_band_edges
-    from .model import build_query
     from .report import SafetyReport
 
     if not streams:
         raise ValueError("the query reads no stream: nothing to analyse")
     undeclared = [s["name"] for s in entries if not s.get("declared", False)]
-    # a scheme of several range attributes purges no join (the JVM's joins ignore it); the
-    # report still shows it among the stream's schemes
-    declared = schemes
-    schemes = {k: [sc for sc in v if _purges_joins(sc)] for k, v in schemes.items()}
     try:
         base = analyze_safety(streams, predicates, schemes)
     except ValueError as e:
@@ -384,27 +379,12 @@ def _report(entries: list[dict], streams: dict, predicates: list, schemes: dict,
     if edges:  # a join's time band adds edges to the punctuation graph (punctuated.safety.band)
         st = with_band_edges(base.structure, edges)
         base = SafetyReport(base.query, st, {st.names[i] for i in st.purgeable()})
-    shown = base.query if declared == schemes else build_query(streams, predicates, declared)
     join_graph = {"streams": streams, "predicates": [str(p) for p in base.query.predicates],
-                  "schemes": {k: v for k, v in shown.to_dict()["schemes"].items()}}
+                  "schemes": {k: v for k, v in base.query.to_dict()["schemes"].items()}}
     sources = {s["name"]: {k: s.get(k) for k in ("table", "declaration", "booleans", "used_names")}
                for s in entries}
     return QuerySafetyReport(base, join_graph, undeclared, stream_joins, source, plan, enforced,
                              stateful, sources, tuple(bands), list(refusals))
-
-
-def _purges_joins(scheme) -> bool:
-    """Can punctuations of this scheme purge join state?  Not those of a scheme with several
-    range attributes (``day<=, level<=``): they close aggregation groups and deduplication
-    keys (a staircase of corners, :mod:`punctuated.region`), but the JVM's joins take a scheme
-    with one range or none (``KeyScheme``), so the join verdicts here leave them out too.
-
-    >>> _purges_joins(["k", "day<="]), _purges_joins(["day<=", "level>="])
-    (True, False)
-    """
-    if hasattr(scheme, "ranges"):
-        return len(scheme.ranges | scheme.at_least) <= 1
-    return sum(1 for a in scheme if str(a).endswith(("<=", ">="))) <= 1
 
 
 def _tuple_tree(t):

@@ -69,27 +69,41 @@ def join_keys(q: Query, left: frozenset[str], right: frozenset[str]) -> list[tup
     return out
 
 
-def key_scheme(c: Carried, columns: list[Attr]) -> tuple[tuple[int, ...], int | None, bool] | None:
-    """Key positions a scheme fixes (constants, range) and whether its range is ``>=``, if all
-    its columns are key columns: the JVM's ``KeyScheme``, equal for two inputs exactly when
-    their punctuations can be compared (Li et al. 2006, §5.1).
+def key_scheme(c: Carried, columns: list[Attr]) -> tuple[tuple[int, ...], tuple[tuple[int, bool], ...]] | None:
+    """Key positions a scheme fixes (constants) and its ranges as (position, ``>=``) by position,
+    if all its columns are key columns: the JVM's ``KeyScheme``, equal for two inputs exactly
+    when their punctuations can be compared (Li et al. 2006, §5.1). A scheme may have several
+    ranges (``day<=, level<=``: its punctuations close regions, :mod:`punctuated.region`).
 
     A column in several predicates counts at its last position (as the JVM's map does).
 
     >>> key_scheme(((("A", "k"),), frozenset(), frozenset()), [("A", "k")])
-    ((0,), None, False)
+    ((0,), ())
     >>> key_scheme(((("A", "k"),), frozenset({("A", "k")}), frozenset({("A", "k")})), [("A", "k")])
-    ((), 0, True)
+    ((), ((0, True),))
+    >>> key_scheme(((("A", "l"), ("A", "d")), frozenset({("A", "l"), ("A", "d")}), frozenset()), [("A", "d"), ("A", "l")])
+    ((), ((0, False), (1, False)))
     >>> key_scheme(((("A", "v"),), frozenset(), frozenset()), [("A", "k")]) is None
     True
     """
     position = {col: i for i, col in enumerate(columns)}
     attrs, ranges, at_least = c
-    if any(a not in position for a in attrs) or len(ranges) > 1:
+    if any(a not in position for a in attrs):
         return None
     constants = tuple(sorted(position[a] for a in attrs if a not in ranges))
-    rng = next((position[a] for a in attrs if a in ranges), None)
-    return constants, rng, bool(at_least)
+    rngs = tuple(sorted((position[a], a in at_least) for a in attrs if a in ranges))
+    return constants, rngs
+
+
+def one_range_or_none(s: Scheme) -> bool:
+    """Does a multi-way join purge with this scheme?  Not with one of several range attributes
+    (the JVM's multi-way join binds each class by one value or one range); binary joins,
+    aggregations and deduplications do.
+
+    >>> one_range_or_none(Scheme("A", ("d", "l"), frozenset({"d", "l"}))), one_range_or_none(Scheme("A", ("k", "d"), frozenset({"d"})))
+    (False, True)
+    """
+    return len(s.ranges | s.at_least) <= 1
 
 
 def spark_operators(q: Query, plan: Plan, bands=()) -> list[tuple[Plan, tuple[Plan, ...], tuple[bool, ...],
@@ -120,7 +134,7 @@ def spark_operators(q: Query, plan: Plan, bands=()) -> list[tuple[Plan, tuple[Pl
                 if not isinstance(c, str):
                     visit(c)
             ok_n = multi_join_purgeable(q, p)
-            out.append((p, tuple(p), ok_n, tuple([carried_of(s) for s in q.schemes_of(c)]
+            out.append((p, tuple(p), ok_n, tuple([carried_of(s) for s in q.schemes_of(c) if one_range_or_none(s)]
                                                  if isinstance(c, str) else [] for c in p)))
             return []
         carried = (visit(p[0]), visit(p[1]))
@@ -134,10 +148,10 @@ def spark_operators(q: Query, plan: Plan, bands=()) -> list[tuple[Plan, tuple[Pl
         both = [k for k in usable[0] if k in usable[1]]
         emitted: list[Carried] = []
         for i in (0, 1):
-            for constants, rng, up in both:
-                attrs = tuple(cols[i][j] for j in constants) + ((cols[i][rng],) if rng is not None else ())
-                ranges = frozenset([cols[i][rng]]) if rng is not None else frozenset()
-                carried_out = (attrs, ranges, ranges if up else frozenset())
+            for constants, rngs in both:
+                attrs = tuple(cols[i][j] for j in constants) + tuple(cols[i][j] for j, _ in rngs)
+                ranges = frozenset(cols[i][j] for j, _ in rngs)
+                carried_out = (attrs, ranges, frozenset(cols[i][j] for j, up in rngs if up))
                 if len({a[0] for a in attrs}) == 1 and carried_out not in emitted:
                     emitted.append(carried_out)
         return emitted
@@ -174,7 +188,8 @@ def multi_join_purgeable(q: Query, inputs: tuple[Plan, ...]) -> tuple[bool, ...]
     """
     from .verdict import operator_structure
     s = operator_structure(q, [leaves(x) for x in inputs],
-                           [q.schemes_of(x) if isinstance(x, str) else [] for x in inputs],
+                           [[sc for sc in q.schemes_of(x) if one_range_or_none(sc)] if isinstance(x, str) else []
+                            for x in inputs],
                            [str(x) for x in inputs])
     good = s.purgeable()
     return tuple(i in good for i in range(len(inputs)))

@@ -58,7 +58,8 @@ final case class PunctuatedInput(declaration: Declaration, columns: Map[String, 
     if (mapped.exists(_._2.isEmpty)) None
     else {
       val constants = mapped.collect { case (a, Some(p)) if !a.isRange => p }.sorted.toArray
-      val ranges = mapped.collect { case (a, Some(p)) if a.isRange => (p, a.atLeast) }
+      // ranges by key position: the same scheme over the same key, whatever order it was written in
+      val ranges = mapped.collect { case (a, Some(p)) if a.isRange => (p, a.atLeast) }.sortBy(_._1)
       Some(KeyScheme(constants, ranges.headOption.map(_._1), ranges.headOption.exists(_._2),
         ranges.drop(1).toIndexedSeq))
     }

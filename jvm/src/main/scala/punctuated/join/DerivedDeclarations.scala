@@ -78,8 +78,8 @@ object DerivedDeclarations {
       val schemes = for {
         (d, keys) <- sides
         k <- byBoth
-        attrs = (k.constants.toSeq.map(_ -> false) ++ k.range.map(_ -> true)).map { case (pos, range) =>
-          column(d, keys(pos)).map { case (n, m) => (SchemeAttribute(n, range, range && k.atLeast), m) } }
+        attrs = (k.constants.toSeq.map(p => (p, false, false)) ++ k.ranges.map { case (p, ge) => (p, true, ge) }).map {
+          case (pos, range, ge) => column(d, keys(pos)).map { case (n, m) => (SchemeAttribute(n, range, ge), m) } }
         if attrs.forall(_.isDefined) && attrs.flatten.map(_._2).distinct.size == 1
       } yield Scheme(attrs.flatten.map(_._1))
       val all = schemes ++ bandSchemes(j, IndexedSeq(mark.left, mark.right), column)

@@ -305,9 +305,17 @@ class JoinInputState(
   /** Does `p` (of this input's schemes) hold at least as much as the held one? */
   def boundCovers(scheme: KeyScheme, bound: Option[Any], value: Option[Any]): Boolean =
     (bound, value) match {
-      case (Some(b), Some(v)) => table.ordering(scheme).gteq(b, v)
+      case (Some(b), Some(v)) => table.bounds(scheme).includes(b, v)
       case _ => true
     }
+
+  /**
+   * Does `bound` (of `scheme`) close a key whose range values are `values` (in the order of
+   * `scheme.ranges`)?
+   */
+  def boundCoversValues(scheme: KeyScheme, bound: Option[Any], values: IndexedSeq[Any]): Boolean =
+    !values.contains(null) && bound.exists(b =>
+      table.bounds(scheme).covers(b, if (values.size == 1) values.head else values))
 
   def hold(p: KeyPunctuation, closedAtBatch: Long): Unit =
     table.hold(p.scheme.id, p.scheme, p.constants, p.bound, closedAtBatch)

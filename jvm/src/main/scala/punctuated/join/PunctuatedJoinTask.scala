@@ -281,8 +281,13 @@ private[join] class PunctuatedJoinTask(
         if (settings.emitPunctuations && (p.scheme.isWholeKey(own.keyLength) || partitionId == 0) &&
             inputs.forall(_.spec.declaredKeySchemes.contains(p.scheme))) {
           // what both inputs have now closed: no output row can match it any more
-          val finished = if (closed) Some(p) else otherHeld.filter(_ => closesOther)
-            .map { case (b, _) => KeyPunctuation(p.scheme, p.constants, b) }
+          // (several ranges: regions need not include one another; both closed their intersection)
+          val finished = if (closed) Some(p)
+            else if (p.scheme.isMultiRange) otherHeld.flatMap { case (b, _) => b.zip(p.bound) }.map {
+              case (theirs, ours) => theirs.asInstanceOf[punctuated.model.RangeRegion]
+                .intersect(ours.asInstanceOf[punctuated.model.RangeRegion])
+            }.filterNot(_.isEmpty).map(r => KeyPunctuation(p.scheme, p.constants, Some(r)))
+            else otherHeld.filter(_ => closesOther).map { case (b, _) => KeyPunctuation(p.scheme, p.constants, b) }
           finished.foreach(f => outputPunctuations ++= outputPunctuationRows(f))
         }
         if (!closed) own.state.hold(p, -1L)
@@ -347,12 +352,19 @@ private[join] class PunctuatedJoinTask(
         case a: Attribute => in.output.indexWhere(_.exprId == a.exprId)
         case _ => -1
       }
-      val positions = p.scheme.constants.toSeq ++ p.scheme.range.toSeq
+      val positions = p.scheme.constants.toSeq ++ p.scheme.ranges.map(_._1)
       val marker = if (positions.exists(ordinals(_) < 0)) -1 else in.spec.markerFor(positions.map(ordinals))
-      val values = p.scheme.constants.zipWithIndex.map { case (pos, i) =>
+      val constants = p.scheme.constants.zipWithIndex.map { case (pos, i) =>
         ordinals(pos) -> p.constants.get(i, keys(pos).dataType)
-      } ++ p.scheme.range.map(pos => ordinals(pos) -> p.bound.orNull)
-      punctuationRow(in, marker, values)
+      }
+      // a range's bound; with several ranges, one punctuation row per corner of the region
+      val corners: Seq[Seq[(Int, Any)]] = p.scheme.ranges.map(_._1) match {
+        case Seq() => Seq(Nil)
+        case Seq(pos) => Seq(Seq(ordinals(pos) -> p.bound.orNull))
+        case rs => p.bound.toSeq.flatMap(_.asInstanceOf[punctuated.model.RangeRegion].corners)
+          .map(c => rs.map(ordinals).zip(c))
+      }
+      corners.flatMap(c => punctuationRow(in, marker, constants ++ c))
     }
 
   /**
@@ -418,18 +430,16 @@ private[join] class PunctuatedJoinTask(
   /** Does range punctuation `p` cover every key of the held whole-key punctuation? */
   private def closesHeld(p: KeyPunctuation, scheme: KeyScheme, constants: UnsafeRow,
       keys: Seq[Expression], state: JoinInputState): Boolean = {
-    val r = p.scheme.range.get
     def valueAt(pos: Int): Any = {
       val i = scheme.constants.indexOf(pos)
       if (i < 0 || constants.isNullAt(i)) null else constants.get(i, keys(pos).dataType)
     }
-    val rangeValue = valueAt(r)
-    rangeValue != null && p.bound.isDefined &&
-      p.scheme.constants.zipWithIndex.forall { case (pos, i) =>
+    val rangeValues = p.scheme.ranges.map { case (r, _) => valueAt(r) }
+    p.scheme.constants.zipWithIndex.forall { case (pos, i) =>
         val v = valueAt(pos)
         v != null && !p.constants.isNullAt(i) && v == p.constants.get(i, keys(pos).dataType)
       } &&
-      state.boundCovers(p.scheme, p.bound, Some(rangeValue))
+      state.boundCoversValues(p.scheme, p.bound, rangeValues)
   }
 
   /**

@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.util.{GenericArrayData, TypeUtils}
 import org.apache.spark.sql.types._
 
 import punctuated.input.KeyScheme
-import punctuated.state.StoreNamespace
+import punctuated.state.{RangeBounds, StoreNamespace}
 
 /**
  * Index of one join input's stored join keys for the other input's punctuations that do not
@@ -66,9 +66,9 @@ class RangeIndex(store: StoreNamespace, counts: StoreNamespace, keySchema: Struc
   private lazy val constantsProjs: Map[KeyScheme, UnsafeProjection] = schemes.map { s =>
     s -> UnsafeProjection.create(s.constants.toSeq.map(p => BoundReference(p, keySchema(p).dataType, nullable = true)))
   }.toMap
-  /** Each range scheme's order ([[KeyScheme.rangeOrdering]]: reversed for `>=`). */
-  private val orderings: Map[KeyScheme, Ordering[Any]] = schemes.filter(_.range.isDefined).map { s =>
-    s -> s.rangeOrdering(keySchema(s.range.get).dataType)
+  /** How each range scheme's bounds compare with keys ([[RangeBounds]]: a value, or a region of several). */
+  private val bounds: Map[KeyScheme, RangeBounds] = schemes.filter(_.range.isDefined).map { s =>
+    s -> RangeBounds(s, keySchema)
   }.toMap
   private lazy val slotKeyProj = UnsafeProjection.create(Seq(
     BoundReference(0, IntegerType, nullable = false), BoundReference(1, BinaryType, nullable = false)))
@@ -139,13 +139,9 @@ class RangeIndex(store: StoreNamespace, counts: StoreNamespace, keySchema: Struc
     require(schemes.contains(p.scheme), s"${p.scheme} is not indexed")
     val keys = slot(p.scheme, p.constants).keys
     (p.scheme.range, p.bound) match {
-      case (Some(pos), Some(bound)) =>
-        val dataType = keySchema(pos).dataType
-        val ordering = orderings(p.scheme)
-        keys.iterator.filter { k =>
-          val v = k.get(pos, dataType)
-          ordering.lteq(v, bound) && above.forall(a => ordering.gt(v, a))
-        }.toArray
+      case (Some(_), Some(bound)) =>
+        val b = bounds(p.scheme)
+        keys.iterator.filter(k => b.coversKey(bound, k) && above.forall(a => !b.coversKey(a, k))).toArray
       case _ => keys.toArray
     }
   }

@@ -80,6 +80,8 @@ final case class MultiJoinGroup(
  *    ([[punctuated.join.WatermarkPunctuations.onKey]]) — are the multi-way join's own
  *    ([[ChainedPurge]]),
  *  - at least one input is declared,
+ *  - no input has a scheme of several range attributes on its join columns (`day<=, level<=`:
+ *    the binary joins purge with its regions, the multi-way join does not),
  *  - and the group's output punctuations are needed by nothing: no punctuated aggregation,
  *    deduplication or join above it reads its inputs' markers, and (with
  *    `spark.punctuated.emitPunctuations`) no marker is among the query's result columns. A
@@ -231,7 +233,11 @@ object MultiJoinGroups {
       case m: PunctuationColumns => m.references.exists(a => markers.contains(a.exprId))
       case _ => false
     }))
-    !readAbove && !(emitPunctuations && markers.exists(resultIds.contains))
+    // a scheme of several ranges on an input's join columns: the binary joins purge with it
+    // (regions), the multi-way join does not (it binds each class by one value or one range)
+    val multiRange = g.inputs.indices.exists(i => g.inputs(i).declaration.exists(d =>
+      punctuated.join.KeySchemes.usable(d, g.classColumns(i).map(_._2)).exists(_._2.isMultiRange)))
+    !readAbove && !(emitPunctuations && markers.exists(resultIds.contains)) && !multiRange
   }
 
   /** The query's result columns (below a sink's write node, which outputs nothing). */

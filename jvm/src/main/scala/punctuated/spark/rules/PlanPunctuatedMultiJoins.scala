@@ -127,7 +127,7 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
       val sound = WatermarkPunctuations.soundPolicy(session.sessionState.conf, watermarks)
       val planned = specs.map { case (in, i, cols) =>
         val keys = cols.map(_._2).toSeq
-        MultiJoinInputSpec(i, WatermarkPunctuations.onKey(InputSpec.of(in.declaration, keys, in.plan.output), keys,
+        MultiJoinInputSpec(i, WatermarkPunctuations.onKey(InputSpec.of(in.declaration, keys, in.plan.output).withoutMultiRange, keys,
           in.plan, sound), keys, cols.map(_._1).toSeq)
       }.toIndexedSeq
       val classTypes = classes.map(_.head.dataType)
