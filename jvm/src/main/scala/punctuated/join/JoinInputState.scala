@@ -317,6 +317,12 @@ class JoinInputState(
     !values.contains(null) && bound.exists(b =>
       table.bounds(scheme).covers(b, if (values.size == 1) values.head else values))
 
+  /** What two bounds of `scheme` close together (one range: the greater; several: the regions' union). */
+  def mergeBounds(scheme: KeyScheme, a: Option[Any], b: Option[Any]): Option[Any] = (a, b) match {
+    case (Some(x), Some(y)) => Some(table.bounds(scheme).merge(x, y))
+    case _ => b.orElse(a)
+  }
+
   def hold(p: KeyPunctuation, closedAtBatch: Long): Unit =
     table.hold(p.scheme.id, p.scheme, p.constants, p.bound, closedAtBatch)
 

@@ -254,9 +254,12 @@ private[join] class PunctuatedJoinTask(
   private def endOfBatch(): Iterator[InternalRow] = {
     val results = ArrayBuffer.empty[InternalRow]
     val ranges = ArrayBuffer.empty[(KeyPunctuation, Int)]
-    for (own <- inputs; p <- strongest(own.newPunctuations.toSeq, own.state)) {
+    for (own <- inputs; newest <- strongest(own.newPunctuations.toSeq, own.state)) {
       val theirs = inputs(other(own.number))
-      val already = own.state.held(p.scheme, p.constants)
+      val already = own.state.held(newest.scheme, newest.constants)
+      // several ranges: what the input closes now is its held region and the new one together
+      val p = if (!newest.scheme.isMultiRange) newest
+        else newest.copy(bound = own.state.mergeBounds(newest.scheme, already.flatMap(_._1), newest.bound))
       // a punctuation repeating what its input closed before (held, or remembered) says nothing new
       if (!already.exists { case (b, _) => own.state.boundCovers(p.scheme, b, p.bound) } &&
           !own.state.remembers(p)) {
@@ -327,7 +330,12 @@ private[join] class PunctuatedJoinTask(
     val best = scala.collection.mutable.LinkedHashMap.empty[(Int, UnsafeRow), KeyPunctuation]
     ps.foreach { p =>
       val slot = (p.scheme.id, p.constants)
-      if (!best.get(slot).exists(q => state.boundCovers(p.scheme, q.bound, p.bound))) best(slot) = p
+      best.get(slot) match {
+        case Some(q) if state.boundCovers(p.scheme, q.bound, p.bound) =>
+        // several ranges: two corners neither of which covers the other close their union
+        case Some(q) if p.scheme.isMultiRange => best(slot) = p.copy(bound = state.mergeBounds(p.scheme, q.bound, p.bound))
+        case _ => best(slot) = p
+      }
     }
     best.values
   }

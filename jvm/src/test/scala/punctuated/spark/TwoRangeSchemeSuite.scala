@@ -170,6 +170,52 @@ class TwoRangeSchemeSuite extends PunctuatedStreamTest {
       CheckNewAnswer((2, 1, 1L)))
   }
 
+  for (seed <- Seq(28, 7, 2026)) test(s"join, random interleavings (seed $seed): the batch join of the non-late rows, each once; maximal purge; restart") {
+    // the contract as a model: a row is late iff its own input punctuated it in an earlier
+    // batch; every pair of non-late rows with equal keys is output once; after each batch an
+    // input stores exactly its non-late rows the other input's punctuations do not cover (Li et
+    // al. 2006, §3; Tucker 2005, purge invariants)
+    val rng = new Random(seed)
+    val (a, b) = (MemoryStream[R], MemoryStream[R])
+    val corners = IndexedSeq(mutable.ArrayBuffer.empty[(Int, Int)], mutable.ArrayBuffer.empty[(Int, Int)])
+    val kept = IndexedSeq(mutable.ArrayBuffer.empty[(Int, Int, Int)], mutable.ArrayBuffer.empty[(Int, Int, Int)])
+    def covered(i: Int, d: Int, l: Int) = corners(i).exists { case (cd, cl) => d <= cd && l <= cl }
+    val out = mutable.ArrayBuffer.empty[Row]
+    var serial = 0
+    val actions = (0 until 6).flatMap { batch =>
+      val elems = IndexedSeq.fill(2)(Seq.fill(3 + rng.nextInt(6)) {
+        if (rng.nextInt(5) == 0) upTo(rng.nextInt(5), rng.nextInt(5))
+        else { serial += 1; row(0, rng.nextInt(5), rng.nextInt(5), serial) }
+      })
+      var late = 0L
+      val fresh = (0 to 1).map { i =>
+        elems(i).collect { case (Some(_), Some(d), Some(l), Some(v), false) => (d, l, v) }
+          .filter { case (d, l, _) => val x = covered(i, d, l); if (x) late += 1; !x }
+      }
+      // pairs with a new row on either side (old x old were output before)
+      for ((x, y) <- fresh(0).flatMap(r => (kept(1) ++ fresh(1)).map(r -> _)) ++
+          kept(0).flatMap(r => fresh(1).map(r -> _)) if x._1 == y._1 && x._2 == y._2) {
+        out += Row(x._1, x._2, x._3, y._3)
+      }
+      (0 to 1).foreach { i =>
+        corners(i) ++= elems(i).collect { case (None, Some(d), Some(l), None, true) => (d, l) }
+        kept(i) ++= fresh(i)
+      }
+      (0 to 1).foreach { i => kept(i).filterInPlace { case (d, l, _) => !covered(1 - i, d, l) } }
+      val (stored, output) = (kept.map(_.size).sum.toLong, out.toSeq)
+      (if (batch == 3) Seq(StopStream, StartStream()) else Nil) ++ Seq(
+        MultiAddData(a, elems(0): _*)(b, elems(1): _*),
+        CheckAnswer(output: _*),
+        AssertOnQuery(s"batch $batch: $stored rows stored, $late late") { q =>
+          val p = punctuatedProgress(q)
+          assert(p.numRowsTotal == stored, p.json)
+          assert(p.customMetrics.get("numLateRowsDropped") == late, p.json)
+          true
+        })
+    }
+    testStream(levelsJoin(a, b))(actions: _*)
+  }
+
   test("strict safety accepts a join and an aggregation closed by two-range schemes") {
     val (a, b) = (MemoryStream[R], MemoryStream[R])
     val agg = readings(a, "day<=, level<=").groupBy("day", "level").count()
