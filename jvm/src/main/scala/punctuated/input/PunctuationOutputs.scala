@@ -2,8 +2,10 @@ package punctuated.input
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Expression, ExprId, UnaryExpression}
-import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, CodegenFallback, ExprCode}
-import org.apache.spark.sql.catalyst.util.GenericArrayData
+import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, CodeGenerator, ExprCode, FalseLiteral}
+import org.apache.spark.sql.catalyst.expressions.codegen.Block._
+import org.apache.spark.sql.catalyst.util.ArrayData
 import org.apache.spark.sql.types.{ArrayType, DataType, IntegerType}
 
 /**
@@ -19,7 +21,7 @@ import org.apache.spark.sql.types.{ArrayType, DataType, IntegerType}
  * }}}
  */
 case class PunctuationOutputs(dataRows: Expression, kinds: Expression, counts: Seq[Expression])
-  extends Expression with CodegenFallback {
+  extends Expression {
 
   // `counts` (the other hidden counts) are read by the physical operator only; referencing
   // them here keeps the optimizer from pruning them
@@ -29,16 +31,60 @@ case class PunctuationOutputs(dataRows: Expression, kinds: Expression, counts: S
   override def prettyName: String = "punctuation_outputs"
 
   override def eval(input: InternalRow): Any = {
-    val data = Option(dataRows.eval(input)).map(_.asInstanceOf[Long]).getOrElse(0L)
-    val bits = Option(kinds.eval(input)).map(_.asInstanceOf[Long]).getOrElse(0L)
-    val out = Seq.newBuilder[Any]
-    if (data > 0) out += 0
-    (1 to PunctuationKind.MaxKinds).foreach(k => if ((bits & (1L << k)) != 0) out += k)
-    new GenericArrayData(out.result())
+    val data = dataRows.eval(input)
+    val bits = kinds.eval(input)
+    PunctuationOutputs.outputs(if (data == null) 0L else data.asInstanceOf[Long],
+      if (bits == null) 0L else bits.asInstanceOf[Long])
+  }
+
+  /**
+   * Generated code, so that the `Generate` exploding these kinds joins the whole-stage loop of
+   * the aggregation below it and the projection above it (an interpreted expression here
+   * would split them, with a row conversion per group).
+   */
+  override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
+    val data = dataRows.genCode(ctx)
+    val bits = kinds.genCode(ctx)
+    val outputs = classOf[PunctuationOutputs].getName.stripSuffix("$")
+    ev.copy(code = code"""
+      |${data.code}
+      |${bits.code}
+      |${CodeGenerator.javaType(dataType)} ${ev.value} = $outputs.outputs(
+      |  ${data.isNull} ? 0L : ${data.value}, ${bits.isNull} ? 0L : ${bits.value});
+      |""".stripMargin, isNull = FalseLiteral)
   }
 
   override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): Expression =
     copy(dataRows = newChildren(0), kinds = newChildren(1), counts = newChildren.drop(2))
+}
+
+object PunctuationOutputs {
+  /** Bits 1 to [[PunctuationKind.MaxKinds]]: the kinds a group can carry. */
+  private val KindBits = ((1L << (PunctuationKind.MaxKinds + 1)) - 1) & ~1L
+  /** The outputs of a group with data rows and no punctuation (most groups): one array. */
+  private val FinalRowOnly = UnsafeArrayData.fromPrimitiveArray(Array(0))
+
+  /**
+   * The kinds one group stands for: 0 if it has data rows, then the kinds set in `bits`.
+   *
+   * {{{
+   *   outputs(3, 0b10)  ==  [0, 1]
+   *   outputs(0, 0b10)  ==  [1]
+   * }}}
+   */
+  def outputs(dataRows: Long, bits: Long): ArrayData = {
+    val kinds = bits & KindBits
+    if (kinds == 0 && dataRows > 0) return FinalRowOnly
+    val out = new Array[Int]((if (dataRows > 0) 1 else 0) + java.lang.Long.bitCount(kinds))
+    var i = if (dataRows > 0) 1 else 0
+    var rest = kinds
+    while (rest != 0) {
+      out(i) = java.lang.Long.numberOfTrailingZeros(rest)
+      rest &= rest - 1
+      i += 1
+    }
+    UnsafeArrayData.fromPrimitiveArray(out)
+  }
 }
 
 /**
