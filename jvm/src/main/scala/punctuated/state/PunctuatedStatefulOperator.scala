@@ -31,7 +31,11 @@ trait PunctuatedStatefulOperator extends StateStoreWriterCompat {
     manager.getClass.getMethod("stateStoreCoordinator").invoke(manager).asInstanceOf[StateStoreCoordinatorRef]
   }
 
-  /** The session's Hadoop conf, for opening extra state stores in tasks. */
+  /**
+   * The session's Hadoop conf, for opening extra state stores in tasks: the run's, given by
+   * the rule that planned the operator ([[HadoopConfPerRun]]), or broadcast now.
+   */
   protected def broadcastHadoopConf(): Broadcast[SerializableHadoopConf] =
-    sparkContext.broadcast(new SerializableHadoopConf(session.sessionState.newHadoopConf()))
+    getTagValue(HadoopConfPerRun.Tag).getOrElse(
+      sparkContext.broadcast(new SerializableHadoopConf(session.sessionState.newHadoopConf())))
 }

@@ -25,6 +25,8 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
 
   // the checkpoint checks and writes of each operator: at a run's first micro-batch
   private val once = new OncePerRun
+  // the Hadoop conf the operators' tasks open their extra stores with: broadcast once per run
+  private val hadoopConfs = new punctuated.state.HadoopConfPerRun(session)
 
   override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
     override def apply(plan: SparkPlan): SparkPlan = {
@@ -76,6 +78,7 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
                     session.sessionState.conf, watermarks, "aggregation", layout.watermarks.map(_.time.name)),
                   child = child)
                 exec.copyTagsFrom(s)
+                hadoopConfs.attach(exec, s.stateInfo.get)
                 once(s.stateInfo.get) {
                   // before any of its state stores is opened: the state's declarations are followable
                   CheckpointDeclarations.verify(s.stateInfo.get, OperatorRecords.keyed(exec.shortName,

@@ -21,6 +21,8 @@ case class PlanPunctuatedDeduplicates(session: SparkSession) extends ColumnarRul
 
   // the checkpoint checks and writes of each operator: at a run's first micro-batch
   private val once = new OncePerRun
+  // the Hadoop conf the operators' tasks open their extra stores with: broadcast once per run
+  private val hadoopConfs = new punctuated.state.HadoopConfPerRun(session)
 
   override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
     override def apply(plan: SparkPlan): SparkPlan = {
@@ -69,6 +71,7 @@ case class PlanPunctuatedDeduplicates(session: SparkSession) extends ColumnarRul
                 session.sessionState.conf, watermarks, "deduplication", own.layout.watermarks.map(_.time.name)),
               child = child)
             exec.copyTagsFrom(d)
+            hadoopConfs.attach(exec, d.stateInfo.get)
             once(d.stateInfo.get) {
               // before any of its state stores is opened: the state's declarations are followable
               CheckpointDeclarations.verify(d.stateInfo.get, OperatorRecords.keyed(exec.shortName,

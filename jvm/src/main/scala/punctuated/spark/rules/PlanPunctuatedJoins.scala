@@ -31,6 +31,8 @@ case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
 
   // the checkpoint checks and writes of each operator: at a run's first micro-batch
   private val once = new OncePerRun
+  // the Hadoop conf the operators' tasks open their extra stores with: broadcast once per run
+  private val hadoopConfs = new punctuated.state.HadoopConfPerRun(session)
 
   override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
     override def apply(plan: SparkPlan): SparkPlan =
@@ -83,6 +85,7 @@ case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
           band = band,
           eventTimeWatermark = j.eventTimeWatermarkForEviction)
         exec.copyTagsFrom(j)
+        hadoopConfs.attach(exec, j.stateInfo.get)
         once(j.stateInfo.get) {
           // before any of its state stores is opened: the state's declarations are followable
           CheckpointDeclarations.verify(j.stateInfo.get, OperatorRecords.join(exec,

@@ -48,6 +48,9 @@ import punctuated.join.multi.{Hypercube, MultiJoinExchangeExec, MultiJoinGroups,
  */
 case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule with Logging {
 
+  // the Hadoop conf the operator's tasks open their stores with: broadcast once per run
+  private val hadoopConfs = new punctuated.state.HadoopConfPerRun(session)
+
   override def preColumnarTransitions: Rule[SparkPlan] = new Rule[SparkPlan] {
     override def apply(plan: SparkPlan): SparkPlan = {
       // withWatermark operators of the query: with several, the policy decides the global watermark
@@ -179,6 +182,7 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
         migration = inForce.migration,
         eventTimeWatermark = top.eventTimeWatermarkForEviction)
       exec.copyTagsFrom(top)
+      hadoopConfs.attach(exec, top.stateInfo.get)
       val lower = top.collect { case j: StreamingSymmetricHashJoinExec if (j ne top) && groupOf(j).contains(group) => j }
         .flatMap(_.stateInfo)
       // before any of its state stores is opened: record, plan log, state metadata
