@@ -49,6 +49,12 @@ private[aggregate] class PunctuatedAggregateTask(
 
   // Spark's timing metrics: the batch's updates (from the first input row on) and the commits
   private var started = 0L
+  // the metrics updated per input group, looked up once
+  private val invalidDropped = op.metric(InvalidPunctuationsDropped)
+  private val received = op.metric(PunctuationsReceived)
+  private val purged = op.metric(RowsPurged)
+  private val removed = op.metric("numRemovedStateRows")
+  private val updatedRows = op.metric("numUpdatedStateRows")
 
   def run(iter: Iterator[InternalRow]): Iterator[InternalRow] = {
     started = System.nanoTime()
@@ -116,8 +122,8 @@ private[aggregate] class PunctuatedAggregateTask(
     val arrived = ArrayBuffer.empty[GroupPunctuation]
     val data = rows.filter { row =>
       val invalid = row.getLong(ords.invalid)
-      op.metric(InvalidPunctuationsDropped) += invalid
-      op.metric(PunctuationsReceived) += row.getLong(ords.received) - invalid
+      invalidDropped += invalid
+      received += row.getLong(ords.received) - invalid
       val bits = bitsOf(row)
       val key = keyProj(row)
       schemes.foreach { case (k, s) =>
@@ -128,8 +134,8 @@ private[aggregate] class PunctuatedAggregateTask(
     }
     (arrived ++ wide).distinct.foreach(p => held.hold(p, batch, Int.MaxValue))
     def close(row: UnsafeRow, key: UnsafeRow): Unit = {
-      op.metric(RowsPurged) += 1
-      op.metric("numRemovedStateRows") += 1
+      purged += 1
+      removed += 1
       if (mode == Append) out += withCounts(row, row.getLong(ords.dataRows), 0L)
     }
     data.foreach { row =>
@@ -140,7 +146,7 @@ private[aggregate] class PunctuatedAggregateTask(
         if (mode == Update) out += withCounts(row, row.getLong(ords.dataRows), 0L)
       } else {
         op.stateManager.put(store, withCounts(row, row.getLong(ords.dataRows), 0L))
-        op.metric("numUpdatedStateRows") += 1
+        updatedRows += 1
         if (mode == Update) out += withCounts(row, row.getLong(ords.dataRows), 0L)
       }
     }
@@ -161,8 +167,8 @@ private[aggregate] class PunctuatedAggregateTask(
     val dataRows = row.getLong(ords.dataRows)
     val bits = bitsOf(row)
     val invalid = row.getLong(ords.invalid)
-    op.metric(InvalidPunctuationsDropped) += invalid
-    op.metric(PunctuationsReceived) += row.getLong(ords.received) - invalid
+    invalidDropped += invalid
+    received += row.getLong(ords.received) - invalid
     val key = keyProj(row)
     schemes.foreach { case (k, s) => if ((bits & (1L << k)) != 0) closedHere += held.punctuationFor(k, s, key) }
     val emitted = if (op.emit && mode != Complete) bits else 0L
@@ -179,12 +185,12 @@ private[aggregate] class PunctuatedAggregateTask(
       val impliedBits = if (op.emit) implied.foldLeft(0L)((b, k) => b | (1L << k)) else 0L
       if (closed) {
         if (op.stateManager.get(store, key) != null) op.stateManager.remove(store, key)
-        op.metric(RowsPurged) += 1
-        op.metric("numRemovedStateRows") += 1
+        purged += 1
+        removed += 1
         out += withCounts(row, dataRows, emitted | impliedBits)
       } else {
         op.stateManager.put(store, withCounts(row, dataRows, 0L))
-        op.metric("numUpdatedStateRows") += 1
+        updatedRows += 1
         if (mode == Update) out += withCounts(row, dataRows, emitted)
         else if (emitted != 0) out += withCounts(row, 0L, emitted)
       }
@@ -197,8 +203,8 @@ private[aggregate] class PunctuatedAggregateTask(
       .filter(v => wideIndex.covers(keyProj(v))).toArray
     closed.foreach { v =>
       op.stateManager.remove(store, keyProj(v).copy())
-      op.metric(RowsPurged) += 1
-      op.metric("numRemovedStateRows") += 1
+      purged += 1
+      removed += 1
       if (mode == Append) out += v
     }
   }

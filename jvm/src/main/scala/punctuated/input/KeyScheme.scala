@@ -72,7 +72,8 @@ final case class KeyScheme(constants: Array[Int], range: Option[Int], atLeast: B
     case k: KeyScheme => k.id == id && k.moreRanges == moreRanges
     case _ => false
   }
-  override def hashCode(): Int = id * 31 + moreRanges.hashCode()
+  // computed once: schemes key the operators' per-row look-ups
+  override val hashCode: Int = id * 31 + moreRanges.hashCode()
   override def toString: String = s"KeyScheme(${constants.mkString("[", ",", "]")}" +
     ranges.map { case (r, ge) => s", $r${if (ge) ">=" else "<="}" }.mkString + ")"
 }
