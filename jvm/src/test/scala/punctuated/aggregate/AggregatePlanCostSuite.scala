@@ -1,0 +1,81 @@
+package punctuated.aggregate
+
+import org.apache.spark.sql.execution.{GenerateExec, InputAdapter, SparkPlan, WholeStageCodegenExec}
+import org.apache.spark.sql.functions.{col, count, max}
+import org.apache.spark.sql.streaming.OutputMode
+
+import punctuated.compat.{MemoryStream, StreamExecution}
+import punctuated.declaration.Declaration._
+import punctuated.input.PunctuationOutputs
+import punctuated.join.Bid
+import punctuated.join.JoinTestData._
+import punctuated.spark.PunctuatedStreamTest
+import punctuated.state.HadoopConfPerRun
+
+/**
+ * What a punctuated aggregation costs per micro-batch beyond its own work, kept out of the
+ * hot path: the `Generate` that splits an output group into its final row and its
+ * punctuations runs in generated code, and the Hadoop conf its tasks open the
+ * held-punctuations store with is broadcast once per run, not once per batch.
+ */
+class AggregatePlanCostSuite extends PunctuatedStreamTest {
+  import testImplicits._
+
+  private def twoAggregations() = {
+    val bids = MemoryStream[Bid]
+    val b = declare(bids.toDF(), "bids", Schemes -> "auction", Marker -> "is_punct")
+    // bids per auction and bidder, then the most any bidder placed per auction: the second
+    // closes on the first's output punctuations (q5's shape)
+    val perBidder = b.groupBy("auction", "bidder").agg(count("*").as("n"))
+    (bids, perBidder.groupBy(col("auction")).agg(max("n").as("most")))
+  }
+
+  /** The broadcast ids of the Hadoop conf given to each punctuated aggregation of the last batch. */
+  private def confIds(q: StreamExecution): Seq[Long] =
+    q.lastExecution.executedPlan.collect { case p: PunctuatedAggregateExec => p }
+      .map(_.getTagValue(HadoopConfPerRun.Tag).map(_.id).getOrElse(-1L))
+
+  test("the Generate above a punctuated aggregation runs inside a whole-stage loop") {
+    val (bids, counts) = twoAggregations()
+    testStream(counts, OutputMode.Append())(
+      AddData(bids, bid(1, 100, 5.0), bid(1, 100, 6.0), bid(2, 100, 3.0), closeBids(1), closeBids(2)),
+      CheckNewAnswer((1L, 2L), (2L, 1L)),
+      AssertOnQuery("every Generate of punctuation_outputs is generated code") { q =>
+        val plan = q.lastExecution.executedPlan
+        def generated(p: SparkPlan): Seq[SparkPlan] = p match {
+          case _: InputAdapter => Nil
+          case other => other +: other.children.flatMap(generated)
+        }
+        val inStages = plan.collect { case w: WholeStageCodegenExec => generated(w.child) }.flatten
+        val generates = plan.collect { case g @ GenerateExec(e, _, _, _, _) if e.exists(_.isInstanceOf[PunctuationOutputs]) => g }
+        assert(generates.size == 2, plan.treeString)
+        assert(generates.forall(g => inStages.exists(_ eq g)), plan.treeString)
+        true
+      })
+  }
+
+  test("the tasks' Hadoop conf: one broadcast per run, shared by the run's aggregations; a new run broadcasts anew") {
+    val (bids, counts) = twoAggregations()
+    var first = Seq.empty[Long]
+    testStream(counts, OutputMode.Append())(
+      AddData(bids, bid(1, 100, 5.0), bid(2, 100, 3.0), closeBids(1)),
+      CheckNewAnswer((1L, 1L)),
+      AssertOnQuery("both aggregations have the run's broadcast") { q =>
+        first = confIds(q)
+        assert(first.size == 2 && first.distinct.size == 1 && first.head >= 0, first)
+        true
+      },
+      AddData(bids, bid(2, 101, 4.0), closeBids(2)),
+      CheckNewAnswer((2L, 1L)),
+      AssertOnQuery("the next micro-batch reuses it") { q => assert(confIds(q) == first); true },
+      StopStream,
+      StartStream(),
+      AddData(bids, bid(3, 100, 1.0), bid(3, 100, 2.0), closeBids(3)),
+      CheckNewAnswer((3L, 2L)),
+      AssertOnQuery("a new run has a broadcast of its own") { q =>
+        val ids = confIds(q)
+        assert(ids.distinct.size == 1 && ids.head >= 0 && ids.head != first.head, (ids, first))
+        true
+      })
+  }
+}
