@@ -95,17 +95,6 @@ def key_scheme(c: Carried, columns: list[Attr]) -> tuple[tuple[int, ...], tuple[
     return constants, rngs
 
 
-def one_range_or_none(s: Scheme) -> bool:
-    """Does a multi-way join purge with this scheme?  Not with one of several range attributes
-    (the JVM's multi-way join binds each class by one value or one range); binary joins,
-    aggregations and deduplications do.
-
-    >>> one_range_or_none(Scheme("A", ("d", "l"), frozenset({"d", "l"}))), one_range_or_none(Scheme("A", ("k", "d"), frozenset({"d"})))
-    (False, True)
-    """
-    return len(s.ranges | s.at_least) <= 1
-
-
 def spark_operators(q: Query, plan: Plan, bands=()) -> list[tuple[Plan, tuple[Plan, ...], tuple[bool, ...],
                                                                   tuple[list[Carried], ...]]]:
     """Each join operator of ``plan`` (children first): the join, its inputs, whether each
@@ -134,7 +123,7 @@ def spark_operators(q: Query, plan: Plan, bands=()) -> list[tuple[Plan, tuple[Pl
                 if not isinstance(c, str):
                     visit(c)
             ok_n = multi_join_purgeable(q, p)
-            out.append((p, tuple(p), ok_n, tuple([carried_of(s) for s in q.schemes_of(c) if one_range_or_none(s)]
+            out.append((p, tuple(p), ok_n, tuple([carried_of(s) for s in q.schemes_of(c)]
                                                  if isinstance(c, str) else [] for c in p)))
             return []
         carried = (visit(p[0]), visit(p[1]))
@@ -188,7 +177,7 @@ def multi_join_purgeable(q: Query, inputs: tuple[Plan, ...]) -> tuple[bool, ...]
     """
     from .verdict import operator_structure
     s = operator_structure(q, [leaves(x) for x in inputs],
-                           [[sc for sc in q.schemes_of(x) if one_range_or_none(sc)] if isinstance(x, str) else []
+                           [list(q.schemes_of(x)) if isinstance(x, str) else []
                             for x in inputs],
                            [str(x) for x in inputs])
     good = s.purgeable()

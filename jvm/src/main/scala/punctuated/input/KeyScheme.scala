@@ -141,15 +141,6 @@ final case class InputSpec(
 
   def hasPunctuations: Boolean = hasMarker || unique.isDefined || watermark.isDefined
 
-  /**
-   * This view with the schemes of several range attributes as schemes that do not purge: the
-   * multi-way join takes a scheme with one range or none (its punctuations bind classes one
-   * value or one range each).
-   */
-  def withoutMultiRange: InputSpec = copy(
-    schemes = schemes.map { case (columns, k) => (columns, k.filterNot(_.isMultiRange)) },
-    unique = unique.filterNot(_.isMultiRange))
-
   /** Can rows of this input be punctuations? */
   def hasMarker: Boolean = punctuationOrdinals.nonEmpty
 

@@ -233,11 +233,7 @@ object MultiJoinGroups {
       case m: PunctuationColumns => m.references.exists(a => markers.contains(a.exprId))
       case _ => false
     }))
-    // a scheme of several ranges on an input's join columns: the binary joins purge with it
-    // (regions), the multi-way join does not (it binds each class by one value or one range)
-    val multiRange = g.inputs.indices.exists(i => g.inputs(i).declaration.exists(d =>
-      punctuated.join.KeySchemes.usable(d, g.classColumns(i).map(_._2)).exists(_._2.isMultiRange)))
-    !readAbove && !(emitPunctuations && markers.exists(resultIds.contains)) && !multiRange
+    !readAbove && !(emitPunctuations && markers.exists(resultIds.contains))
   }
 
   /** The query's result columns (below a sink's write node, which outputs nothing). */

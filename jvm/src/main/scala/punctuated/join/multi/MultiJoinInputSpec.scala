@@ -29,8 +29,11 @@ final case class MultiJoinInputSpec(number: Int, spec: InputSpec, keys: Seq[Attr
    */
   def boundClasses(scheme: punctuated.input.KeyScheme): Seq[Int] = scheme.constants.toSeq.map(classes)
 
-  /** The class of `scheme`'s range attribute (`v<=`, `v>=`), if it has one. */
-  def rangeClass(scheme: punctuated.input.KeyScheme): Option[Int] = scheme.range.map(classes)
+  /**
+   * The classes of `scheme`'s range attributes (`v<=`, `v>=`), in key order: none, one, or
+   * several (a punctuation then closes a region of their values: [[punctuated.model.RangeRegion]]).
+   */
+  def rangeClasses(scheme: punctuated.input.KeyScheme): Seq[Int] = scheme.ranges.map { case (p, _) => classes(p) }
 
   /**
    * Every class `scheme` has an attribute in: its constants' and its range's. A punctuation
@@ -38,19 +41,20 @@ final case class MultiJoinInputSpec(number: Int, spec: InputSpec, keys: Seq[Attr
    * 2006, §4.2: a scheme's attributes, whatever their pattern).
    *
    * {{{
-   *   b(k, v), classes (0, 1); scheme "k, v<="  ->  boundClasses [0], rangeClass Some(1), schemeClasses [0, 1]
+   *   b(k, v), classes (0, 1); scheme "k, v<="  ->  boundClasses [0], rangeClasses [1], schemeClasses [0, 1]
    * }}}
    */
-  def schemeClasses(scheme: punctuated.input.KeyScheme): Seq[Int] = boundClasses(scheme) ++ rangeClass(scheme)
+  def schemeClasses(scheme: punctuated.input.KeyScheme): Seq[Int] = boundClasses(scheme) ++ rangeClasses(scheme)
 }
 
 object MultiJoinInputSpec {
   /**
    * How input l's stored keys are indexed for input j's range scheme s (id), by (j, s, l): a
-   * scheme over l's key with s's range on the same class — and s's constants, when l has a
-   * column in each of their classes (then a punctuation's slot is its constants: the same
-   * values in the same class order), else none (one slot per cell). Only for l with a column
-   * in s's range class.
+   * scheme over l's key with s's ranges on the same classes (in the same order: both keys are
+   * in class order) — and s's constants, when l has a column in each of their classes (then a
+   * punctuation's slot is its constants: the same values in the same class order), else none
+   * (one slot per cell). Only for l with a column in each of s's range classes: a scheme of
+   * several ranges says nothing of a key lacking one of them.
    *
    * {{{
    *   a(k, t) ⋈ b(k, t) ⋈ c(t), b's scheme "k, t<=": a indexed by punctuated.input.KeyScheme([0], Some(1)),
@@ -60,12 +64,14 @@ object MultiJoinInputSpec {
   def rangeLookups(inputs: Seq[MultiJoinInputSpec]): Map[(Int, Int, Int), punctuated.input.KeyScheme] = (for {
     j <- inputs
     s <- j.spec.keySchemes
-    c <- j.rangeClass(s).toSeq
-    l <- inputs if l.number != j.number && l.classes.contains(c)
+    ranges = j.rangeClasses(s).zip(s.ranges.map(_._2)) if ranges.nonEmpty
+    l <- inputs if l.number != j.number && ranges.forall { case (c, _) => l.classes.contains(c) }
   } yield {
     val constants = j.boundClasses(s)
     val own = if (constants.forall(l.classes.contains)) constants.map(l.classes.indexOf).toArray else Array.empty[Int]
-    (j.number, s.id, l.number) -> punctuated.input.KeyScheme(own, Some(l.classes.indexOf(c)), s.atLeast)
+    val onL = ranges.map { case (c, ge) => (l.classes.indexOf(c), ge) }
+    (j.number, s.id, l.number) ->
+      punctuated.input.KeyScheme(own, Some(onL.head._1), onL.head._2, onL.tail.toIndexedSeq)
   }).toMap
 
   /**

@@ -389,8 +389,11 @@ class MultiJoinState(
   def hold(p: KeyPunctuation, closedAt: Long): Unit =
     table.holdGreatest(p.scheme.id, p.scheme, p.constants, p.bound, closedAt)
 
-  /** The order `scheme`'s range bounds compare in (reversed for `>=`). */
-  def rangeOrdering(scheme: KeyScheme): Ordering[Any] = table.ordering(scheme)
+  /**
+   * What two bounds of `scheme` close together: the greater (one range, in its order), the
+   * union of their regions (several).
+   */
+  def mergeBounds(scheme: KeyScheme, a: Any, b: Any): Any = table.bounds(scheme).merge(a, b)
 
   /**
    * Does `p` say nothing new: a held punctuation with its constants has a bound covering
@@ -399,7 +402,7 @@ class MultiJoinState(
   def alreadyClosed(p: KeyPunctuation): Boolean = {
     val byHeld = held(p).exists { case (bound, _) =>
       (bound, p.bound) match {
-        case (Some(b), Some(q)) => rangeOrdering(p.scheme).lteq(q, b)
+        case (Some(b), Some(q)) => table.bounds(p.scheme).includes(b, q)
         case (None, None) => true
         case _ => false
       }

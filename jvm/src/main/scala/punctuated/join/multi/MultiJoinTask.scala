@@ -608,14 +608,15 @@ private[multi] class MultiJoinTask(
 
   /**
    * One punctuation per scheme and constants (the batch's take effect together): for a range
-   * scheme, the one with the greatest bound (in the scheme's order).
+   * scheme, what their bounds close together — the greatest (in the scheme's order), or with
+   * several ranges the union of their regions (the corners of one batch close their union).
    */
   private def strongest(j: Int, ps: Seq[KeyPunctuation]): Iterable[KeyPunctuation] = {
     val best = mutable.LinkedHashMap.empty[(Int, UnsafeRow), KeyPunctuation]
     ps.foreach { p =>
       best.get((p.scheme.id, p.constants)) match {
-        case Some(q) if p.bound.isDefined && q.bound.isDefined &&
-            states(j).rangeOrdering(p.scheme).gt(p.bound.get, q.bound.get) => best((p.scheme.id, p.constants)) = p
+        case Some(q) if p.bound.isDefined && q.bound.isDefined =>
+          best((p.scheme.id, p.constants)) = q.copy(bound = Some(states(j).mergeBounds(p.scheme, q.bound.get, p.bound.get)))
         case Some(_) =>
         case None => best((p.scheme.id, p.constants)) = p
       }

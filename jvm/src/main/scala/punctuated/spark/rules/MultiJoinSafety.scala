@@ -98,9 +98,10 @@ object MultiJoinSafety {
     val cols = group.classColumns(i)
     val decl = group.inputs(i).declaration
     val schemes = decl.toSeq.flatMap(d => KeySchemes.usable(d, cols.map(_._2)))
-      .filter { case (s, k) => decl.exists(_.hasPunctuations(s)) && !k.isMultiRange }   // one range or none
-      // a range attribute (`v<=`) binds its class as a constant does (Li et al. 2006, §4.2)
-      .map { case (_, k) => (k.constants.toSet ++ k.range).map(cols(_: Int)._1) }
+      .filter { case (s, _) => decl.exists(_.hasPunctuations(s)) }
+      // a range attribute (`v<=`) binds its class as a constant does (Li et al. 2006, §4.2),
+      // each of a scheme's several ranges too (its punctuation closes a region of them)
+      .map { case (_, k) => (k.constants.toSet ++ k.ranges.map(_._1)).map(cols(_: Int)._1) }
     val watermark = KeyWatermarkSafety.column(cols.map(_._2), group.inputs(i).plan, watermarks)
       .flatMap(w => cols.find(_._2.exprId == w.exprId)).map(c => Set(c._1))
     Input(name(group, i), cols.map(_._1).toSet, (schemes ++ watermark).distinct)

@@ -130,7 +130,7 @@ case class PlanPunctuatedMultiJoins(session: SparkSession) extends ColumnarRule 
       val sound = WatermarkPunctuations.soundPolicy(session.sessionState.conf, watermarks)
       val planned = specs.map { case (in, i, cols) =>
         val keys = cols.map(_._2).toSeq
-        MultiJoinInputSpec(i, WatermarkPunctuations.onKey(InputSpec.of(in.declaration, keys, in.plan.output).withoutMultiRange, keys,
+        MultiJoinInputSpec(i, WatermarkPunctuations.onKey(InputSpec.of(in.declaration, keys, in.plan.output), keys,
           in.plan, sound), keys, cols.map(_._1).toSeq)
       }.toIndexedSeq
       val classTypes = classes.map(_.head.dataType)

@@ -51,14 +51,17 @@ object MultiJoinModel {
    * A query: its shape, each input's schemes as the classes they bind (besides the case
    * scheme `{0}` every input also has, sent only to close a whole case), optional unique
    * key (classes, at least two), and each input's range attributes by scheme (Tucker et al.
-   * 2003, §3, range patterns: a scheme's class bound by a range, `x<=` or `x>=`).
+   * 2003, §3, range patterns: a scheme's classes bound by ranges, `x<=` or `x>=`; with several,
+   * a punctuation is their conjunction).
    */
   case class Query(shape: Shape, schemes: IndexedSeq[Seq[Set[Int]]], unique: IndexedSeq[Option[Set[Int]]],
-      ranges: IndexedSeq[Map[Set[Int], RangeOf]] = IndexedSeq.empty) {
-    def rangeOf(i: Int, scheme: Set[Int]): Option[RangeOf] = ranges.lift(i).flatMap(_.get(scheme))
+      ranges: IndexedSeq[Map[Set[Int], Seq[RangeOf]]] = IndexedSeq.empty) {
+    def rangesOf(i: Int, scheme: Set[Int]): Seq[RangeOf] = ranges.lift(i).flatMap(_.get(scheme)).getOrElse(Nil)
+    /** The operator of class `k` in scheme `s` of input `i` as written: `<=`, `>=` or "" (a constant). */
+    def operatorOf(i: Int, s: Set[Int], k: Int): String = rangesOf(i, s).find(_.cls == k).map(_.operator).getOrElse("")
     override def toString: String = s"${shape.name}: " + shape.classesOf.indices.map { i =>
       s"in$i(${shape.classesOf(i).toSeq.sorted.mkString(",")}) schemes " +
-        schemes(i).map(s => s.toSeq.sorted.map(k => k.toString + rangeOf(i, s).filter(_.cls == k).map(_.operator)
+        schemes(i).map(s => s.toSeq.sorted.map(k => k.toString + Some(operatorOf(i, s, k)).filter(_.nonEmpty)
           .getOrElse("")).mkString("{", ",", "}")).mkString(" ") +
         unique(i).map(u => s" unique ${u.toSeq.sorted.mkString("{", ",", "}")}").getOrElse("")
     }.mkString("; ")
@@ -102,20 +105,25 @@ object MultiJoinModel {
 
   /**
    * The same with range attributes: each scheme, with probability 1/2, has one of its further
-   * classes as a range (`<=` or `>=`, at random).
+   * classes as a range (`<=` or `>=`, at random); with `several`, a scheme of two further
+   * classes has both as ranges with probability 1/3 (a punctuation closes a staircase region).
    */
-  def randomRangeQuery(shape: Shape, rng: Random): Query = {
+  def randomRangeQuery(shape: Shape, rng: Random, several: Boolean = false): Query = {
     val q = randomQuery(shape, rng)
     q.copy(ranges = q.schemes.map(_.flatMap { s =>
       val further = s.filter(_ != 0).toSeq.sorted
-      if (rng.nextBoolean()) Some(s -> RangeOf(further(rng.nextInt(further.size)), rng.nextBoolean())) else None
+      if (several && further.size >= 2 && rng.nextInt(3) == 0)
+        Some(s -> further.map(RangeOf(_, rng.nextBoolean())))
+      else if (rng.nextBoolean()) Some(s -> Seq(RangeOf(further(rng.nextInt(further.size)), rng.nextBoolean())))
+      else None
     }.toMap))
   }
 
   /** A random query over `shape` that Theorems 2/4 call safe (by its schemes, not the case scheme). */
-  def safeQuery(shape: Shape, rng: Random, ranges: Boolean = false): Option[Query] =
-    Iterator.continually(if (ranges) randomRangeQuery(shape, rng) else randomQuery(shape, rng)).take(200)
-      .find(q => safe(shape, q.schemes))
+  def safeQuery(shape: Shape, rng: Random, ranges: Boolean = false, several: Boolean = false): Option[Query] =
+    Iterator.continually(if (ranges) randomRangeQuery(shape, rng, several) else randomQuery(shape, rng))
+      .take(if (several) 5000 else 200)
+      .find(q => safe(shape, q.schemes) && (!several || q.ranges.exists(_.values.exists(_.size > 1))))
 
   /** A random shape: n inputs, m further classes, each in two or more inputs, every input in one. */
   def randomShape(name: String, n: Int, m: Int, rng: Random): Shape = {
@@ -133,16 +141,19 @@ object MultiJoinModel {
 
   /**
    * A punctuation: "no more rows of `input` with these values on these classes" — on its
-   * `range` class, values the range's bound covers.
+   * `ranges` classes, values the ranges' bounds cover (all of them: a conjunction).
    */
-  case class Punct(input: Int, values: Map[Int, Int], range: Option[RangeOf] = None) extends Elem {
+  case class Punct(input: Int, values: Map[Int, Int], ranges: Seq[RangeOf] = Nil) extends Elem {
     def classes: Set[Int] = values.keySet
     def covers(row: Map[Int, Int]): Boolean = values.forall { case (k, x) =>
-      if (range.exists(_.cls == k)) row.get(k).exists(range.get.covers(_, x)) else row.get(k).contains(x)
+      ranges.find(_.cls == k) match {
+        case Some(r) => row.get(k).exists(r.covers(_, x))
+        case None => row.get(k).contains(x)
+      }
     }
-    /** The same scheme (classes and range) and constants. */
-    def sameSlot(p: Punct): Boolean = p.input == input && p.classes == classes && p.range == range &&
-      values.forall { case (k, x) => range.exists(_.cls == k) || p.values(k) == x }
+    /** The same scheme (classes and ranges) and constants. */
+    def sameSlot(p: Punct): Boolean = p.input == input && p.classes == classes && p.ranges == ranges &&
+      values.forall { case (k, x) => ranges.exists(_.cls == k) || p.values(k) == x }
     def covers(p: Punct): Boolean = covers(p.values)
     def row: MJRow = MJRow(values.get(0), values.get(1), values.get(2), values.get(3), None, p = true)
   }
@@ -201,7 +212,7 @@ class MultiJoinModel(query: MultiJoinModel.Query) {
       for (_ <- 0 until rng.nextInt(4)) {
         if (rng.nextInt(10) < 3) {
           val s = query.schemes(i)(rng.nextInt(query.schemes(i).size))
-          val p = Punct(i, s.map(k => k -> (if (k == 0) c else rng.nextInt(Domain))).toMap, query.rangeOf(i, s))
+          val p = Punct(i, s.map(k => k -> (if (k == 0) c else rng.nextInt(Domain))).toMap, query.rangesOf(i, s))
           if (newPunct(p)) { sent += p; out += p }
         } else {
           val d = randomData(i, c, rng)
@@ -229,13 +240,15 @@ class MultiJoinModel(query: MultiJoinModel.Query) {
   def punctuateAll(c: Int): Seq[Elem] = (0 until n).filterNot(caseClosed(_)(c)).flatMap { i =>
     val sent = mutable.ArrayBuffer.empty[Punct]
     for (s <- query.schemes(i).sortBy(_.size)) {
-      val range = query.rangeOf(i, s)
+      val ranges = query.rangesOf(i, s)
       val further = s.filter(_ != 0).toSeq.sorted
       val combos = further.foldLeft(Seq(Map(0 -> c))) { (acc, k) =>
-        if (range.exists(_.cls == k)) acc.map(_ + (k -> range.get.whole))
-        else for (m <- acc; x <- 0 until Domain) yield m + (k -> x)
+        ranges.find(_.cls == k) match {
+          case Some(r) => acc.map(_ + (k -> r.whole))
+          case None => for (m <- acc; x <- 0 until Domain) yield m + (k -> x)
+        }
       }
-      for (vs <- combos; p = Punct(i, vs, range) if !closedBefore(i, vs) && !sent.exists(_.covers(p))) sent += p
+      for (vs <- combos; p = Punct(i, vs, ranges) if !closedBefore(i, vs) && !sent.exists(_.covers(p))) sent += p
     }
     sent.toSeq
   }
@@ -316,10 +329,10 @@ class MultiJoinModel(query: MultiJoinModel.Query) {
    * alone and stores no row with b = x_b.
    */
   private def release(): Unit = for (j <- 0 until n; p <- held(j).toSeq) {
-    val free = (p.classes -- p.range.map(_.cls)).exists { b =>
+    val free = (p.classes -- p.ranges.map(_.cls)).exists { b =>
       (0 until n).filter(k => k != j && shape.classesOf(k)(b)).forall { k =>
         val c = p.values(0)
-        effectiveOf(k, c).exists(q => q.range.isEmpty && q.values == Map(b -> p.values(b))) &&
+        effectiveOf(k, c).exists(q => q.ranges.isEmpty && q.values == Map(b -> p.values(b))) &&
           !storedOf(k, c).exists(_.values.get(b).contains(p.values(b)))
       }
     }

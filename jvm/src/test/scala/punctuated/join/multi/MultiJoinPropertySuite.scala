@@ -109,6 +109,31 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
     }
   }
 
+  /**
+   * Runs whose schemes may have two range attributes (`c, x1<=, x2>=`: a punctuation closes
+   * the values under its corner in both, Tucker et al. 2003, §3; several close a staircase),
+   * at least one such scheme drawn per run; under the MJoin and under a random tree plan. (Shapes
+   * where an input with two classes is safe only with a scheme on each alone: a chain, a star.)
+   */
+  protected def twoRangeRuns: Seq[(Shape, Long, Int)] = Seq(
+    (Shape("cycle a(x1,x3) b(x1,x2) c(x2,x3)", IndexedSeq(Set(0, 1, 3), Set(0, 1, 2), Set(0, 2, 3))), 42L, 4),
+    (Shape("cycle a(x1,x3) b(x1,x2) c(x2,x3)", IndexedSeq(Set(0, 1, 3), Set(0, 1, 2), Set(0, 2, 3))), 45L, 1),
+    (randomShape("random, 4 inputs", 4, 2, new Random(44)), 44L, 4),
+    (randomShape("random, 5 inputs", 5, 3, new Random(46)), 46L, 2))
+
+  for ((shape, seed, parts) <- twoRangeRuns) {
+    test(s"random interleavings, two-range schemes, mjoin plan, $parts partition(s): ${shape.name} (seed $seed)") {
+      run(shape, seed, parts, "mjoin", ranges = true, several = true)
+    }
+    val plan = randomTree(shape.inputs, new Random(seed * 31 + parts))
+    val text = plan.text(i => s"in$i")
+    test(s"random interleavings, two-range schemes, ${MultiJoinPlan.kind(plan)} plan $text, $parts partition(s): " +
+        s"${shape.name} (seed $seed)") {
+      run(shape, seed, parts, text, nodes = MultiJoinPlan.intermediates(plan).map(_.inputs), ranges = true,
+        several = true)
+    }
+  }
+
   /** Runs also made as a tree of binary joins (results only). */
   protected def writtenRuns: Seq[(Shape, Long, Int)] = runs.take(1)
 
@@ -187,15 +212,17 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
    *                 rows are then at most the model's, and exactly them once no node is incomplete);
    *                 everything punctuated, no node is incomplete
    * @param ranges   schemes with range attributes too ([[MultiJoinModel.randomRangeQuery]])
+   * @param several  and some with two range attributes (at least one drawn)
    */
   private def run(shape: Shape, seed: Long, partitions: Int, plan: String,
       constraintPropagation: Boolean = true, nodes: Seq[Seq[Int]] = Nil, start: Option[MultiJoinPlan.Join] = None,
-      switches: Map[Int, MultiJoinPlan.Join] = Map.empty, strategy: String = "jisc", ranges: Boolean = false): Unit = {
+      switches: Map[Int, MultiJoinPlan.Join] = Map.empty, strategy: String = "jisc", ranges: Boolean = false,
+      several: Boolean = false): Unit = {
     def text(p: MultiJoinPlan.Join) = if (p.isMJoin) "mjoin" else p.text(i => s"in$i")
     def inForce(b: Int): Option[MultiJoinPlan.Join] =
       switches.filter(_._1 <= b).toSeq.sortBy(_._1).lastOption.map(_._2).orElse(start)
     val rng = new Random(seed)
-    val query = safeQuery(shape, rng, ranges).getOrElse(fail(s"no safe schemes for ${shape.name} (seed $seed)"))
+    val query = safeQuery(shape, rng, ranges, several).getOrElse(fail(s"no safe schemes for ${shape.name} (seed $seed)"))
     if (ranges) assert(query.ranges.exists(_.nonEmpty), s"no range scheme drawn: $query")
     val clue = s"seed $seed, $query"
     val multi = plan != "written"
@@ -272,7 +299,7 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
     val df = source.toDF().selectExpr(classes.map(k => s"${if (k == 0) "c" else s"x$k"} AS ${col(k)}") ++
       Seq(s"v AS i${i}_v", s"p AS i${i}_p"): _*)
     def attrs(s: Set[Int]) = s.toSeq.sorted.map(k => col(k) +
-      query.rangeOf(i, s).filter(_.cls == k).map(_.operator).getOrElse("")).mkString(", ")
+      query.operatorOf(i, s, k)).mkString(", ")
     val props = Seq(Schemes -> (Set(0) +: query.schemes(i)).map(attrs).mkString("; "), Marker -> s"i${i}_p") ++
       query.unique(i).map(u => Unique -> attrs(u))
     declare(df, s"in$i", props: _*)
@@ -305,4 +332,5 @@ class MultiJoinPropertyRocksDBSuite extends MultiJoinPropertySuite {
   override protected def treeRuns: Seq[(MultiJoinModel.Shape, Long, Int)] = super.runs.filter(_._3 == 4).take(2)
   override protected def migrationRuns: Seq[(MultiJoinModel.Shape, Long, Int)] = super.runs.filter(_._3 == 4).take(2)
   override protected def rangeRuns: Seq[(MultiJoinModel.Shape, Long, Int)] = super.rangeRuns.filter(_._3 > 1).take(2)
+  override protected def twoRangeRuns: Seq[(MultiJoinModel.Shape, Long, Int)] = super.twoRangeRuns.filter(_._3 > 1).take(1)
 }
