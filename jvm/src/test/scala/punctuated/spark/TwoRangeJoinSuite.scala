@@ -70,6 +70,49 @@ class TwoRangeJoinSuite extends TwoRangeStreams {
       CheckNewAnswer((2, 1, 1L)))
   }
 
+  /** Rows added to several streams in one micro-batch. */
+  private def AddAll(data: (MemoryStream[R], Seq[R])*) = {
+    val actions = data.map { case (s, rows) => AddData(s, rows: _*) }
+    StreamProgressLockedActions(actions, desc = actions.mkString("[ ", " | ", " ]"))
+  }
+
+  /** The query runs one multi-way join (no binary join) storing `rows` rows in all. */
+  private def AssertMultiJoinRows(rows: Long) = AssertOnQuery(s"one multi-way join storing $rows rows") { q =>
+    val ops = settledProgress(q).stateOperators.filter(_.operatorName.startsWith("punctuated"))
+    assert(ops.map(_.operatorName).toSeq == Seq("punctuatedMultiJoin"), settledProgress(q).json)
+    assert(ops.head.numRowsTotal == rows, settledProgress(q).json)
+    true
+  }
+
+  test("three streams: one multi-way join; a row goes once both other inputs' staircases cover it; late rows; restart") {
+    val (a, b, c) = (MemoryStream[R], MemoryStream[R], MemoryStream[R])
+    val (x, y) = (readings(a, "day<=, level<="), readings(b, "day<=, level<="))
+    val z = declare(c.toDF().toDF("sensor", "day", "level", "u", "p"), "checks", Schemes -> "level<=, day<=", Marker -> "p")
+    val joined = x.join(y, x("day") === y("day") && x("level") === y("level"))
+      .join(z, x("day") === z("day") && x("level") === z("level"))
+      .select(x("day"), x("level"), x("v"), y("v"), z("u"))
+    testStream(joined)(
+      AddAll(a -> Seq(row(0, 1, 1, 10), row(0, 1, 3, 20)), b -> Seq(row(0, 1, 1, 7)), c -> Seq(row(0, 1, 1, 5))),
+      CheckNewAnswer((1, 1, 10, 7, 5)),
+      AssertMultiJoinRows(4),
+      // b closes day <= 2 and level <= 1, c day <= 1 and level <= 2: a's (1, 1) is under both
+      // (every future partner would need a row of b or c that can no longer come); a's (1, 3) is
+      // under neither; b's and c's (1, 1) still wait for a
+      MultiAddData(b, upTo(2, 1))(c, upTo(1, 2)),
+      CheckNewAnswer(),
+      AssertMultiJoinRows(3),
+      StopStream,
+      StartStream(),
+      // a closes (1, 1): b's (1, 1) is now under a's and c's corners, c's under a's and b's
+      AddData(a, upTo(1, 1)),
+      CheckNewAnswer(),
+      AssertMultiJoinRows(1),
+      // b's (2, 0) is late (b closed it), c's (1, 3) meets a's (1, 3) and b's new (1, 3)
+      AddAll(b -> Seq(row(0, 2, 0, 8), row(0, 1, 3, 9)), c -> Seq(row(0, 1, 3, 6))),
+      CheckNewAnswer((1, 3, 20, 9, 6)),
+      AssertCounted("numLateRowsDropped", 1))
+  }
+
   for (seed <- Seq(28, 7, 2026)) test(s"join, random interleavings (seed $seed): the batch join of the non-late rows, each once; maximal purge; restart") {
     // the contract as a model: a row is late iff its own input punctuated it in an earlier
     // batch; every pair of non-late rows with equal keys is output once; after each batch an
