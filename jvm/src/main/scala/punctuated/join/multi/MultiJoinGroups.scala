@@ -75,13 +75,12 @@ final case class MultiJoinGroup(
  * with at least three inputs, where
  *  - every input is a stream, not itself a punctuated join (whose output punctuations a tree
  *    of binary joins needs), with at most one column in each attribute class,
- *  - range schemes on join columns — declared (`k<=`, `k>=`, with constants or not), or the
- *    `ts<=w` a `withWatermark` column among an input's join columns stands for
+ *  - range schemes on join columns — declared (`k<=`, `k>=`, with constants or not, with
+ *    several ranges: `day<=, level<=` closes a region), or the `ts<=w` a `withWatermark`
+ *    column among an input's join columns stands for
  *    ([[punctuated.join.WatermarkPunctuations.onKey]]) — are the multi-way join's own
  *    ([[ChainedPurge]]),
  *  - at least one input is declared,
- *  - no input has a scheme of several range attributes on its join columns (`day<=, level<=`:
- *    the binary joins purge with its regions, the multi-way join does not),
  *  - and the group's output punctuations are needed by nothing: no punctuated aggregation,
  *    deduplication or join above it reads its inputs' markers, and (with
  *    `spark.punctuated.emitPunctuations`) no marker is among the query's result columns. A
