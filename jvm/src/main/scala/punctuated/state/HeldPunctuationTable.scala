@@ -71,12 +71,6 @@ final class HeldPunctuationTable(
   /** How `scheme`'s range bounds compare with keys ([[RangeBounds]]; the scheme has a range). */
   def bounds(scheme: KeyScheme): RangeBounds = rangeBounds.getOrElseUpdate(scheme, RangeBounds(scheme, keySchema))
 
-  /** The order a one-range scheme's bounds compare in ([[KeyScheme.rangeOrdering]]: reversed for `>=`). */
-  def ordering(scheme: KeyScheme): Ordering[Any] = bounds(scheme) match {
-    case single: RangeBounds.Single => single.ordering
-    case _ => throw new IllegalStateException(s"$scheme has several ranges: its bounds are regions, not ordered")
-  }
-
   /** The namespace of `scheme`'s held punctuations (None: the input holds none such). */
   private def namespaceOf(scheme: KeyScheme): Option[StoreNamespace] =
     if (scheme.isWholeKey(keyLength)) wholeKey else partitionWide
