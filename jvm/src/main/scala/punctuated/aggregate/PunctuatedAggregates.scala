@@ -84,7 +84,7 @@ object PunctuatedAggregates {
     val filled: Map[Int, Expression] = onTime.values.toMap
     // the input's watermarks close groups too (next to the declared schemes, never alone)
     val (kindAlias, layout) = WatermarkClosing.kindColumn(declaredKind, grouping, found.plan)
-    if (onTimeOnly && !declared.closing.exists(_.range.exists(filled.contains)) &&
+    if (onTimeOnly && !declared.closing.exists(_.ranges.exists(r => filled.contains(r._1))) &&
       !layout.watermarks.exists(w => grouping(w.position).exprId != w.time.exprId)) return None
     val kind = kindAlias.toAttribute
 

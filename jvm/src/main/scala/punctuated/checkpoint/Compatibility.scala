@@ -62,7 +62,7 @@ object Compatibility {
     }
     val kinds = old.kinds.zipWithIndex.flatMap { case (k, i) =>
       now.kinds.lift(i) match {
-        case Some(n) if n.key == k.key => None
+        case Some(n) if sameScheme(k, n) => None
         case Some(n) =>
           val (was, is) = if (n.text == k.text) (s"'${k.text}' (${k.key})", s"'${n.text}' (${n.key})")
             else (s"'${k.text}'", s"'${n.text}'")
@@ -106,13 +106,11 @@ object Compatibility {
           "drop later rows with a repeated key as late")
       case _ => None
     }
-    val nowKeys = n.purging.map(_.key).toSet
-    val removed = o.purging.filterNot(s => nowKeys.contains(s.key)).map { s =>
+    val removed = o.purging.filterNot(s => n.purging.exists(sameScheme(s, _))).map { s =>
       s"$name: scheme '${s.text}' no longer purges: its held punctuations would be neither " +
         "consulted nor released"
     }
-    val oldIndexed = o.indexed.map(_.key).toSet
-    val indexed = n.indexed.filterNot(s => oldIndexed.contains(s.key)).map { s =>
+    val indexed = n.indexed.filterNot(s => o.indexed.exists(sameScheme(_, s))).map { s =>
       o.indexed.find(i => flipped(i.key) == s.key) match {
         case Some(reversed) =>
           s"$name: the other input's scheme '${s.text}' needs a range index of the join keys stored for " +
@@ -133,6 +131,27 @@ object Compatibility {
       else Some(s"$name: the rows stored for it have columns (${o.columns.mkString(", ")}); the query now " +
         s"stores (${n.columns.mkString(", ")}): stored rows would be misread")
     marker.toSeq ++ unique ++ removed ++ indexed ++ columns
+  }
+
+  /**
+   * Is `now` the scheme `old` recorded: the same key, or the same declared scheme whose key
+   * was recorded before keys named every range (`0<=` then, `0<=,1<=` now: the same
+   * `day<=, level<=`).
+   *
+   * {{{
+   *   sameScheme(KeyedScheme("day<=, level<=", "0<="), KeyedScheme("day<=, level<=", "0<=,1<="))  // true
+   *   sameScheme(KeyedScheme("day<=", "0<="), KeyedScheme("day<=, level<=", "0<=,1<="))           // false
+   * }}}
+   */
+  private[checkpoint] def sameScheme(old: KeyedScheme, now: KeyedScheme): Boolean =
+    old.key == now.key || (old.text == now.text && firstRangeOnly(now.key) == old.key)
+
+  /** A key with its ranges after the first dropped (`0,1<=,2<= branch 1` → `0,1<= branch 1`). */
+  private def firstRangeOnly(key: String): String = {
+    val (positions, rest) = key.span(_ != ' ')
+    val parts = positions.split(",")
+    val first = parts.indexWhere(p => p.endsWith("<=") || p.endsWith(">="))
+    (if (first < 0) positions else parts.take(first + 1).mkString(",")) + rest
   }
 
   /** A scheme key (`0,1<=`) with its range's direction reversed (`0,1>=`); unchanged without a range. */

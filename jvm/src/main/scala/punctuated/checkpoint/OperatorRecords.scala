@@ -36,7 +36,7 @@ object StateLayouts {
 object OperatorRecords {
 
   /** `0`, `0,1<=`, `1>=`: the key positions a scheme fixes, and its range. */
-  def keyText(k: KeyScheme): String = (k.constants.map(_.toString) ++ k.range.map(r => s"$r${k.rangeOperator}")).mkString(",")
+  def keyText(k: KeyScheme): String = (k.constants.map(_.toString) ++ Option(k.rangeText).filter(_.nonEmpty)).mkString(",")
 
   /**
    * A punctuated join: per input its declaration, the schemes that purge (by join-key

@@ -5,7 +5,7 @@ package punctuated.declaration
  * constant (`attr`: "no more rows with attr = v") or a range, `attr<=` ("no more rows with
  * attr <= v") or `attr>=` ("no more rows with attr >= v") — Tucker et al. 2003, §3, constant
  * and range patterns. A `>=` range is a `<=` range under the reversed order of its column,
- * which is how operators use it (`punctuated.input.KeyScheme.rangeOrdering`).
+ * which is how operators use it (`punctuated.input.KeyScheme.ordering`).
  */
 sealed abstract class AttributeKind(val isRange: Boolean, val operator: String)
 

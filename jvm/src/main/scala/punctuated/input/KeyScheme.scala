@@ -5,84 +5,83 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression}
 /**
  * A punctuation scheme of one join input, seen through the join key: the scheme's
  * attributes are join-key columns, `constants` the key positions its constant patterns
- * fix, `range` the key position of its range pattern (`attr<=`, or `attr>=` when `atLeast`),
- * if any. Only such schemes can
+ * fix, `ranges` the key positions of its range patterns with their direction (`attr<=`, or
+ * `attr>=` when the flag is set), in the order the scheme lists them. Only such schemes can
  * purge join state (Li et al. 2006, §3: a punctuation on non-join attributes never covers
  * all future partners of a stored tuple). Two inputs' schemes over the same key positions
  * have the same [[id]], so their punctuations can be compared (Li et al. §5.1, lifespan).
  *
  * {{{
- *   join key (auction, day); scheme "auction"        → KeyScheme(constants = [0], range = None)
- *   join key (auction, day); scheme "auction, day<=" → KeyScheme(constants = [0], range = Some(1))
- *   join key (auction, day); scheme "auction, day>=" → KeyScheme([0], Some(1), atLeast = true)
+ *   join key (auction, day); scheme "auction"               → KeyScheme([0])
+ *   join key (auction, day); scheme "auction, day<="        → KeyScheme([0], [1 <=])
+ *   join key (auction, day); scheme "auction, day>="        → KeyScheme([0], [1 >=])
+ *   join key (day, level);   scheme "day<=, level<="        → KeyScheme([], [0 <=, 1 <=])
  * }}}
  *
+ * A punctuation of the scheme is one [[punctuated.model.Punctuation]] of the model: a
+ * constant pattern per constant position, a range pattern per range position (Tucker et al.
+ * 2003, §3); it closes the keys whose range values are at or below its bounds in every range
+ * ([[punctuated.model.RangeRegion]]; one range: the region of one corner, the bound itself).
  * A `>=` range is a `<=` range under the reversed order of its column: every comparison of a
- * range value with a bound goes through [[rangeOrdering]], so "the greatest bound", "covered
- * by the bound" and the range index's look-ups read the same for both directions.
+ * range value with a bound goes through [[KeyScheme.ordering]], so "the greatest bound",
+ * "covered by the bound" and the range index's look-ups read the same for both directions.
+ *
+ * @param constants key positions of the constant patterns, increasing
+ * @param ranges    (key position, `>=`) of each range pattern
  */
-final case class KeyScheme(constants: Array[Int], range: Option[Int], atLeast: Boolean = false,
-    moreRanges: IndexedSeq[(Int, Boolean)] = Vector.empty) {
-  require(constants.forall(_ < 24) && range.forall(_ < 24), "join keys of at most 24 columns")
-  require(range.isDefined || !atLeast, "a direction without a range")
-  require(range.isDefined || moreRanges.isEmpty, "more ranges without a first one")
+final case class KeyScheme(constants: Array[Int], ranges: IndexedSeq[(Int, Boolean)] = Vector.empty) {
+  require(constants.forall(_ < 24) && ranges.forall(_._1 < 24), "join keys of at most 24 columns")
 
   /**
-   * Same key positions, same id, whichever input the scheme belongs to: constants as bits
-   * 0-23, the range's position + 1 in bits 24-28, `>=` in bit 29. A scheme of several ranges
-   * ([[moreRanges]]) has bit 30 set and, in the other bits, a hash of its positions and
-   * directions (checked distinct where a join's schemes are gathered: [[KeyScheme.distinctIds]]).
+   * Same key positions, same id, whichever input the scheme belongs to. At most one range:
+   * constants as bits 0-23, the range's position + 1 in bits 24-28, `>=` in bit 29. Several
+   * ranges: bit 30 set and, in the other bits, a hash of the positions and directions
+   * (checked distinct where a join's schemes are gathered: [[KeyScheme.distinctIds]]). Ids
+   * are stored in checkpoints (held punctuations, range indexes): this formula never changes.
    */
-  val id: Int =
-    if (moreRanges.isEmpty) constants.foldLeft(0)((bits, p) => bits | (1 << p)) |
-      range.map(r => (r + 1) << 24).getOrElse(0) | (if (atLeast) 1 << 29 else 0)
-    else (1 << 30) | (scala.util.hashing.MurmurHash3.seqHash(
-      constants.toSeq ++ Seq(-1) ++ range.toSeq.flatMap(r => Seq(r, if (atLeast) 1 else 0)) ++
-        moreRanges.flatMap { case (r, ge) => Seq(r, if (ge) 1 else 0) }) & ((1 << 30) - 1))
+  val id: Int = ranges match {
+    case Seq() | Seq(_) =>
+      constants.foldLeft(0)((bits, p) => bits | (1 << p)) |
+        ranges.headOption.map { case (r, ge) => ((r + 1) << 24) | (if (ge) 1 << 29 else 0) }.getOrElse(0)
+    case _ =>
+      (1 << 30) | (scala.util.hashing.MurmurHash3.seqHash(
+        constants.toSeq ++ Seq(-1) ++ ranges.flatMap { case (r, ge) => Seq(r, if (ge) 1 else 0) }) & ((1 << 30) - 1))
+  }
 
-  /**
-   * Every range attribute: (key position, `>=`), the first one ([[range]], [[atLeast]]) first.
-   * A punctuation of the scheme closes the keys whose range values are at or below its bounds
-   * in every one of them ([[punctuated.model.RangeRegion]]).
-   */
-  val ranges: IndexedSeq[(Int, Boolean)] = range.map(r => (r, atLeast)).toIndexedSeq ++ moreRanges
+  /** Does the scheme have a range pattern (its punctuations carry a bound)? */
+  def hasRange: Boolean = ranges.nonEmpty
 
-  /** Two range attributes or more: bounds are regions ([[punctuated.state.RangeBounds]]). */
-  def isMultiRange: Boolean = moreRanges.nonEmpty
-
-  /**
-   * The order bounds of the range are compared in: the column's, reversed for `attr>=`
-   * (a punctuation `>= v` covers the values `<= v` of the reversed order).
-   *
-   * {{{
-   *   KeyScheme([], Some(0)).rangeOrdering(IntegerType).lteq(3, 5)                  // true:  3 <= 5
-   *   KeyScheme([], Some(0), atLeast = true).rangeOrdering(IntegerType).lteq(7, 5)  // true:  7 >= 5
-   * }}}
-   */
-  def rangeOrdering(dataType: org.apache.spark.sql.types.DataType): Ordering[Any] =
-    KeyScheme.ordering(dataType, atLeast)
-
-  /** The range's operator as written: `<=` or `>=` ("" without a range). */
-  def rangeOperator: String = if (range.isEmpty) "" else if (atLeast) ">=" else "<="
+  /** The range patterns as written, by key position: `1<=`, `0<=,1>=` ("" without a range). */
+  def rangeText: String = ranges.map { case (r, ge) => s"$r${if (ge) ">=" else "<="}" }.mkString(",")
 
   /** A constant punctuation on the whole key: it closes exactly one key (point purge). */
-  def isWholeKey(keyLength: Int): Boolean = range.isEmpty && constants.length == keyLength
+  def isWholeKey(keyLength: Int): Boolean = ranges.isEmpty && constants.length == keyLength
 
   override def equals(other: Any): Boolean = other match {
-    case k: KeyScheme => k.id == id && k.moreRanges == moreRanges
+    case k: KeyScheme => k.id == id && k.ranges == ranges
     case _ => false
   }
   // computed once: schemes key the operators' per-row look-ups
-  override val hashCode: Int = id * 31 + moreRanges.hashCode()
+  override val hashCode: Int = id * 31 + ranges.hashCode()
   override def toString: String = s"KeyScheme(${constants.mkString("[", ",", "]")}" +
     ranges.map { case (r, ge) => s", $r${if (ge) ">=" else "<="}" }.mkString + ")"
 }
 
 object KeyScheme {
+  /** A scheme of constants and one `<=` range at key position `range`. */
+  def atMost(constants: Array[Int], range: Int): KeyScheme = KeyScheme(constants, Vector(range -> false))
+
   /** Do these schemes have distinct ids (as the held punctuations and summaries need)? */
   def distinctIds(schemes: Seq[KeyScheme]): Boolean = schemes.distinct.map(_.id).distinct.size == schemes.distinct.size
 
-  /** A column's order, reversed for a `>=` range. */
+  /**
+   * A column's order, reversed for a `>=` range.
+   *
+   * {{{
+   *   KeyScheme.ordering(IntegerType, atLeast = false).lteq(3, 5)   // true: 3 <= 5
+   *   KeyScheme.ordering(IntegerType, atLeast = true).lteq(7, 5)    // true: 7 >= 5
+   * }}}
+   */
   def ordering(dataType: org.apache.spark.sql.types.DataType, atLeast: Boolean): Ordering[Any] = {
     val ordering = org.apache.spark.sql.catalyst.util.TypeUtils.getInterpretedOrdering(dataType)
     if (atLeast) ordering.reverse else ordering

@@ -53,8 +53,7 @@ object KindColumn {
         // ranges in the scheme's order: (key position, >=); several close a region (RangeBounds)
         val ranges = attrs.zip(ps.flatten).collect { case ((_, k), (p, true, _)) => (p, k == AttributeKind.AtLeast) }
           .sortBy(_._1)
-        val ks = KeyScheme(ps.flatten.collect { case (p, false, _) => p }.sorted.toArray,
-          ranges.headOption.map(_._1), ranges.headOption.exists(_._2), ranges.drop(1).toIndexedSeq)
+        val ks = KeyScheme(ps.flatten.collect { case (p, false, _) => p }.sorted.toArray, ranges.toIndexedSeq)
         ps.flatten.foreach { case (p, _, at) => if (keys(p).exprId != at.exprId) substituted += p }
         // under a union, each branch's schemes are kinds of their own (setCombine)
         closing.indexWhere(c => c._1 == ks && c._3 == source.branch) match {

@@ -16,7 +16,7 @@ import punctuated.declaration.{Declaration, Scheme}
  *   // bids: marker p, schemes "auction", unique "bid"; columns by id in the plan
  *   val in = PunctuatedInput(bidsDeclaration, Map("p" -> p.exprId, "auction" -> a.exprId, "bid" -> b.exprId))
  *   in.markerId                         // Some(p.exprId)
- *   in.keyScheme(auctionScheme, Map(a.exprId -> 0))   // Some(KeyScheme([0], None))
+ *   in.keyScheme(auctionScheme, Map(a.exprId -> 0))   // Some(KeyScheme([0]))
  * }}}
  *
  * @param declaration the input's declaration
@@ -60,8 +60,7 @@ final case class PunctuatedInput(declaration: Declaration, columns: Map[String, 
       val constants = mapped.collect { case (a, Some(p)) if !a.isRange => p }.sorted.toArray
       // ranges by key position: the same scheme over the same key, whatever order it was written in
       val ranges = mapped.collect { case (a, Some(p)) if a.isRange => (p, a.atLeast) }.sortBy(_._1)
-      Some(KeyScheme(constants, ranges.headOption.map(_._1), ranges.headOption.exists(_._2),
-        ranges.drop(1).toIndexedSeq))
+      Some(KeyScheme(constants, ranges.toIndexedSeq))
     }
   }
 

@@ -57,7 +57,7 @@ object RewrittenOperators {
         val grouping = a.groupingExpressions.collect { case x: Attribute => x }
         val schemes = layout.closing.zip(layout.closingNames).map { case (ks, text) =>
           (ks.constants.toSeq.map(p => grouping(p) -> (AttributeKind.Constant: AttributeKind)) ++
-            ks.range.toSeq.map(p => grouping(p) -> AttributeKind.of(isRange = true, ks.atLeast))) -> text
+            ks.ranges.map { case (p, ge) => grouping(p) -> AttributeKind.of(isRange = true, ge) }) -> text
         }
         FoundSource(
           name = s"aggregation over ${layout.streams.mkString(", ")}",

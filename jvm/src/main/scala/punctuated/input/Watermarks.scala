@@ -83,7 +83,7 @@ object Watermarks extends Logging {
     else input.output.filter(isWatermarked).foldLeft(layout) { (l, time) =>
       closes(time) match {
         case Some((p, bound)) =>
-          val scheme = KeyScheme(Array.empty, Some(p))
+          val scheme = KeyScheme.atMost(Array.empty, p)
           l.closing.indexOf(scheme) match {
             case -1 if l.closing.size < PunctuationKind.MaxKinds =>
               l.copy(closing = l.closing :+ scheme, closingNames = l.closingNames :+ s"${time.name}<= (watermark)",

@@ -323,6 +323,9 @@ class JoinInputState(
     case _ => b.orElse(a)
   }
 
+  /** What two bounds of `scheme` both close, if anything (one range: the lower; several: the regions' intersection). */
+  def intersectBounds(scheme: KeyScheme, a: Any, b: Any): Option[Any] = table.bounds(scheme).intersect(a, b)
+
   def hold(p: KeyPunctuation, closedAtBatch: Long): Unit =
     table.hold(p.scheme.id, p.scheme, p.constants, p.bound, closedAtBatch)
 

@@ -257,9 +257,9 @@ private[join] class PunctuatedJoinTask(
     for (own <- inputs; newest <- strongest(own.newPunctuations.toSeq, own.state)) {
       val theirs = inputs(other(own.number))
       val already = own.state.held(newest.scheme, newest.constants)
-      // several ranges: what the input closes now is its held region and the new one together
-      val p = if (!newest.scheme.isMultiRange) newest
-        else newest.copy(bound = own.state.mergeBounds(newest.scheme, already.flatMap(_._1), newest.bound))
+      // what the input closes now: its held bound and the new one together (one range: the
+      // greater; several: the union of the regions, which need not include one another)
+      val p = newest.copy(bound = own.state.mergeBounds(newest.scheme, already.flatMap(_._1), newest.bound))
       // a punctuation repeating what its input closed before (held, or remembered) says nothing new
       if (!already.exists { case (b, _) => own.state.boundCovers(p.scheme, b, p.bound) } &&
           !own.state.remembers(p)) {
@@ -272,7 +272,7 @@ private[join] class PunctuatedJoinTask(
           if (removed.nonEmpty) shedder.foreach(_.closed(theirs.number, k))
           removed.foreach(purge(_, theirs.number, results))
         }
-        if (p.scheme.range.isDefined) ranges += (p -> own.number)
+        if (p.scheme.hasRange) ranges += (p -> own.number)
         val otherHeld = theirs.state.held(p.scheme, p.constants)
         val closed = otherHeld.exists { case (b, _) => theirs.state.boundCovers(p.scheme, b, p.bound) } ||
           theirs.state.remembers(p)
@@ -283,14 +283,11 @@ private[join] class PunctuatedJoinTask(
         // derived declaration, and Spark passes the watermark on by itself)
         if (settings.emitPunctuations && (p.scheme.isWholeKey(own.keyLength) || partitionId == 0) &&
             inputs.forall(_.spec.declaredKeySchemes.contains(p.scheme))) {
-          // what both inputs have now closed: no output row can match it any more
-          // (several ranges: regions need not include one another; both closed their intersection)
+          // what both inputs have now closed: no output row can match it any more (the
+          // intersection of their bounds: one range, the lower; several, the regions')
           val finished = if (closed) Some(p)
-            else if (p.scheme.isMultiRange) otherHeld.flatMap { case (b, _) => b.zip(p.bound) }.map {
-              case (theirs, ours) => theirs.asInstanceOf[punctuated.model.RangeRegion]
-                .intersect(ours.asInstanceOf[punctuated.model.RangeRegion])
-            }.filterNot(_.isEmpty).map(r => KeyPunctuation(p.scheme, p.constants, Some(r)))
-            else otherHeld.filter(_ => closesOther).map { case (b, _) => KeyPunctuation(p.scheme, p.constants, b) }
+            else for ((Some(b), _) <- otherHeld; ours <- p.bound; both <- own.state.intersectBounds(p.scheme, b, ours))
+              yield KeyPunctuation(p.scheme, p.constants, Some(both))
           finished.foreach(f => outputPunctuations ++= outputPunctuationRows(f))
         }
         if (!closed) own.state.hold(p, -1L)
@@ -332,9 +329,10 @@ private[join] class PunctuatedJoinTask(
       val slot = (p.scheme.id, p.constants)
       best.get(slot) match {
         case Some(q) if state.boundCovers(p.scheme, q.bound, p.bound) =>
-        // several ranges: two corners neither of which covers the other close their union
-        case Some(q) if p.scheme.isMultiRange => best(slot) = p.copy(bound = state.mergeBounds(p.scheme, q.bound, p.bound))
-        case _ => best(slot) = p
+        // what both close (one range: the greater bound; several: two corners neither of which
+        // covers the other close their union)
+        case Some(q) => best(slot) = p.copy(bound = state.mergeBounds(p.scheme, q.bound, p.bound))
+        case None => best(slot) = p
       }
     }
     best.values
@@ -420,7 +418,7 @@ private[join] class PunctuatedJoinTask(
    */
   private def releaseClosedByRanges(scans: Seq[(KeyPunctuation, Int)]): Unit = {
     for (own <- inputs) {
-      val ps = scans.collect { case (p, n) if n == own.number && p.scheme.range.isDefined => p }
+      val ps = scans.collect { case (p, n) if n == own.number && p.scheme.hasRange => p }
       if (ps.nonEmpty) {
         val theirs = inputs(other(own.number))
         val keys = theirs.keys

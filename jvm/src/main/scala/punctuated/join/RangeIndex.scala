@@ -67,7 +67,7 @@ class RangeIndex(store: StoreNamespace, counts: StoreNamespace, keySchema: Struc
     s -> UnsafeProjection.create(s.constants.toSeq.map(p => BoundReference(p, keySchema(p).dataType, nullable = true)))
   }.toMap
   /** How each range scheme's bounds compare with keys ([[RangeBounds]]: a value, or a region of several). */
-  private val bounds: Map[KeyScheme, RangeBounds] = schemes.filter(_.range.isDefined).map { s =>
+  private val bounds: Map[KeyScheme, RangeBounds] = schemes.filter(_.hasRange).map { s =>
     s -> RangeBounds(s, keySchema)
   }.toMap
   private lazy val slotKeyProj = UnsafeProjection.create(Seq(
@@ -138,8 +138,8 @@ class RangeIndex(store: StoreNamespace, counts: StoreNamespace, keySchema: Struc
   def keysCoveredBy(p: KeyPunctuation, above: Option[Any] = None): Array[UnsafeRow] = {
     require(schemes.contains(p.scheme), s"${p.scheme} is not indexed")
     val keys = slot(p.scheme, p.constants).keys
-    (p.scheme.range, p.bound) match {
-      case (Some(_), Some(bound)) =>
+    p.bound.filter(_ => p.scheme.hasRange) match {
+      case Some(bound) =>
         val b = bounds(p.scheme)
         keys.iterator.filter(k => b.coversKey(bound, k) && above.forall(a => !b.coversKey(a, k))).toArray
       case _ => keys.toArray

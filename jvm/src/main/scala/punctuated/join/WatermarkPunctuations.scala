@@ -81,7 +81,7 @@ object WatermarkPunctuations extends Logging {
    * carry times below the watermark Spark passes on).
    *
    * {{{
-   *   keys (k, ts) of b, b.ts watermarked   -> b's spec + KeyScheme([], range = 1), "ts<= (watermark)"
+   *   keys (k, ts) of b, b.ts watermarked   -> b's spec + KeyScheme([], [1 <=]), "ts<= (watermark)"
    * }}}
    */
   def onKey(spec: InputSpec, keys: Seq[Expression], input: SparkPlan, sound: Boolean): InputSpec = {
@@ -91,7 +91,7 @@ object WatermarkPunctuations extends Logging {
     }
     val fromState = input.exists(_.isInstanceOf[StateStoreWriter])
     if (position < 0 || !sound || fromState) spec
-    else spec.copy(watermark = Some(KeyScheme(Array.empty, Some(position)) ->
+    else spec.copy(watermark = Some(KeyScheme.atMost(Array.empty, position) ->
       s"${keys(position).asInstanceOf[Attribute].name}<= (watermark)"))
   }
 
@@ -101,7 +101,7 @@ object WatermarkPunctuations extends Logging {
    */
   def keyPunctuation(spec: InputSpec, keyLength: Int, watermarkMs: Option[Long]): Option[(KeyScheme, UnsafeRow)] =
     for ((scheme, _) <- spec.watermark; micros <- bound(watermarkMs)) yield {
-      val position = scheme.range.get
+      val position = scheme.ranges.head._1
       val key = new GenericInternalRow(keyLength)
       key.update(position, micros)
       // a timestamp's internal value at the range position (TIMESTAMP_NTZ has the same), NULL elsewhere

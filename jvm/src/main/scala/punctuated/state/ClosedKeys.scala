@@ -45,10 +45,10 @@ final class ClosedKeys(
   private val constantsProj = UnsafeProjection.create(
     scheme.constants.toSeq.map(p => BoundReference(p, keySchema(p).dataType, nullable = true)))
   private val integral: Option[DataType] =
-    if (scheme.range.isEmpty && scheme.constants.length == 1) {
+    if (!scheme.hasRange && scheme.constants.length == 1) {
       Some(keySchema(scheme.constants(0)).dataType).filter(ClosedKeys.isIntegral)
     } else None
-  private val bounds: Option[RangeBounds] = scheme.range.map(_ => RangeBounds(scheme, keySchema))
+  private val bounds: Option[RangeBounds] = if (scheme.hasRange) Some(RangeBounds(scheme, keySchema)) else None
 
   private val intervals: Option[ClosedIntervals] = integral.map { t =>
     val (partitionId, numPartitions) = partition

@@ -71,7 +71,7 @@ class GroupPunctuations(
       maxRemembered, (partitionId, stateInfo.numPartitions))
   }
 
-  private def pureRange(s: KeyScheme): Boolean = s.constants.isEmpty && s.range.isDefined
+  private def pureRange(s: KeyScheme): Boolean = s.constants.isEmpty && s.hasRange
 
   /** The punctuation of `kind` that would close the group with this key. */
   def punctuationFor(kind: Int, scheme: KeyScheme, key: InternalRow): GroupPunctuation =
@@ -90,8 +90,8 @@ class GroupPunctuations(
    * covers was closed when they came, or was late. (Only true when known; a forgotten value: false.)
    */
   def alreadyClosed(p: GroupPunctuation): Boolean =
-    if (pureRange(p.scheme)) (table.held(p.kind, p.scheme, p.constants), p.bound, p.scheme.range) match {
-      case (Some((Some(h), _)), Some(b), Some(_)) => table.bounds(p.scheme).includes(h, b)
+    if (pureRange(p.scheme)) (table.held(p.kind, p.scheme, p.constants), p.bound) match {
+      case (Some((Some(h), _)), Some(b)) => table.bounds(p.scheme).includes(h, b)
       case _ => false
     }
     else table.remembers(p.kind, p.constants, p.bound)
@@ -118,7 +118,7 @@ class GroupPunctuations(
    * Ranges stay, as their highest bound.
    */
   def releaseCombined(arrived: Seq[GroupPunctuation], layout: AggregateLayout): Unit =
-    arrived.filter(_.scheme.range.isEmpty).distinct.foreach { p =>
+    arrived.filterNot(_.scheme.hasRange).distinct.foreach { p =>
       val same = layout.closing.zipWithIndex.collect { case (s, i) if s == p.scheme => i + 1 }
       val everyBranch = layout.kindsByBranch.forall(_.exists(k =>
         same.contains(k) && table.held(k, byKind(k), p.constants).isDefined))

@@ -88,7 +88,7 @@ final class HeldPunctuationTable(
    * range: the range value, or, with several ranges, the region of its one corner.
    */
   def boundOf(scheme: KeyScheme, key: InternalRow): Option[Any] =
-    if (scheme.range.isEmpty) None else Some(bounds(scheme).boundOf(key))
+    if (!scheme.hasRange) None else Some(bounds(scheme).boundOf(key))
 
   // ---- held punctuations -------------------------------------------------------------
 
@@ -110,10 +110,7 @@ final class HeldPunctuationTable(
   /** Holds punctuation `id` with this bound and `closedAt` (replacing a held one). */
   def hold(id: Int, scheme: KeyScheme, constants: UnsafeRow, bound: Option[Any], closedAt: Long): Unit = {
     val ns = namespaceOf(scheme).getOrElse(throw new IllegalStateException(s"no held punctuations of $scheme"))
-    val boundBytes = (bound, scheme.range) match {
-      case (Some(b), Some(_)) => bounds(scheme).toBytes(b)
-      case _ => null
-    }
+    val boundBytes = bound.filter(_ => scheme.hasRange).map(bounds(scheme).toBytes).orNull
     ns.put(storeKey(id, constants), valueProj(new GenericInternalRow(Array[Any](boundBytes, closedAt))).copy())
     cacheOf(id)(constants.copy()) = Some((bound, closedAt))
   }
@@ -124,9 +121,9 @@ final class HeldPunctuationTable(
    */
   def holdGreatest(id: Int, scheme: KeyScheme, constants: UnsafeRow, bound: Option[Any], closedAt: Long): Unit = {
     val current = held(id, scheme, constants).flatMap(_._1)
-    val greatest = (current, bound, scheme.range) match {
-      case (Some(c), Some(b), Some(_)) => Some(bounds(scheme).merge(c, b))
-      case (c, b, _) => b.orElse(c)
+    val greatest = (current, bound) match {
+      case (Some(c), Some(b)) if scheme.hasRange => Some(bounds(scheme).merge(c, b))
+      case (c, b) => b.orElse(c)
     }
     hold(id, scheme, constants, greatest, closedAt)
   }
@@ -145,7 +142,7 @@ final class HeldPunctuationTable(
   /** Is every row with `key` excluded by the held punctuation `id` of `scheme`? */
   def heldCovers(id: Int, scheme: KeyScheme, key: InternalRow): Boolean =
     held(id, scheme, constantsOf(scheme, key)).exists { case (bound, _) =>
-      scheme.range.isEmpty || bound.exists(b => bounds(scheme).coversKey(b, key))
+      !scheme.hasRange || bound.exists(b => bounds(scheme).coversKey(b, key))
     }
 
   /** Is every row with `key` excluded by a held or remembered punctuation `id` of `scheme`? */
@@ -222,15 +219,13 @@ final class HeldPunctuationTable(
   def index(ps: Seq[(KeyScheme, UnsafeRow, Option[Any])]): PunctuationIndex = {
     val bounds = mutable.HashMap.empty[(KeyScheme, UnsafeRow), Option[Any]]
     ps.foreach { case (scheme, constants, bound) =>
-      scheme.range match {
-        case None => bounds((scheme, constants)) = None
-        case Some(_) => bound.foreach { b =>
-          val greatest = bounds.get((scheme, constants)).flatten match {
-            case Some(c) => rangeBoundsOf(scheme).merge(c, b)
-            case None => b
-          }
-          bounds((scheme, constants)) = Some(greatest)
+      if (!scheme.hasRange) bounds((scheme, constants)) = None
+      else bound.foreach { b =>
+        val greatest = bounds.get((scheme, constants)).flatten match {
+          case Some(c) => rangeBoundsOf(scheme).merge(c, b)
+          case None => b
         }
+        bounds((scheme, constants)) = Some(greatest)
       }
     }
     new PunctuationIndex(bounds.keys.map(_._1).toSeq.distinct, bounds)
@@ -242,7 +237,7 @@ final class HeldPunctuationTable(
     def isEmpty: Boolean = schemes.isEmpty
     def covers(key: InternalRow): Boolean = schemes.exists { s =>
       bounds.get((s, constantsOf(s, key))).exists { bound =>
-        s.range.isEmpty || bound.exists(b => rangeBoundsOf(s).coversKey(b, key))
+        !s.hasRange || bound.exists(b => rangeBoundsOf(s).coversKey(b, key))
       }
     }
   }

@@ -36,6 +36,8 @@ sealed trait RangeBounds extends punctuated.model.BoundOps[Any] {
   def includes(held: Any, incoming: Any): Boolean
   /** What `held` and `incoming` close together. */
   def merge(held: Any, incoming: Any): Any
+  /** What `a` and `b` both close, if anything (one range: the lower bound; several: the regions' intersection). */
+  def intersect(a: Any, b: Any): Option[Any]
   /** The bound as stored (an UnsafeRow's bytes), and back. */
   def toBytes(bound: Any): Array[Byte]
   def fromBytes(bytes: Array[Byte]): Any
@@ -45,8 +47,12 @@ object RangeBounds {
 
   /** The bounds of `scheme` over keys of `keySchema` (the scheme must have a range). */
   def apply(scheme: KeyScheme, keySchema: StructType): RangeBounds = {
-    require(scheme.range.isDefined, s"$scheme has no range")
-    if (scheme.isMultiRange) new Region(scheme.ranges, keySchema) else new Single(scheme.range.get, scheme.atLeast, keySchema)
+    scheme.ranges match {
+      case Seq() => throw new IllegalArgumentException(s"$scheme has no range")
+      // one range: the bound is the value itself (the layout checkpoints have always had)
+      case Seq((position, atLeast)) => new Single(position, atLeast, keySchema)
+      case several => new Region(several, keySchema)
+    }
   }
 
   /** One range attribute: bounds are values, the greatest kept. */
@@ -64,6 +70,7 @@ object RangeBounds {
       !key.isNullAt(position) && ordering.lteq(getter(key, position), bound)
     override def includes(held: Any, incoming: Any): Boolean = ordering.gteq(held, incoming)
     override def merge(held: Any, incoming: Any): Any = if (ordering.gteq(held, incoming)) held else incoming
+    override def intersect(a: Any, b: Any): Option[Any] = Some(if (ordering.lteq(a, b)) a else b)
     override def toBytes(bound: Any): Array[Byte] = proj(new GenericInternalRow(Array[Any](bound))).getBytes
     override def fromBytes(bytes: Array[Byte]): Any = {
       val r = new UnsafeRow(1)
@@ -102,6 +109,8 @@ object RangeBounds {
       held.asInstanceOf[RangeRegion].contains(incoming.asInstanceOf[RangeRegion])
     override def merge(held: Any, incoming: Any): Any =
       held.asInstanceOf[RangeRegion].union(incoming.asInstanceOf[RangeRegion])
+    override def intersect(a: Any, b: Any): Option[Any] =
+      Some(a.asInstanceOf[RangeRegion].intersect(b.asInstanceOf[RangeRegion])).filterNot(_.isEmpty)
     override def toBytes(bound: Any): Array[Byte] = {
       val corners = bound.asInstanceOf[RangeRegion].corners
       val columns = types.indices.map(i => new GenericArrayData(corners.map(_(i)).toArray[Any]))

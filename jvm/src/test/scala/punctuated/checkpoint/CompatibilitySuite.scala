@@ -44,6 +44,27 @@ class CompatibilitySuite extends AnyFunSuite {
       problems)
   }
 
+  test("a scheme of two ranges recorded by its first range only (older records) is the same scheme") {
+    val readings = InputRecord("right", "readings", Some("p"), None, Seq("day<=, level<="),
+      purging = Seq(KeyedScheme("day<=, level<=", "0<=")), columns = Seq("day INT", "level INT", "p BOOLEAN"))
+    val older = join.copy(inputs = Seq(auctions.copy(indexed = Seq(KeyedScheme("day<=, level<=", "0<="))), readings))
+    val now = join.copy(inputs = Seq(auctions.copy(indexed = Seq(KeyedScheme("day<=, level<=", "0<=,1<="))),
+      readings.copy(purging = Seq(KeyedScheme("day<=, level<=", "0<=,1<=")))))
+    assert(Compatibility.problems(older, now).isEmpty)
+    // a one-range scheme that became a two-range one is another scheme
+    val oneRange = join.copy(inputs = Seq(auctions.copy(indexed = Seq(KeyedScheme("day<=", "0<="))),
+      readings.copy(schemes = Seq("day<="), purging = Seq(KeyedScheme("day<=", "0<=")))))
+    val problems = Compatibility.problems(oneRange, now)
+    assert(problems.exists(_.contains("scheme 'day<=' no longer purges")), problems)
+    // an aggregation's closing kinds, under a union too
+    val kinds = OperatorRecord("punctuatedAggregate", 1, Seq("default"), Nil,
+      Seq(KeyedScheme("day<=, level<=", "0<= branch 1")))
+    val kindsNow = kinds.copy(kinds = Seq(KeyedScheme("day<=, level<=", "0<=,1<= branch 1")))
+    assert(Compatibility.problems(kinds, kindsNow).isEmpty)
+    assert(!Compatibility.sameScheme(KeyedScheme("day<=, level<=", "0<= branch 1"),
+      KeyedScheme("day<=, level<=", "0<=,1<= branch 2")))
+  }
+
   test("a store the checkpoint does not have: refused") {
     val before = join.copy(stores = stores.take(2), inputs = Seq(auctions.copy(unique = None, purging = Nil),
       bids.copy(purging = Nil)))

@@ -51,8 +51,8 @@ class PunctuatedInputSuite extends AnyFunSuite {
     assert(spec.dataOrdinals.toSeq == Seq(1, 2, 3))
     assert(spec.schemeNames == Seq("auction", "day<=", "bid"))
     assert(spec.schemes.map(_._1) == Seq(Set(1), Set(3), Set(2)))
-    assert(spec.schemes.map(_._2) == Seq(Some(KeyScheme(Array(0), None)), None, Some(KeyScheme(Array(1), None))))
-    assert(spec.unique.contains(KeyScheme(Array(1), None)))
+    assert(spec.schemes.map(_._2) == Seq(Some(KeyScheme(Array(0))), None, Some(KeyScheme(Array(1)))))
+    assert(spec.unique.contains(KeyScheme(Array(1))))
     assert(input.usable(Seq(auction, bid)).map(_._1.toString) == Seq("auction", "bid"))
     assert(InputSpec.of(None, Nil, attrs).markerOrdinal == -1)
   }
@@ -66,7 +66,7 @@ class PunctuatedInputSuite extends AnyFunSuite {
     val source = kind.sources.head
     assert(source.schemeNames == Seq("auction", "day<=", "bid"))
     assert(source.kinds.toSeq == Seq(1, PunctuationKind.Ignored, 2))
-    assert(layout.closing == Seq(KeyScheme(Array(0), None), KeyScheme(Array(1), None)))
+    assert(layout.closing == Seq(KeyScheme(Array(0)), KeyScheme(Array(1))))
 
     // positions of the kind column's children and ordinals of the join input, as columns
     def byPosition(i: Int) = kind.children(i).references.head.exprId

@@ -4,7 +4,7 @@ import scala.collection.mutable
 import scala.util.Random
 
 import org.apache.spark.sql.{DataFrame, Row}
-import org.apache.spark.sql.functions.{col, count, sum, window}
+import org.apache.spark.sql.functions.{col, count, max, sum, window}
 import org.apache.spark.sql.streaming.OutputMode
 import punctuated.compat.MemoryStream
 
@@ -111,6 +111,31 @@ class TwoRangeSchemeSuite extends TwoRangeStreams {
       AddData(b, upTo(2, 2)),
       CheckNewAnswer((2, 2, 1L)))
   }
+  test("an aggregation's output punctuations keep both ranges: a second aggregation closes on them; restart") {
+    // the first aggregation's output is punctuated by 'day<=, level<=' (Tucker et al. 2003,
+    // Table 2: group-by passes on punctuations on grouping attributes), every range of it
+    val s = MemoryStream[R]
+    val perSensor = readings(s, "day<=, level<=").groupBy("day", "level", "sensor").agg(sum("v").as("total"))
+    val perCell = perSensor.groupBy("day", "level").agg(count("*").as("sensors"), max("total").as("top"))
+    testStream(perCell, OutputMode.Append())(
+      AddData(s, row(0, 1, 1, 10), row(1, 1, 1, 5), row(0, 1, 3, 20), row(0, 2, 1, 30), row(0, 2, 2, 40)),
+      CheckNewAnswer(),
+      AddData(s, upTo(2, 1)),
+      CheckNewAnswer((1, 1, 2L, 10L), (2, 1, 1L, 30L)),
+      StopStream,
+      StartStream(),
+      // (1, 5) closes (1, 3) alone: (2, 2) is above (2, 1) in level and (1, 5) in day
+      AddData(s, upTo(1, 5), row(1, 2, 2, 1)),
+      CheckNewAnswer((1, 3, 1L, 20L)),
+      AddData(s, upTo(3, 3)),
+      CheckNewAnswer((2, 2, 2L, 40L)),
+      AssertOnQuery("neither aggregation holds a group") { q =>
+        val last = q.recentProgress.filter(_.durationMs.containsKey("addBatch")).last
+        assert(last.stateOperators.length == 2 && last.stateOperators.forall(_.numRowsTotal == 0), last.json)
+        true
+      })
+  }
+
   test("random interleavings: 'c, day<=, level<=' against the batch answer; maximal purge; restart") {
     // the contract as a model: a row is late iff a punctuation of an earlier batch covers it;
     // a group is final (emitted once, its state dropped) in the batch whose punctuations cover

@@ -35,7 +35,7 @@ class ClosedKeysSuite extends AnyFunSuite {
 
   test("a whole single-column key: one interval per partition, stored and read back") {
     val key = new StructType().add("id", LongType)
-    val scheme = KeyScheme(Array(0), None)
+    val scheme = KeyScheme(Array(0))
     val mine = (1L to 100L).filter(v => ClosedKeys.partitionOf(v, LongType, 4) == 1)
     val c = new ClosedKeys(scheme, key, limit = 10, partition = (1, 4), stored = None)
     mine.foreach(v => c.add(row(new StructType().add("id", LongType), v), None))
@@ -50,7 +50,7 @@ class ClosedKeysSuite extends AnyFunSuite {
 
   test("other schemes: closed constants with their highest bound, stored and read back") {
     val key = new StructType().add("sensor", StringType).add("day", DateType)
-    val scheme = KeyScheme(Array(0), Some(1))
+    val scheme = KeyScheme.atMost(Array(0), 1)
     val c = new ClosedKeys(scheme, key, limit = 10, partition = (0, 2), stored = None)
     val s1 = row(new StructType().add("sensor", StringType), UTF8String.fromString("s1"))
     c.add(s1, Some(10))

@@ -20,8 +20,8 @@ import punctuated.spark.PunctuatedStreamTest
 class HeldPunctuationTableSuite extends PunctuatedStreamTest {
 
   private val keySchema = new StructType().add("k0", IntegerType).add("k1", IntegerType)
-  private val wholeKey = KeyScheme(Array(0, 1), None)
-  private val range = KeyScheme(Array(0), Some(1))
+  private val wholeKey = KeyScheme(Array(0, 1))
+  private val range = KeyScheme.atMost(Array(0), 1)
   private val toKey = UnsafeProjection.create(keySchema)
   private def key(a: Int, b: Int): UnsafeRow = toKey(new GenericInternalRow(Array[Any](a, b))).copy()
 

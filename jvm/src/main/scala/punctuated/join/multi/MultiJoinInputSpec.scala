@@ -57,8 +57,8 @@ object MultiJoinInputSpec {
    * several ranges says nothing of a key lacking one of them.
    *
    * {{{
-   *   a(k, t) ⋈ b(k, t) ⋈ c(t), b's scheme "k, t<=": a indexed by punctuated.input.KeyScheme([0], Some(1)),
-   *   c by punctuated.input.KeyScheme([], Some(0))
+   *   a(k, t) ⋈ b(k, t) ⋈ c(t), b's scheme "k, t<=": a indexed by punctuated.input.KeyScheme([0], [1 <=]),
+   *   c by punctuated.input.KeyScheme([], [0 <=])
    * }}}
    */
   def rangeLookups(inputs: Seq[MultiJoinInputSpec]): Map[(Int, Int, Int), punctuated.input.KeyScheme] = (for {
@@ -71,7 +71,7 @@ object MultiJoinInputSpec {
     val own = if (constants.forall(l.classes.contains)) constants.map(l.classes.indexOf).toArray else Array.empty[Int]
     val onL = ranges.map { case (c, ge) => (l.classes.indexOf(c), ge) }
     (j.number, s.id, l.number) ->
-      punctuated.input.KeyScheme(own, Some(onL.head._1), onL.head._2, onL.tail.toIndexedSeq)
+      punctuated.input.KeyScheme(own, onL.toIndexedSeq)
   }).toMap
 
   /**

@@ -603,7 +603,7 @@ private[multi] class MultiJoinTask(
    */
   private val oneClassSchemes = states.indices.forall(j => states(j).keySchemes.forall { s =>
     val bound = exec.inputs(j).boundClasses(s).size
-    bound == 1 || (bound == 0 && s.range.isDefined)
+    bound == 1 || (bound == 0 && s.hasRange)
   })
 
   /**

@@ -29,8 +29,8 @@ class MultiJoinDistinctValuesSuite extends PunctuatedStreamTest {
   private val v = AttributeReference("v", IntegerType)()
   private val s = AttributeReference("s", StringType)()
   private val output = Seq(k, v, s)
-  private val spec = InputSpec("b", -1, Array(0, 1, 2), Seq(Set(0) -> Some(KeyScheme(Array(0), None)),
-    Set(1) -> Some(KeyScheme(Array(1), None))), Seq("k", "v"), None, Seq("k", "v", "s"), Array.empty)
+  private val spec = InputSpec("b", -1, Array(0, 1, 2), Seq(Set(0) -> Some(KeyScheme(Array(0))),
+    Set(1) -> Some(KeyScheme(Array(1)))), Seq("k", "v"), None, Seq("k", "v", "s"), Array.empty)
   private val input = MultiJoinInputSpec(1, spec, Seq(k, v), Seq(0, 1))
 
   private val toRow = UnsafeProjection.create(output.map(_.dataType).toArray)

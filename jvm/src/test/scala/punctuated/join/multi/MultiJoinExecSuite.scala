@@ -34,7 +34,7 @@ class MultiJoinExecSuite extends PunctuatedStreamTest {
   private def input(n: Int, child: SparkPlan, name: String, keys: Seq[Int], classes: Seq[Int]) = {
     val out = child.output
     val data = out.indices.filter(_ != 0).toArray
-    val schemes = keys.zipWithIndex.map { case (o, pos) => Set(o) -> Option(KeyScheme(Array(pos), None)) }
+    val schemes = keys.zipWithIndex.map { case (o, pos) => Set(o) -> Option(KeyScheme(Array(pos))) }
     val spec = InputSpec(name, 0, data, schemes, keys.map(out(_).name), None, out.map(_.name), Array(0))
     MultiJoinInputSpec(n, spec, keys.map(out(_)), classes)
   }

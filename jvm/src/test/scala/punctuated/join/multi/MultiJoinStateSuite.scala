@@ -26,8 +26,8 @@ class MultiJoinStateSuite extends PunctuatedStreamTest {
   private val v = AttributeReference("v", IntegerType)()
   private val s = AttributeReference("s", StringType)()
   private val output = Seq(k, v, s)
-  private val onK = KeyScheme(Array(0), None)
-  private val onV = KeyScheme(Array(1), None)
+  private val onK = KeyScheme(Array(0))
+  private val onV = KeyScheme(Array(1))
   private val spec = InputSpec("b", -1, Array(0, 1, 2), Seq(Set(0) -> Some(onK), Set(1) -> Some(onV)),
     Seq("k", "v"), None, Seq("k", "v", "s"), Array.empty)
   private val input = MultiJoinInputSpec(1, spec, Seq(k, v), Seq(0, 1))
