@@ -403,12 +403,29 @@ def spark_plans(case: dict, limit: int = 6) -> list[dict]:
 # `attr>=` ranges: punctuable like any pattern for the paper's verdict; a join passes a key
 # punctuation on only when both its inputs close the same scheme, direction included
 _CHAIN_K = {"A": ["k", "x"], "B": ["k", "y"], "C": ["k", "z"]}
+_DL = {"A": ["d", "l", "x"], "B": ["d", "l", "y"], "C": ["d", "l", "z"]}
+_DL_PREDS = ["A.d = B.d", "A.l = B.l", "B.d = C.d", "B.l = C.l"]
+_STAR = {"A": ["d", "l"], "B": ["d", "y"], "C": ["l", "z"]}
 AFTER_RANDOM = [
     ("at-least-and-constant-do-not-propagate", "A closes k>=, B closes k: a join of A and B passes "
      "neither on (different schemes), so C's rows wait under Spark's tree; safe as one MJoin",
      _CHAIN_K, ["A.k = B.k", "B.k = C.k"], {"A": [["k>="]], "B": [["k"]], "C": [["k"]]}, "Theorem 2", None),
     ("at-least-on-both-propagates", "A and B both close k>=: their join passes k>= on and purges C",
      _CHAIN_K, ["A.k = B.k", "B.k = C.k"], {"A": [["k>="]], "B": [["k>="]], "C": [["k"]]}, "Theorem 2", None),
+] + [
+    # schemes of two ranges (`d<=, l<=`): each range binds its attribute's class (§4.2), so a
+    # punctuation of one covers a partner only through a scheme binding every class it needs
+    ("two-range-cycle", "A, B, C join on (d, l), each closing 'd<=, l<=': safe as one MJoin",
+     _DL, _DL_PREDS, {s: [["d<=", "l<="]] for s in _DL}, "Theorem 4", None),
+    ("two-range-one-undeclared", "C declares nothing: A's and B's rows wait for C's",
+     _DL, _DL_PREDS, {"A": [["d<=", "l<="]], "B": [["d<=", "l<="]]}, "Theorem 4", None),
+    ("two-range-with-constant", "'k, d<=, l<=' on every stream of a join on (k, d, l)",
+     {s: ["k", "d", "l"] for s in "ABC"}, [f"{a}.{c} = {b}.{c}" for a, b in ("AB", "BC") for c in "kdl"],
+     {s: [["k", "d<=", "l<="]] for s in "ABC"}, "Theorem 4", None),
+    ("two-range-star", "A(d, l) closing 'd<=, l<=' bounds neither B's d nor C's l alone: B and C wait",
+     _STAR, ["A.d = B.d", "A.l = C.l"], {"A": [["d<=", "l<="]], "B": [["d<="]], "C": [["l<="]]}, "Theorem 4", None),
+    ("two-range-star-split", "the same star with A closing 'd<=' and 'l<=' apart: safe",
+     _STAR, ["A.d = B.d", "A.l = C.l"], {"A": [["d<="], ["l<="]], "B": [["d<="]], "C": [["l<="]]}, "Theorem 2", None),
 ]
 
 

@@ -110,7 +110,7 @@ final class HeldPunctuationTable(
   /** Holds punctuation `id` with this bound and `closedAt` (replacing a held one). */
   def hold(id: Int, scheme: KeyScheme, constants: UnsafeRow, bound: Option[Any], closedAt: Long): Unit = {
     val ns = namespaceOf(scheme).getOrElse(throw new IllegalStateException(s"no held punctuations of $scheme"))
-    val boundBytes = bound.filter(_ => scheme.hasRange).map(bounds(scheme).toBytes).orNull
+    val boundBytes = bound.filter(_ => scheme.hasRange).map(b => bounds(scheme).toBytes(b)).orNull
     ns.put(storeKey(id, constants), valueProj(new GenericInternalRow(Array[Any](boundBytes, closedAt))).copy())
     cacheOf(id)(constants.copy()) = Some((bound, closedAt))
   }

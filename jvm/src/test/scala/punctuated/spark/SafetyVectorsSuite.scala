@@ -18,7 +18,8 @@ import punctuated.spark.rules.{JoinSafety, MultiJoinSafety}
  * purgeable exactly where `plan_verdicts(query, plan, "spark")` says so (an intermediate
  * input carries the key schemes both inputs of its join have), with
  * `spark.punctuated.join.plan=written`; and under `auto`, every query of three or more
- * streams with schemes of constants, written as a left-deep tree, runs as one multi-way join
+ * streams (schemes of constants, ranges either way, two ranges in one scheme), written as a
+ * left-deep tree, runs as one multi-way join
  * whose unpurgeable inputs are exactly the vector's `expected.unpurgeable` (Li et al. 2006,
  * Theorems 2/4: the query as one MJoin).
  */
@@ -84,12 +85,15 @@ class SafetyVectorsSuite extends PunctuatedStreamTest {
     }
   }
 
-  /** Cases of three or more streams, every scheme of constants only: candidates for one multi-way join. */
+  /** Cases of three or more streams: candidates for one multi-way join. */
   private val multiWay = (TestVectors.load("safety_vectors.json") \ "cases").children.filter { c =>
-    (c \ "streams").asInstanceOf[JObject].obj.size >= 3 &&
-      (c \ "schemes").extractOpt[Map[String, List[List[String]]]].getOrElse(Map.empty)
-        .values.flatten.flatten.forall(a => !a.endsWith("<=") && !a.endsWith(">="))
+    (c \ "streams").asInstanceOf[JObject].obj.size >= 3
   }
+
+  /** Of them, those with a range scheme, and with a scheme of two ranges. */
+  private def rangeSchemes(c: JValue): Seq[Int] =
+    (c \ "schemes").extractOpt[Map[String, List[List[String]]]].getOrElse(Map.empty).values.flatten.toSeq
+      .map(_.count(a => a.endsWith("<=") || a.endsWith(">="))).filter(_ > 0)
 
   /** Streams whose query runs as one multi-way join under `auto` (the rest: an input has two columns in one class). */
   private val grouped = new java.util.concurrent.atomic.AtomicInteger
@@ -148,6 +152,7 @@ class SafetyVectorsSuite extends PunctuatedStreamTest {
   test("every multi-way vector runs as one multi-way join (none has two columns of an input in one class)") {
     assume(grouped.get > 0, "runs after the vector tests")
     assert(multiWay.size >= 30 && grouped.get == multiWay.size, s"${grouped.get} of ${multiWay.size}")
+    assert(multiWay.count(rangeSchemes(_).nonEmpty) >= 5 && multiWay.count(rangeSchemes(_).exists(_ >= 2)) >= 4)
   }
 
   cases.foreach { c =>
