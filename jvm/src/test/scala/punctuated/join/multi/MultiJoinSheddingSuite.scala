@@ -205,6 +205,56 @@ class MultiJoinSheddingSuite extends PunctuatedStreamTest {
     }
   }
 
+  test("two-range schemes: shedding under a budget beside staircase purges; a subset of the join; nothing left") {
+    // a cycle of three on (x, y), each stream declaring "x<=, y<=": a punctuation (cx, cy) closes
+    // the rows with x <= cx and y <= cy (Tucker et al. 2003, §3). Budget 4 rows per cell: rows
+    // go by shedding and by the corners; the output is a duplicate-free subset of the batch join
+    // and, once every stream sent (3, 3), nothing is stored.
+    def twoRange(name: String): (MemoryStream[XY], DataFrame) = {
+      val s = MemoryStream[XY]
+      (s, declare(s.toDF().selectExpr(s"x AS ${name}_x", s"y AS ${name}_y", s"p AS ${name}_p"), name,
+        Schemes -> s"${name}_x<=, ${name}_y<=", Marker -> s"${name}_p"))
+    }
+    val rng = new scala.util.Random(20261128)
+    val corners = Array.fill(3)(List.empty[(Long, Long)])
+    val rounds = (0 until 6).map { t =>
+      (0 until 3).map { s =>
+        (0 until 6).flatMap { _ =>
+          val (x, y) = (1L + rng.nextInt(3), 1L + rng.nextInt(3))
+          if (t > 1 && rng.nextInt(6) == 0) { corners(s) ::= (x, y); Some(XY(Some(x), Some(y), p = true)) }
+          else if (corners(s).exists { case (cx, cy) => x <= cx && y <= cy }) None
+          else Some(xy(x, y))
+        }
+      }
+    } :+ (0 until 3).map(_ => Seq(XY(Some(3L), Some(3L), p = true)))
+    def exact(upTo: Int): Map[(Long, Long), Int] = {
+      val rows = (0 until 3).map(s => rounds.take(upTo).flatMap(_(s)).filterNot(_.p))
+      (for (a <- rows(0); b <- rows(1) if a == b; c <- rows(2) if b == c) yield (a.x.get, a.y.get))
+        .groupBy(identity).view.mapValues(_.size).toMap
+    }
+    withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> "2", PunctuatedConf.JoinPlan -> "mjoin",
+        PunctuatedConf.SheddingMaxStateRows -> "4", PunctuatedConf.SafetyMode -> "strict") {
+      val ((a, da), (b, db), (c, dc)) = (twoRange("a"), twoRange("b"), twoRange("c"))
+      val joined = da.join(db, da("a_x") === db("b_x") && da("a_y") === db("b_y"))
+        .join(dc, db("b_x") === dc("c_x") && db("b_y") === dc("c_y")).select(da("a_x"), da("a_y"))
+      def Checked(upTo: Int) = AssertOnQuery(s"a subset of the join after round $upTo") { q =>
+        val out = q.sink.asInstanceOf[MemorySink].allData.map(r => (r.getLong(0), r.getLong(1)))
+        val truth = exact(upTo)
+        assert(out.groupBy(identity).forall { case (r, k) => truth.getOrElse(r, 0) >= k.size },
+          s"false or duplicated rows: $out, $truth")
+        true
+      }
+      testStream(joined)(rounds.indices.flatMap { t =>
+        Seq(AddAll(a, rounds(t)(0), b, rounds(t)(1), c, rounds(t)(2)), ProcessAllAvailable(), Checked(t + 1)) ++
+          (if (t == 2) Seq(StopStream, StartStream()) else Nil)
+      } ++ Seq(AssertOnQuery("shed some, purged some, nothing left") { q =>
+        assert(punctuatedCount(q, "numRowsShed") > 0 && punctuatedCount(q, "numRowsPurged") > 0 &&
+          punctuatedProgress(q).numRowsTotal == 0, settledProgress(q).json)
+        true
+      }): _*)
+    }
+  }
+
   test("PROB keeps the rows whose values the other inputs send: more results than RAND") {
     // batch 0: b sends (5, 1) ten times; batch 1: a sends x = 5 twice and 18 other values, c
     // sends x = 1 twice and 18 others: 50 rows, budget 20. As of batch 1's start only b's
