@@ -58,7 +58,7 @@ final case class KeyScheme(constants: Array[Int], ranges: IndexedSeq[(Int, Boole
   def isWholeKey(keyLength: Int): Boolean = ranges.isEmpty && constants.length == keyLength
 
   override def equals(other: Any): Boolean = other match {
-    case k: KeyScheme => k.id == id && k.ranges == ranges
+    case k: KeyScheme => (k eq this) || (k.id == id && k.ranges == ranges)
     case _ => false
   }
   // computed once: schemes key the operators' per-row look-ups

@@ -318,10 +318,10 @@ private[join] class PunctuatedJoinTask(
   }
 
   /**
-   * One punctuation per scheme and constants: the one with the greatest bound. The batch's
-   * punctuations of an input take effect together, so the others say nothing more; keeping
-   * only it makes holding, releasing and output punctuations independent of the order in
-   * which the batch's punctuations reach the partition.
+   * One punctuation per scheme and constants: what the batch's punctuations of an input with
+   * them close together (one range: the greatest bound; several: the union of their regions).
+   * They take effect together, so keeping one makes holding, releasing and output
+   * punctuations independent of the order in which they reach the partition.
    */
   private def strongest(ps: Seq[KeyPunctuation], state: JoinInputState): Iterable[KeyPunctuation] = {
     val best = scala.collection.mutable.LinkedHashMap.empty[(Int, UnsafeRow), KeyPunctuation]

@@ -78,9 +78,13 @@ final class HeldPunctuationTable(
   private def storeKey(id: Int, constants: UnsafeRow): UnsafeRow =
     StoreNamespace.keyRow(keyWriter, id, constants.getBytes).copy()
 
-  /** The constants `scheme` fixes in this key (a reused row: copy to keep). */
+  /**
+   * The constants `scheme` fixes in this key (a reused row: copy to keep). A scheme of ranges
+   * alone (`ts<=`) fixes none: one empty row, with no projection per key (a look-up per group).
+   */
   def constantsOf(scheme: KeyScheme, key: InternalRow): UnsafeRow =
-    constantsProjs.getOrElseUpdate(scheme, UnsafeProjection.create(
+    if (scheme.constants.isEmpty) HeldPunctuationTable.NoConstants
+    else constantsProjs.getOrElseUpdate(scheme, UnsafeProjection.create(
       scheme.constants.toSeq.map(p => BoundReference(p, keySchema(p).dataType, nullable = true))))(key)
 
   /**
@@ -241,6 +245,11 @@ final class HeldPunctuationTable(
       }
     }
   }
+}
+
+object HeldPunctuationTable {
+  /** The constants of a scheme without constant attributes: the empty row (never written to). */
+  val NoConstants: UnsafeRow = UnsafeProjection.create(Seq.empty[BoundReference])(new GenericInternalRow(0)).copy()
 }
 
 /**
