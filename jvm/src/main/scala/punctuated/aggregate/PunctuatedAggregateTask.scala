@@ -227,11 +227,17 @@ private[aggregate] class PunctuatedAggregateTask(
     op.metric(LateRowsDropped) += rows
   }
 
-  /** The row with its hidden data-row count and punctuation kinds set as given. */
+  /**
+   * The row with its hidden data-row count and punctuation kinds set as given, and its counts
+   * of invalid and received punctuations zeroed: this batch has counted them, and a stored
+   * row's counts would be merged into (and counted with) the next batch's.
+   */
   private def withCounts(row: UnsafeRow, dataRows: Long, bits: Long): UnsafeRow = {
     val copy = row.copy()
     copy.setLong(ords.dataRows, dataRows)
     if (bits == 0) copy.setNullAt(ords.kinds) else copy.setLong(ords.kinds, bits)
+    copy.setLong(ords.invalid, 0L)
+    copy.setLong(ords.received, 0L)
     copy
   }
 }

@@ -74,7 +74,7 @@ object PunctuatedAggregates {
       onTimeOnly: Boolean): Option[LogicalPlan] = {
     val grouping = a.groupingExpressions.collect { case g: Attribute => g }
     if (grouping.isEmpty || grouping.size != a.groupingExpressions.size || grouping.size >= 24) return None
-    val found = PunctuationSources.find(a.child, caseSensitive).getOrElse(return None)
+    val found = readColumnsOnly(PunctuationSources.find(a.child, caseSensitive).getOrElse(return None), a)
 
     // keys closed by a range on a time column through a monotone expression (window, date_trunc)
     val ranges = found.sources.flatMap(_.schemes.flatMap(_._1.collect { case (at, punctuated.declaration.AttributeKind.AtMost) => at }))
@@ -155,6 +155,27 @@ object PunctuatedAggregates {
     val marker = if (!conf.emitPunctuations) Nil
       else Seq(Alias(isPunctuation, markerName(found))())
     Some(Project(top ++ marker, generate))
+  }
+
+  /**
+   * The streams' columns a punctuation row is read and checked over: the marker, the columns of
+   * the schemes and those the aggregation itself reads (its keys and its aggregates' inputs). A
+   * column the query does not read stays unread, so Spark still prunes it from the scan (a wide
+   * table's other columns, a source's generated strings), as when the query projects first:
+   * a non-NULL value there is not seen (user contract: such a column is a wildcard).
+   *
+   * {{{
+   *   bids (auction, bidder, price, url, dateTime, is_punct), schemes "auction; dateTime<="
+   *   SELECT window, max(price) FROM bids GROUP BY window(dateTime, '10 seconds')
+   *     columns read: auction, dateTime (schemes), price (max); bidder and url are pruned
+   * }}}
+   */
+  private[aggregate] def readColumnsOnly(found: FoundSources, a: Aggregate): FoundSources = {
+    val read = a.references
+    found.copy(sources = found.sources.map { s =>
+      val needed = s.needed.map(_.exprId).toSet
+      s.copy(columns = s.columns.filter(c => read.contains(c) || needed.contains(c.exprId)))
+    })
   }
 
   /** Is this the input of an already rewritten aggregation? */

@@ -351,6 +351,24 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       AssertCounted("numInvalidPunctuationsDropped", 1))
   }
 
+  test("an invalid punctuation in a group that stays open is counted once, not again with each later batch") {
+    val (bids, b) = bidsStream()
+    val totals = b.groupBy("auction").agg(sum("price"))
+    testStream(totals, OutputMode.Append())(
+      StartStream(additionalConfs = Map(PunctuatedConf.InvalidPunctuations -> "drop")),
+      AddData(bids, bid(1, 100, 5.0), Bid(Some(1L), None, Some(2.0), is_punct = true)),  // price set: invalid
+      CheckNewAnswer(),
+      AddData(bids, bid(1, 101, 1.0)),
+      CheckNewAnswer(),
+      AddData(bids, bid(1, 102, 1.0)),
+      CheckNewAnswer(),
+      AssertCounted("numInvalidPunctuationsDropped", 1),
+      AddData(bids, closeBids(1)),
+      CheckNewAnswer((1L, 7.0)),
+      AssertCounted("numInvalidPunctuationsDropped", 1),
+      AssertCounted("numPunctuationsReceived", 1))
+  }
+
   test("grouping columns no scheme closes: start() fails in strict mode, naming the fix") {
     val (bids, b) = bidsStream()
     val perBidder = b.groupBy("bidder").agg(sum("price"))
