@@ -160,9 +160,10 @@ object PunctuatedAggregates {
   /**
    * The streams' columns a punctuation row is read and checked over: the marker, the columns of
    * the schemes and those the aggregation itself reads (its keys and its aggregates' inputs). A
-   * column the query does not read stays unread, so Spark still prunes it from the scan (a wide
-   * table's other columns, a source's generated strings), as when the query projects first:
-   * a non-NULL value there is not seen (user contract: such a column is a wildcard).
+   * column the query does not read stays unread, so Spark still prunes it from the scan of a
+   * wide table (a file or Delta stream; a micro-batch V2 source's scan is built unpruned), as
+   * when the query projects first: a non-NULL value there is not seen (user contract: such a
+   * column is a wildcard).
    *
    * {{{
    *   bids (auction, bidder, price, url, dateTime, is_punct), schemes "auction; dateTime<="
