@@ -88,10 +88,24 @@ object PunctuatedConf {
   val SheddingHistoryValues = "spark.punctuated.shedding.historyValues"
   val SheddingPolicies: Seq[String] = Seq("prob", "life", "rand")
 
+  /** `spark.punctuated.emitPunctuations` alone (a rule of every optimizer pass reads only it and the next). */
+  def emitPunctuations(conf: SQLConf): Boolean =
+    choice(conf, EmitPunctuations, "false", Seq("true", "false")) == "true"
+
+  /** `spark.punctuated.joinPlan` alone: a keyword (lower case) or a join tree as written. */
+  def joinPlan(conf: SQLConf): String = {
+    val text = conf.getConfString(JoinPlan, "auto").trim
+    val keyword = text.toLowerCase(Locale.ROOT)
+    if (PlanKeywords.contains(keyword)) keyword
+    else if (text.contains("(") || text.contains("⋈")) text
+    else throw new IllegalArgumentException(s"$JoinPlan must be one of ${PlanKeywords.mkString(", ")} " +
+      s"or a join tree of the inputs' names such as ((a ⋈ b) ⋈ c), not '$text'")
+  }
+
   def apply(conf: SQLConf): PunctuatedConf = PunctuatedConf(
     lateRows = choice(conf, LateRows, "drop", Seq("drop", "fail")),
     invalidPunctuations = choice(conf, InvalidPunctuations, "fail", Seq("fail", "drop")),
-    emitPunctuations = choice(conf, EmitPunctuations, "false", Seq("true", "false")) == "true",
+    emitPunctuations = emitPunctuations(conf),
     punctuationRetention = {
       val text = conf.getConfString(PunctuationRetention, "0").trim
       text.toIntOption.filter(_ >= 0).getOrElse(throw new IllegalArgumentException(
@@ -104,14 +118,7 @@ object PunctuatedConf {
       text.toIntOption.filter(_ >= 0).getOrElse(throw new IllegalArgumentException(
         s"$MaxRemembered must be a number of entries >= 0 (0: remember none), not '$text'"))
     },
-    joinPlan = {
-      val text = conf.getConfString(JoinPlan, "auto").trim
-      val keyword = text.toLowerCase(Locale.ROOT)
-      if (PlanKeywords.contains(keyword)) keyword
-      else if (text.contains("(") || text.contains("⋈")) text
-      else throw new IllegalArgumentException(s"$JoinPlan must be one of ${PlanKeywords.mkString(", ")} " +
-        s"or a join tree of the inputs' names such as ((a ⋈ b) ⋈ c), not '$text'")
-    },
+    joinPlan = joinPlan(conf),
     shedding = shedding(conf),
     migrationStrategy = choice(conf, MigrationStrategy, "jisc", Seq("jisc", "moving_state", "parallel_track")),
     replanEvery = {

@@ -43,9 +43,9 @@ case class PunctuationColumns(
       PunctuatedInput(d, names.zip(refs).collect { case (n, a: Attribute) => n -> a.exprId }.toMap)
     }
 
-  /** The left input's declaration, with its columns' ids in this plan. */
-  def left: Option[PunctuatedInput] = resolve(leftInput, children.take(leftCount))
-  def right: Option[PunctuatedInput] = resolve(rightInput, children.drop(leftCount))
+  /** The left input's declaration, with its columns' ids in this plan (read by every optimizer pass). */
+  @transient lazy val left: Option[PunctuatedInput] = resolve(leftInput, children.take(leftCount))
+  @transient lazy val right: Option[PunctuatedInput] = resolve(rightInput, children.drop(leftCount))
 
   /** Do the referenced columns of each declared input carry the declared columns' names? */
   private def namesDeclared: Boolean = {

@@ -41,7 +41,9 @@ object FoundSource {
     val marker = s.markerAttribute
     FoundSource(
       name = s.declaration.table,
-      marker = marker.map(m => Coalesce(Seq(m, Literal(false))): Expression).getOrElse(Literal(false)),
+      // a marker that is never NULL is read as it is: the optimizer would take two passes over
+      // every micro-batch's plan to fold `coalesce(m, false)` down to `m`
+      marker = marker.map(m => if (m.nullable) Coalesce(Seq(m, Literal(false))) else m).getOrElse(Literal(false)),
       columns = s.output.filterNot(a => marker.exists(_.exprId == a.exprId)),
       schemes = s.reachingSchemes.map { case (sc, attrs) => attrs -> sc.toString },
       unique = s.uniqueAttributes)

@@ -61,8 +61,15 @@ final case class TimeBand(times: IndexedSeq[Int], reach: IndexedSeq[Option[Long]
 
 object TimeBand {
 
-  /** The band's terms on the plan's attributes: `right - left ∈ [lo, hi]`. */
-  final case class Terms(left: Attribute, right: Attribute, lo: Option[Long], hi: Option[Long], text: String)
+  /**
+   * The band's terms on the plan's attributes: `right - left ∈ [lo, hi]`, from `conjuncts`.
+   * Their SQL text is written only when a message or a plan description asks for it (an
+   * interval's text is slow to write, and the optimizer looks for bands in every micro-batch).
+   */
+  final case class Terms(left: Attribute, right: Attribute, lo: Option[Long], hi: Option[Long],
+      conjuncts: Seq[Expression]) {
+    lazy val text: String = conjuncts.map(_.sql).mkString(" AND ")
+  }
 
   /** Types a band can be on: all have integral internal values. */
   def supported(t: DataType): Boolean = t match {
@@ -117,7 +124,7 @@ object TimeBand {
       val same = found.filter(f => f._1.exprId == l.exprId && f._2.exprId == r.exprId)
       val lo = same.filter(_._3).map(_._4).maxOption
       val hi = same.filterNot(_._3).map(_._4).minOption
-      Terms(l, r, lo, hi, same.map(_._5.sql).mkString(" AND "))
+      Terms(l, r, lo, hi, same.map(_._5))
     }
   }
 

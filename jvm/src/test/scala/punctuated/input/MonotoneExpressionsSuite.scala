@@ -115,6 +115,32 @@ class MonotoneExpressionsSuite extends AnyFunSuite {
     assert(at(bound(day, windows), micros("2024-03-11T00:09:59.999999")) == micros("2024-03-10T23:59:59.999999"))
   }
 
+  test("a window's bound is written plainly: one conversion each way and one offset per field") {
+    // (ts + 1 µs - 10 min, ts + 1 µs) on microseconds: not succ, window and pred chained
+    val b = bound(win, windows)
+    assert(b.collect { case c: PreciseTimestampConversion => c }.size == 4, b.sql)
+    assert(b.collect { case a: Add => a }.size == 2 && b.collect { case s: Subtract => s }.isEmpty, b.sql)
+    assert(b.collect { case g: GetStructField => g }.isEmpty, b.sql)
+    val t = micros("2024-03-10T10:09:59.999999")
+    assert(at(b, t) == InternalRow(t + 1 - tenMinutes, t + 1))
+  }
+
+  test("simplified folds round trips and constant offsets, and leaves everything else") {
+    val l = AttributeReference("l", LongType)()
+    val toMicros = PreciseTimestampConversion(ts, TimestampType, LongType)
+    val roundTrip = PreciseTimestampConversion(
+      PreciseTimestampConversion(Add(toMicros, Literal(1L)), LongType, TimestampType), TimestampType, LongType)
+    assert(simplified(Subtract(roundTrip, Literal(1L))) == toMicros)
+    assert(simplified(Add(Add(l, Literal(5L)), Literal(-2L))) == Add(l, Literal(3L)))
+    // an offset sum that does not fit a long stays as written
+    val far = Add(Add(l, Literal(Long.MaxValue)), Literal(1L))
+    assert(simplified(far) == far)
+    // a conversion that is not a round trip, and integer offsets, are left alone
+    assert(simplified(toMicros) == toMicros)
+    val i = AttributeReference("i", IntegerType)()
+    assert(simplified(Add(Add(i, Literal(1)), Literal(1))) == Add(Add(i, Literal(1)), Literal(1)))
+  }
+
   private val wrapping: Seq[(String, Expression)] = Seq(
     "hour(ts)" -> org.apache.spark.sql.catalyst.expressions.Hour(ts, utc),
     "minute(ts)" -> Minute(ts, utc),

@@ -24,8 +24,8 @@ case class MarkMultiWayJoins(session: SparkSession) extends Rule[LogicalPlan] {
   override def apply(plan: LogicalPlan): LogicalPlan =
     if (!plan.isStreaming || !plan.exists(_.isInstanceOf[Join]) || !PunctuatedPlans.ours(plan)) plan
     else {
-      val conf = PunctuatedConf(session.sessionState.conf)
-      val groups = MultiJoinGroups.of(plan, conf.joinPlan, conf.emitPunctuations)
+      val conf = session.sessionState.conf
+      val groups = MultiJoinGroups.of(plan, PunctuatedConf.joinPlan(conf), PunctuatedConf.emitPunctuations(conf))
       def groupOf(j: Join): Option[Int] = groups.indexWhere(_.joins.exists(_ eq j)) match {
         case -1 => None
         case g => Some(g)

@@ -44,8 +44,7 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
   override def apply(plan: LogicalPlan): LogicalPlan =
     if (!PunctuatedPlans.ours(plan)) plan
     else plan.transformUp {
-    case j @ Join(left, right, _, cond, _) if PunctuationColumns.find(cond).isDefined =>
-      val mark = PunctuationColumns.find(cond).get
+    case j @ Join(left, right, _, cond, _) if cond.isDefined => PunctuationColumns.find(cond).fold(j: LogicalPlan) { mark =>
       val markerIds = (mark.left.toSeq ++ mark.right).flatMap(_.markerIds).toSet
       def markers(p: LogicalPlan): Seq[Expression] = p.output.filter(a => markerIds.contains(a.exprId))
       val (leftKeys, rightKeys) = j match {
@@ -56,6 +55,7 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
       val newLeft = markerFirst(passThrough(left, markers, lu), markers, lu)
       val newRight = markerFirst(passThrough(right, markers, ru), markers, ru)
       if ((newLeft eq left) && (newRight eq right)) j else j.copy(left = newLeft, right = newRight)
+    }
     case p @ Project(list, child) if list.exists(_.exists(_.isInstanceOf[PunctuationKind])) =>
       val kinds = list.flatMap(_.collect { case k: PunctuationKind => k })
       val all = kinds.flatMap(k => k.sources.map(s => k.children(s.marker)))
@@ -93,7 +93,7 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
           case Some(m) if unique.nonEmpty &&
               unique.subsetOf(child.output.map(_.exprId).toSet) && !onlyNotNull(condition, m) =>
             uniqueAsPunctuations(condition, m, unique, newChild)
-          case _ => visible.reduceOption(Or) match {
+          case _ => visible.map(bare).reduceOption(Or) match {
             case Some(m) if !isRewritten(condition, m) => Filter(Or(m, condition), newChild)
             case _ => if (newChild eq child) f else f.copy(child = newChild)
           }
@@ -150,6 +150,17 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
     case Coalesce(Seq(a: Attribute, Literal(false, _))) => a.dataType == org.apache.spark.sql.types.BooleanType
     case a: Attribute => a.dataType == org.apache.spark.sql.types.BooleanType
     case _ => false
+  }
+
+  /**
+   * A marker as a filter reads it: `coalesce(m, false)` is `m` in a condition (a NULL marker
+   * drops the row either way), and written so the optimizer has nothing left to simplify in it
+   * (which would cost every micro-batch's optimizer one more pass over the whole plan).
+   */
+  private def bare(marker: Expression): Expression = marker match {
+    case Coalesce(Seq(m, Literal(false, _))) => m
+    case Coalesce(Seq(m)) => m // what the optimizer has left of the above by the time this rule runs
+    case m => m
   }
 
   private def isRewritten(condition: Expression, m: Expression) = condition match {
