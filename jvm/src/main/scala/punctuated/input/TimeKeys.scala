@@ -86,7 +86,11 @@ object TimeKeys {
     ranges.distinctBy(_.exprId).filterNot(t => grouping.exists(_.exprId == t.exprId)).flatMap { t =>
       grouping.indices.iterator.flatMap { p =>
         MonotoneExpressions.closingBound(grouping(p), t, defs).toOption.map { b =>
-          t.exprId -> (p, if (b.dataType == grouping(p).dataType) b else Cast(b, grouping(p).dataType))
+          val bound = if (b.dataType == grouping(p).dataType) b else Cast(b, grouping(p).dataType)
+          // a punctuation of another scheme leaves `t` NULL: its key stays NULL (a wildcard), not
+          // the bound of NULL (for a window, a struct of two NULLs: a value, which a punctuated
+          // operator reading this one's output punctuations would take for a set column)
+          t.exprId -> (p, If(IsNull(t), Literal(null, grouping(p).dataType), bound))
         }
       }.nextOption()
     }.toMap

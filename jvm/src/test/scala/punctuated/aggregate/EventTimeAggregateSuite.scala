@@ -36,6 +36,12 @@ class EventTimeAggregateSuite extends PunctuatedStreamTest {
   }
 
 
+  /** Readings whose punctuations close a sensor too (`sensor` set, ts NULL). */
+  private def sensorReadings(): (MemoryStream[TimedReading], DataFrame) = {
+    val input = MemoryStream[TimedReading]
+    (input, declare(input.toDF(), "readings", Schemes -> "sensor; ts<=", Marker -> "is_punct"))
+  }
+
   private def ExpectPunctuatedPlan = AssertOnQuery("planned with the punctuated aggregation") { q =>
     q.lastExecution.executedPlan.collect { case p: PunctuatedAggregateExec => p }.size == 1
   }
@@ -84,6 +90,43 @@ class EventTimeAggregateSuite extends PunctuatedStreamTest {
       AddData(input, reading(2, "10:13", 1.0), upTo("10:30")),
       CheckNewAnswer(Row(t("10:05"), 3L), Row(t("10:10"), 2L)),
       AssertPunctuatedState(rows = 0, punctuations = 2))
+  }
+
+  test("sliding windows by sensor: a punctuation on the sensor (ts NULL) closes its windows before time does") {
+    // Spark pushes the window's `ts IS NOT NULL` below the sliding window's Expand, where it
+    // dropped the punctuations that leave ts NULL: sensor 1's windows waited for time
+    val (input, r) = sensorReadings()
+    val out = r.groupBy(col("sensor"), window(col("ts"), "10 minutes", "5 minutes")).agg(count("*").as("n"))
+      .select(col("sensor"), col("window.start"), col("n"))
+    testStream(out, OutputMode.Append())(
+      AddData(input, reading(1, "10:01", 1.0), reading(2, "10:02", 1.0), reading(1, "10:07", 1.0)),
+      CheckNewAnswer(),
+      ExpectPunctuatedPlan,
+      AssertPunctuatedState(rows = 5, punctuations = 0),    // sensor 1: [9:55 [10:00 [10:05; 2: [9:55 [10:00
+      AddData(input, noMoreOf(1)),
+      CheckNewAnswer(Row(1L, t("09:55"), 1L), Row(1L, t("10:00"), 2L), Row(1L, t("10:05"), 1L)),
+      AssertOnQuery("sensor 2's windows stay") { q => punctuatedProgress(q).numRowsTotal == 2 },
+      StopStream,
+      StartStream(),
+      AddData(input, upTo("10:30")),
+      CheckNewAnswer(Row(2L, t("09:55"), 1L), Row(2L, t("10:00"), 1L)))
+  }
+
+  test("chained: windows by sensor, then the top count per window: the sensor's punctuation passes the second") {
+    // the first aggregation passes sensor 1's punctuation on (its window NULL: a wildcard); the
+    // second groups by window only, so it closes nothing there, and waits for time
+    val (input, r) = sensorReadings()
+    val perSensor = r.groupBy(col("sensor"), window(col("ts"), "10 minutes", "5 minutes")).agg(count("*").as("n"))
+    val out = perSensor.groupBy(col("window")).agg(max("n").as("top")).select(col("window.start"), col("top"))
+    testStream(out, OutputMode.Append())(
+      AddData(input, reading(1, "10:01", 1.0), reading(2, "10:02", 1.0), reading(1, "10:07", 1.0)),
+      CheckNewAnswer(),
+      AddData(input, noMoreOf(1)),
+      CheckNewAnswer(),
+      StopStream,
+      StartStream(),
+      AddData(input, upTo("10:30")),
+      CheckNewAnswer(Row(t("09:55"), 1L), Row(t("10:00"), 2L), Row(t("10:05"), 1L)))
   }
 
   test("SQL: GROUP BY date_trunc('hour', ts), and to_date(ts) with another key column") {
@@ -194,4 +237,6 @@ object EventTimeAggregateSuite {
   def reading(sensor: Long, at: String, temp: Double): TimedReading = TimedReading(Some(sensor), Some(t(at)), Some(temp))
   /** The punctuation "no more readings with ts <= at". */
   def upTo(at: String): TimedReading = TimedReading(None, Some(t(at)), None, is_punct = true)
+  /** The punctuation "no more readings of this sensor" (ts NULL). */
+  def noMoreOf(sensor: Long): TimedReading = TimedReading(Some(sensor), None, None, is_punct = true)
 }

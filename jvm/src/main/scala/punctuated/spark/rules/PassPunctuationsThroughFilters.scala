@@ -3,7 +3,7 @@ package punctuated.spark.rules
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Coalesce, ExprId, Expression, If, Literal, NamedExpression, Not, Or}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
-import org.apache.spark.sql.catalyst.plans.logical.{Filter, Generate, Join, LogicalPlan, Project, SubqueryAlias}
+import org.apache.spark.sql.catalyst.plans.logical.{Expand, Filter, Generate, Join, LogicalPlan, Project, SubqueryAlias}
 import org.apache.spark.sql.catalyst.rules.Rule
 
 import punctuated.input.{PunctuatedInput, PassThrough, PunctuationColumns, PunctuationKind}
@@ -72,8 +72,8 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
 
   /**
    * Rewrites the filters on the way down from the operator, following the steps
-   * [[PassThrough.step]] classifies — but only projections, filters, subquery aliases and a
-   * band-only join's bucket Generate (the chain the optimizer leaves directly under the operator). Every other step ends the
+   * [[PassThrough.step]] classifies — but only projections, filters, subquery aliases, a
+   * band-only join's bucket Generate and a sliding window's Expand (the chain the optimizer leaves directly under the operator). Every other step ends the
    * rewrite, as punctuations are not to be let through any further here: a view is gone by
    * the time this optimizer rule runs, and a watermark, join, union, aggregation or
    * deduplication below is left as it is.
@@ -115,6 +115,11 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
         // a band-only join's bucket copies (the only Generate PassThrough sees through)
         val newChild = passThrough(child, markers, unique)
         if (newChild eq child) g else g.copy(child = newChild)
+      case (PassThrough.Transparent(child), e: Expand) =>
+        // a sliding window's copies: the optimizer pushes the window's `ts IS NOT NULL` below
+        // them, where it would drop every punctuation on another column (`auction`, ts NULL)
+        val newChild = passThrough(child, markers, unique)
+        if (newChild eq child) e else e.copy(child = newChild)
       case _ => plan
     }
 
