@@ -45,6 +45,10 @@ class EventTimeAggregatePropertySuite extends PunctuatedStreamTest {
     Grouping("sliding window(ts, '10 minutes', '5 minutes')", 10 * minute, 5 * minute,
       _.groupBy(window(col("ts"), "10 minutes", "5 minutes")).agg(count("*").as("n"), sum("v").as("total"))
         .select(col("window.start").as("start"), col("n"), col("total"))),
+    // a size no multiple of the slide: Spark keeps a filter of the window's own above its copies
+    Grouping("sliding window(ts, '10 minutes', '4 minutes')", 10 * minute, 4 * minute,
+      _.groupBy(window(col("ts"), "10 minutes", "4 minutes")).agg(count("*").as("n"), sum("v").as("total"))
+        .select(col("window.start").as("start"), col("n"), col("total"))),
     Grouping("date_trunc('hour', ts)", 60 * minute, 60 * minute,
       _.groupBy(date_trunc("hour", col("ts")).as("start")).agg(count("*").as("n"), sum("v").as("total"))))
 
@@ -57,7 +61,7 @@ class EventTimeAggregatePropertySuite extends PunctuatedStreamTest {
     val emitted = mutable.ArrayBuffer.empty[Row]
     val open = mutable.Map.empty[Long, (Long, Long)]   // group start -> (rows, total)
 
-    def batch(last: Boolean): (Seq[(Option[Timestamp], Option[Int], Boolean)], Long) = {
+    def batch(last: Boolean): (Seq[(Option[Timestamp], Option[Int], Boolean)], Long, Int) = {
       val rows = Seq.fill(4 + rng.nextInt(12)) {
         val ts = bound + 1 + (rng.nextInt(3) match {
           case 0 => rng.nextLong().abs % (40 * minute)
@@ -90,12 +94,12 @@ class EventTimeAggregatePropertySuite extends PunctuatedStreamTest {
             val (n, total) = open.remove(s).get
             emitted += Row(ts(s), n, total)
           }
-          (all, lateGroups)
+          (all, lateGroups, punctuations.size)
       }
     }
 
     val actions = (0 until 7).flatMap { i =>
-      val (rows, lateGroups) = batch(last = i == 6)
+      val (rows, lateGroups, received) = batch(last = i == 6)
       val (groups, output) = (open.size.toLong, emitted.toSeq)
       (if (i == 3) Seq(StopStream, StartStream()) else Nil) ++ Seq(
         AddData(input, rows: _*),
@@ -104,6 +108,8 @@ class EventTimeAggregatePropertySuite extends PunctuatedStreamTest {
           val p = punctuatedProgress(q)
           assert(p.numRowsTotal == groups, s"open groups ${p.numRowsTotal} != $groups ${p.json}")
           assert(p.customMetrics.get("numLateRowsDropped") == lateGroups, s"late != $lateGroups ${p.json}")
+          // each punctuation once, however many windows' copies it falls in
+          assert(p.customMetrics.get("numPunctuationsReceived") == received, s"received != $received ${p.json}")
           true
         })
     }

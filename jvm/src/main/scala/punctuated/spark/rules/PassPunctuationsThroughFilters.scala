@@ -1,18 +1,22 @@
 package punctuated.spark.rules
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Coalesce, ExprId, Expression, If, Literal, NamedExpression, Not, Or}
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Coalesce, EqualTo, ExprId, Expression, If, Literal, NamedExpression, Not, Or}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.logical.{Expand, Filter, Generate, Join, LogicalPlan, Project, SubqueryAlias}
 import org.apache.spark.sql.catalyst.rules.Rule
 
-import punctuated.input.{PunctuatedInput, PassThrough, PunctuationColumns, PunctuationKind}
+import punctuated.input.{PunctuatedInput, PassThrough, PunctuationColumns, PunctuationKind, SlidingWindowCopies}
 
 /**
  * Optimizer rule: a filter between a punctuated stream and the punctuated operator that
  * reads its punctuations (a join, an aggregation, a deduplication) lets the punctuation rows
  * through (Tucker et al. 2003, Table 3, select: punctuations pass), by rewriting `cond` to
- * `marker OR cond`. Data rows (marker false or NULL) are filtered exactly as before. Only
+ * `marker OR cond`. Data rows (marker false or NULL) are filtered exactly as before. Above a
+ * sliding window's `Expand` (a row once per window) only the first copy of a punctuation row
+ * passes — `IF(marker, copy = 0, cond)`, or a filter of that alone where the window has none:
+ * its copies are one punctuation, the window key filled from its bound the same in each
+ * ([[punctuated.input.SlidingWindowCopies]]). Only
  * the chain of Filters, Projects and aliases directly under the operator is rewritten, by
  * the steps of [[punctuated.input.PassThrough]] (the one description of how punctuations pass
  * a node); punctuations do not cross any other operator here.
@@ -86,6 +90,16 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
   private def passThrough(plan: LogicalPlan, markers: LogicalPlan => Seq[Expression],
       unique: Set[ExprId]): LogicalPlan =
     (PassThrough.step(plan), plan) match {
+      case (PassThrough.Transparent(e: Expand), f @ Filter(condition, _))
+          if unique.isEmpty && markers(e).nonEmpty && PassThrough.step(e).isInstanceOf[PassThrough.Transparent] =>
+        // the window's own filter (windows whose size is no multiple of their slide): the
+        // first copy of a punctuation row passes, every data row as before
+        val expand = expandChild(e, markers, unique)
+        if (SlidingWindowCopies.isNumbered(expand)) { if (expand eq e) f else f.copy(child = expand) }
+        else {
+          val (copies, copy) = SlidingWindowCopies.numbered(expand)
+          Filter(If(markers(e).map(bare).reduce(Or), EqualTo(copy, Literal(0)), condition), copies)
+        }
       case (PassThrough.Transparent(child), f @ Filter(condition, _)) =>
         val newChild = passThrough(child, markers, unique)
         val visible = markers(child)
@@ -115,13 +129,27 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
         // a band-only join's bucket copies (the only Generate PassThrough sees through)
         val newChild = passThrough(child, markers, unique)
         if (newChild eq child) g else g.copy(child = newChild)
-      case (PassThrough.Transparent(child), e: Expand) =>
-        // a sliding window's copies: the optimizer pushes the window's `ts IS NOT NULL` below
-        // them, where it would drop every punctuation on another column (`auction`, ts NULL)
-        val newChild = passThrough(child, markers, unique)
-        if (newChild eq child) e else e.copy(child = newChild)
+      case (PassThrough.Transparent(_), e: Expand) =>
+        // a sliding window's copies, with no filter of the window's own above (its size is a
+        // multiple of its slide): only the first copy of a punctuation row goes on
+        val expand = expandChild(e, markers, unique)
+        if (markers(e).isEmpty || SlidingWindowCopies.isNumbered(expand)) expand
+        else {
+          val (copies, copy) = SlidingWindowCopies.numbered(expand)
+          Filter(If(markers(e).map(bare).reduce(Or), EqualTo(copy, Literal(0)), Literal(true)), copies)
+        }
       case _ => plan
     }
+
+  /**
+   * A sliding window's `Expand` with the filters below rewritten: the optimizer pushes the
+   * window's `ts IS NOT NULL` below it, where it would drop every punctuation on another
+   * column (`auction`, ts NULL).
+   */
+  private def expandChild(e: Expand, markers: LogicalPlan => Seq[Expression], unique: Set[ExprId]): Expand = {
+    val newChild = passThrough(e.child, markers, unique)
+    if (newChild eq e.child) e else e.copy(child = newChild)
+  }
 
   /** `Filter(cond)` as a projection: rows it drops become their unique key's punctuation. */
   private def uniqueAsPunctuations(condition: Expression, m: Attribute, unique: Set[ExprId],
@@ -170,6 +198,7 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
 
   private def isRewritten(condition: Expression, m: Expression) = condition match {
     case Or(a, _) => a.semanticEquals(m)
+    case If(a, _, _) => a.semanticEquals(m) // a sliding window's first copy (above)
     case _ => false
   }
 }
