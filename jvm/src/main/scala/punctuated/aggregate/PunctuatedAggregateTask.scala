@@ -86,7 +86,8 @@ private[aggregate] class PunctuatedAggregateTask(
   private def runSingle(iter: Iterator[InternalRow]): Iterator[InternalRow] = {
     val out = ArrayBuffer.empty[InternalRow]
     val closedHere = ArrayBuffer.empty[GroupPunctuation]
-    iter.foreach { r => group(r.asInstanceOf[UnsafeRow].copy(), out, closedHere) }
+    // no copy: group() keeps nothing of the row but the copies withCounts makes
+    iter.foreach { r => group(r.asInstanceOf[UnsafeRow], out, closedHere) }
     // a pass over the stored groups only when a partition-wide punctuation closes something new
     // (a range punctuation repeated, or not above the held bound, matches no stored group)
     if (mode != Complete && wide.exists(p => !held.alreadyClosed(p))) scan(out)

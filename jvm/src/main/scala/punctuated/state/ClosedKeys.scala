@@ -80,7 +80,7 @@ final class ClosedKeys(
     intervals match {
       case Some(i) => !constants.isNullAt(0) && i.covers(ClosedKeys.toLong(constants, integral.get))
       case None =>
-        val value = bounds.map(_.valueOf(key))
+        val value = bounds.map(_.peek(key))   // a look-up: nothing kept
         !value.contains(null) && set.get.covers(constants, value)
     }
   }

@@ -26,6 +26,8 @@ import punctuated.model.RangeRegion
 sealed trait RangeBounds extends punctuated.model.BoundOps[Any] {
   /** The key's range value(s), copied (a NULL range column: null, covered by nothing). */
   def valueOf(key: InternalRow): Any
+  /** The same, not copied: valid while `key` is (look-ups, once per stored group or input row). */
+  def peek(key: InternalRow): Any
   /** The bound a punctuation whose key is `key` (range columns set to its bounds) carries. */
   def boundOf(key: InternalRow): Any
   /** Does `bound` close `value`? */
@@ -64,6 +66,7 @@ object RangeBounds {
 
     override def valueOf(key: InternalRow): Any =
       if (key.isNullAt(position)) null else InternalRow.copyValue(getter(key, position))
+    override def peek(key: InternalRow): Any = if (key.isNullAt(position)) null else getter(key, position)
     override def boundOf(key: InternalRow): Any = valueOf(key)
     override def covers(bound: Any, value: Any): Boolean = value != null && ordering.lteq(value, bound)
     override def coversKey(bound: Any, key: InternalRow): Boolean =
@@ -91,10 +94,12 @@ object RangeBounds {
     private val proj = UnsafeProjection.create(types.indices.map(i =>
       BoundReference(i, ArrayType(types(i), containsNull = false), nullable = false)))
 
-    override def valueOf(key: InternalRow): Any = {
+    override def valueOf(key: InternalRow): Any = point(key, InternalRow.copyValue)
+    override def peek(key: InternalRow): Any = point(key, identity)
+    private def point(key: InternalRow, copy: Any => Any): Any = {
       val point = ranges.indices.map { i =>
         val p = ranges(i)._1
-        if (key.isNullAt(p)) null else InternalRow.copyValue(getters(i)(key, p))
+        if (key.isNullAt(p)) null else copy(getters(i)(key, p))
       }
       if (point.contains(null)) null else point
     }
@@ -104,7 +109,7 @@ object RangeBounds {
     }
     override def covers(bound: Any, value: Any): Boolean =
       value != null && bound.asInstanceOf[RangeRegion].covers(value.asInstanceOf[IndexedSeq[Any]])
-    override def coversKey(bound: Any, key: InternalRow): Boolean = covers(bound, valueOf(key))
+    override def coversKey(bound: Any, key: InternalRow): Boolean = covers(bound, peek(key))
     override def includes(held: Any, incoming: Any): Boolean =
       held.asInstanceOf[RangeRegion].contains(incoming.asInstanceOf[RangeRegion])
     override def merge(held: Any, incoming: Any): Any =
