@@ -132,6 +132,40 @@ class EventTimeAggregateSuite extends PunctuatedStreamTest {
       CheckNewAnswer(Row(t("09:55"), 1L), Row(t("10:00"), 2L), Row(t("10:05"), 1L)))
   }
 
+  test("a scheme that closes no key (sensor under GROUP BY window) is dropped where the stream is read") {
+    // "sensor; ts<=" under a window alone: sensor punctuations close nothing here; they are
+    // filtered above the source, not carried to the operator and ignored there (an invalid
+    // punctuation still reaches it: counted, with invalidPunctuations=drop)
+    withSQLConf(PunctuatedConf.InvalidPunctuations -> "drop") {
+    val (input, r) = sensorReadings()
+    val out = r.groupBy(window(col("ts"), "10 minutes")).agg(count("*").as("n"))
+      .select(col("window.start"), col("n"))
+    def dropFilter(q: punctuated.compat.StreamExecution) = q.lastExecution.optimizedPlan.collect {
+      case f: org.apache.spark.sql.catalyst.plans.logical.Filter
+          if f.condition.exists(_.isInstanceOf[punctuated.input.PunctuationKind]) => f
+    }
+    val invalid = TimedReading(Some(3L), Some(t("10:03")), None, is_punct = true)   // neither scheme
+    testStream(out, OutputMode.Append())(
+      AddData(input, reading(1, "10:01", 1.0), noMoreOf(1), reading(2, "10:02", 1.0), noMoreOf(2), invalid),
+      CheckNewAnswer(),
+      ExpectPunctuatedPlan,
+      AssertOnQuery("one filter drops the sensor punctuations, right above the source") { q =>
+        val fs = dropFilter(q)
+        fs.size == 1 && fs.head.child.children.isEmpty
+      },
+      AssertCounted("numPunctuationsReceived", 0),          // neither sensor punctuation
+      AssertCounted("numInvalidPunctuationsDropped", 1),    // the invalid row reached it
+      AddData(input, reading(1, "10:12", 1.0), noMoreOf(3), upTo("10:10")),
+      CheckNewAnswer(Row(t("10:00"), 2L)),
+      AssertCounted("numPunctuationsReceived", 1),          // the time punctuation only
+      StopStream,
+      StartStream(),
+      AddData(input, noMoreOf(1), upTo("10:20")),
+      CheckNewAnswer(Row(t("10:10"), 1L)),
+      AssertCounted("numPunctuationsReceived", 1),
+      AssertOnQuery("the filter is planned once after a restart too") { q => dropFilter(q).size == 1 }) }
+  }
+
   test("SQL: GROUP BY date_trunc('hour', ts), and to_date(ts) with another key column") {
     val (input, r) = readings()
     r.createOrReplaceTempView("timed_readings")

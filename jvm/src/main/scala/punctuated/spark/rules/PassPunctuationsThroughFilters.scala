@@ -1,12 +1,12 @@
 package punctuated.spark.rules
 
 import org.apache.spark.sql.SparkSession
-import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Coalesce, EqualTo, ExprId, Expression, If, Literal, NamedExpression, Not, Or}
+import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Coalesce, EqualTo, ExprId, Expression, If, Literal, NamedExpression, Not, Or}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
 import org.apache.spark.sql.catalyst.plans.logical.{Expand, Filter, Generate, Join, LogicalPlan, Project, SubqueryAlias}
 import org.apache.spark.sql.catalyst.rules.Rule
 
-import punctuated.input.{PunctuatedInput, PassThrough, PunctuationColumns, PunctuationKind, SlidingWindowCopies}
+import punctuated.input.{IgnoredPunctuations, PunctuatedInput, PassThrough, PunctuationColumns, PunctuationKind, SlidingWindowCopies}
 
 /**
  * Optimizer rule: a filter between a punctuated stream and the punctuated operator that
@@ -20,6 +20,9 @@ import punctuated.input.{PunctuatedInput, PassThrough, PunctuationColumns, Punct
  * the chain of Filters, Projects and aliases directly under the operator is rewritten, by
  * the steps of [[punctuated.input.PassThrough]] (the one description of how punctuations pass
  * a node); punctuations do not cross any other operator here.
+ *
+ * Under an aggregation or deduplication, punctuation rows of schemes that close none of its
+ * keys are dropped where the stream is read ([[punctuated.input.IgnoredPunctuations]]).
  *
  * A join input with a `punctuated.unique` key that is part of the join key and a marker
  * column: a data row the filter drops still says "no more rows with this key" (the filtered
@@ -64,7 +67,10 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
       val kinds = list.flatMap(_.collect { case k: PunctuationKind => k })
       val all = kinds.flatMap(k => k.sources.map(s => k.children(s.marker)))
       def markers(node: LogicalPlan): Seq[Expression] = all.filter(_.references.subsetOf(node.outputSet))
-      val newChild = passThrough(child, markers, Set.empty)
+      val passed = passThrough(child, markers, Set.empty)
+      // punctuation rows of schemes that close none of the operator's keys go no further
+      val newChild = kinds.foldLeft(passed)((c, k) =>
+        IgnoredPunctuations.dropped(k, k.sources.map(s => k.children(s.marker)), c))
       if (newChild eq child) p else p.copy(child = newChild)
   }
 
@@ -108,7 +114,14 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
               unique.subsetOf(child.output.map(_.exprId).toSet) && !onlyNotNull(condition, m) =>
             uniqueAsPunctuations(condition, m, unique, newChild)
           case _ => visible.map(bare).reduceOption(Or) match {
-            case Some(m) if !isRewritten(condition, m) => Filter(Or(m, condition), newChild)
+            // the filter that drops ignored punctuations (IgnoredPunctuations), merged into
+            // this one by the optimizer, stays as it is; the rest lets punctuations through
+            case Some(m) => IgnoredPunctuations.split(condition) match {
+              case (Nil, _) if !isRewritten(condition, m) => Filter(Or(m, condition), newChild)
+              case (ours, Some(rest)) if ours.nonEmpty && !isRewritten(rest, m) =>
+                Filter(And(ours.reduce(And), Or(m, rest)), newChild)
+              case _ => if (newChild eq child) f else f.copy(child = newChild)
+            }
             case _ => if (newChild eq child) f else f.copy(child = newChild)
           }
         }
