@@ -4,7 +4,7 @@ import org.apache.spark.sql.catalyst.expressions.{And, Coalesce, EqualTo, Expres
 import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Expand, Filter, LogicalPlan, Project, SubqueryAlias}
 
 /**
- * Punctuation rows that no scheme of a punctuated aggregation or deduplication reads
+ * Punctuation rows that no scheme of a punctuated aggregation reads
  * ([[PunctuationKind.Ignored]]: valid, but closing none of its keys) are dropped where the
  * stream is read, not carried through the window's projection or copies, the partial
  * aggregation and the shuffle to be ignored at the operator (Tucker et al. 2003, §5: a
@@ -20,7 +20,9 @@ import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Expand, 
  *                                                       StreamingRelation bids
  * }}}
  *
- * Data rows (marker false or NULL) are not looked at; an invalid punctuation row (kind -1)
+ * Not under a deduplication: it passes such punctuations on to the operators above it (Tucker
+ * et al. 2003, Table 3, duplicate elimination: punctuations propagate). Data rows (marker false
+ * or NULL) are not looked at; an invalid punctuation row (kind -1)
  * still reaches the operator, which counts it or fails the query as configured. The filter
  * goes only where the operator reads one stream through projections, filters, a window's
  * copies, a watermark or a view alias: below a join or a union the rows may matter to

@@ -172,6 +172,27 @@ class PunctuatedDeduplicateSuite extends PunctuatedStreamTest {
       CheckNewAnswer((1L, 3L)),
       AssertOnQuery(q => settledProgress(q).stateOperators.forall(_.numRowsTotal == 0)))
   }
+
+  test("a scheme the deduplication does not close on still passes it to an aggregation above") {
+    // schemes "bidder; auction", dropDuplicates("bidder"): the auction punctuation closes no
+    // key of the deduplication, but the aggregation by auction above closes its group with it
+    val bids = MemoryStream[Bid]
+    val b = declare(bids.toDF(), "bids", Schemes -> "bidder; auction", Marker -> "is_punct")
+    val perAuction = b.dropDuplicates("bidder").groupBy("auction").agg(count("*").as("first_bids"))
+    testStream(perAuction, OutputMode.Append())(
+      AddData(bids, bid(1, 100, 5.0), bid(1, 100, 6.0), bid(1, 101, 7.5), bid(2, 100, 1.0)),
+      CheckNewAnswer(),
+      AddData(bids, closeBids(1)),
+      CheckNewAnswer((1L, 2L)),
+      AssertOnQuery("the deduplication received the auction punctuation") { q =>
+        punctuatedCount(q, "numPunctuationsReceived") >= 1 &&
+          q.lastExecution.executedPlan.collect { case p: PunctuatedDeduplicateExec => p }.size == 1
+      },
+      StopStream,
+      StartStream(),
+      AddData(bids, bid(2, 102, 2.0), closeBids(2)),
+      CheckNewAnswer((2L, 1L)))
+  }
 }
 
 class PunctuatedDeduplicateRocksDBSuite extends PunctuatedDeduplicateSuite {

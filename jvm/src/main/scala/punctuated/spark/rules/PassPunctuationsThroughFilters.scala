@@ -3,10 +3,10 @@ package punctuated.spark.rules
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Alias, And, Attribute, Coalesce, EqualTo, ExprId, Expression, If, Literal, NamedExpression, Not, Or}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
-import org.apache.spark.sql.catalyst.plans.logical.{Expand, Filter, Generate, Join, LogicalPlan, Project, SubqueryAlias}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Expand, Filter, Generate, Join, LogicalPlan, Project, SubqueryAlias}
 import org.apache.spark.sql.catalyst.rules.Rule
 
-import punctuated.input.{IgnoredPunctuations, PunctuatedInput, PassThrough, PunctuationColumns, PunctuationKind, SlidingWindowCopies}
+import punctuated.input.{IgnoredPunctuations, PunctuatedInput, PassThrough, PunctuationColumns, PunctuationKind, PunctuationTag, SlidingWindowCopies}
 
 /**
  * Optimizer rule: a filter between a punctuated stream and the punctuated operator that
@@ -21,8 +21,9 @@ import punctuated.input.{IgnoredPunctuations, PunctuatedInput, PassThrough, Punc
  * the steps of [[punctuated.input.PassThrough]] (the one description of how punctuations pass
  * a node); punctuations do not cross any other operator here.
  *
- * Under an aggregation or deduplication, punctuation rows of schemes that close none of its
- * keys are dropped where the stream is read ([[punctuated.input.IgnoredPunctuations]]).
+ * Under an aggregation, punctuation rows of schemes that close none of its keys are dropped
+ * where the stream is read ([[punctuated.input.IgnoredPunctuations]]); a deduplication passes
+ * such rows on to the operators above it, so they reach it.
  *
  * A join input with a `punctuated.unique` key that is part of the join key and a marker
  * column: a data row the filter drops still says "no more rows with this key" (the filtered
@@ -50,7 +51,12 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
 
   override def apply(plan: LogicalPlan): LogicalPlan =
     if (!PunctuatedPlans.ours(plan)) plan
-    else plan.transformUp {
+    else {
+    // the kind columns aggregations read (by their layouts' ids), looked up once if needed
+    lazy val aggregated: Set[ExprId] = plan.collect {
+      case a: Aggregate => PunctuationTag.kinds(a.aggregateExpressions).values.map(_.layout.kinds)
+    }.flatten.toSet
+    plan.transformUp {
     case j @ Join(left, right, _, cond, _) if cond.isDefined => PunctuationColumns.find(cond).fold(j: LogicalPlan) { mark =>
       val markerIds = (mark.left.toSeq ++ mark.right).flatMap(_.markerIds).toSet
       def markers(p: LogicalPlan): Seq[Expression] = p.output.filter(a => markerIds.contains(a.exprId))
@@ -68,10 +74,12 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
       val all = kinds.flatMap(k => k.sources.map(s => k.children(s.marker)))
       def markers(node: LogicalPlan): Seq[Expression] = all.filter(_.references.subsetOf(node.outputSet))
       val passed = passThrough(child, markers, Set.empty)
-      // punctuation rows of schemes that close none of the operator's keys go no further
-      val newChild = kinds.foldLeft(passed)((c, k) =>
+      // under an aggregation, punctuation rows of schemes that close none of its keys go no
+      // further (a deduplication passes them on to the operators above it)
+      val newChild = kinds.filter(k => aggregated.contains(k.layout.kinds)).foldLeft(passed)((c, k) =>
         IgnoredPunctuations.dropped(k, k.sources.map(s => k.children(s.marker)), c))
       if (newChild eq child) p else p.copy(child = newChild)
+  }
   }
 
   private def keyIds(keys: Seq[Expression]): Set[ExprId] = keys.collect { case a: Attribute => a.exprId }.toSet
