@@ -1,15 +1,16 @@
 package punctuated.input
 
-import org.apache.spark.sql.catalyst.expressions.{And, Coalesce, EqualTo, Expression, If, Literal, Not}
+import org.apache.spark.sql.catalyst.expressions.{And, Coalesce, EqualTo, Expression, If, Literal, Not, Or}
 import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Expand, Filter, LogicalPlan, Project, SubqueryAlias}
 
 /**
  * Punctuation rows that no scheme of a punctuated aggregation reads
  * ([[PunctuationKind.Ignored]]: valid, but closing none of its keys) are dropped where the
  * stream is read, not carried through the window's projection or copies, the partial
- * aggregation and the shuffle to be ignored at the operator (Tucker et al. 2003, §5: a
- * punctuation that matches no group's attributes can neither purge nor be propagated by a
- * group-by; it is not part of the operator's input that matters).
+ * aggregation and the shuffle to be ignored at the operator (Tucker et al. 2003, §5.2–5.4,
+ * Tables 2–4, group-by: it passes, propagates and purges on `groupPs` only, the punctuations
+ * over its grouping attributes — "all tuples have arrived for seller #9932" outputs nothing
+ * when grouping on items).
  *
  * {{{
  *   bids (auction, dateTime, ..., is_punct), schemes "auction; dateTime<="
@@ -21,9 +22,9 @@ import org.apache.spark.sql.catalyst.plans.logical.{EventTimeWatermark, Expand, 
  * }}}
  *
  * Not under a deduplication: it passes such punctuations on to the operators above it (Tucker
- * et al. 2003, Table 3, duplicate elimination: punctuations propagate). Data rows (marker false
- * or NULL) are not looked at; an invalid punctuation row (kind -1)
- * still reaches the operator, which counts it or fails the query as configured. The filter
+ * et al. 2003, Table 3, dupelim: punctuations propagate). Data rows (marker false or NULL) are
+ * not looked at; an invalid punctuation row (kind -1) still reaches the operator, which counts
+ * it or fails the query as configured. The filter
  * goes only where the operator reads one stream through projections, filters, a window's
  * copies, a watermark or a view alias: below a join or a union the rows may matter to
  * another operator (a join purges on schemes the aggregation above ignores), and Spark's
@@ -38,7 +39,7 @@ object IgnoredPunctuations {
    * else `child` itself.
    *
    * @param kind   the operator's punctuation kind (the expression of its kind column)
-   * @param marker the marker expressions of `kind`'s streams, as `child` reads them
+   * @param markers the marker expressions of `kind`'s streams, as `child` reads them
    */
   def dropped(kind: PunctuationKind, markers: Seq[Expression], child: LogicalPlan): LogicalPlan = {
     val ignores = kind.sources.exists(_.kinds.contains(PunctuationKind.Ignored))
@@ -47,7 +48,7 @@ object IgnoredPunctuations {
       val marker = markers.map {
         case Coalesce(Seq(m, Literal(false, _))) => m
         case m => m
-      }.reduce(org.apache.spark.sql.catalyst.expressions.Or)
+      }.reduce(Or)
       Filter(If(marker, Not(EqualTo(kind, Literal(PunctuationKind.Ignored))), Literal(true)), child)
     }
   }
