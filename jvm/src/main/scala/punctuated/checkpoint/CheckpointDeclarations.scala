@@ -87,6 +87,20 @@ object CheckpointDeclarations {
     }
   }
 
+  /**
+   * How the operator's state is hashed to partitions, if the checkpoint already holds it: the
+   * record's `partitionedBy`, or the whole key (None) for state written before records; None
+   * (outer) for a new checkpoint, which may choose.
+   */
+  def recordedPartitioning(info: StatefulOperatorStateInfo, hadoopConf: Configuration): Option[Option[Seq[Int]]] = {
+    val dir = operatorDir(info)
+    val fm = CheckpointFileManager.create(dir, hadoopConf)
+    read(fm, recordPath(info)) match {
+      case Some(text) => Some(scala.util.Try(OperatorRecord.fromJson(text).partitionedBy).getOrElse(None))
+      case None => if (hasState(fm, dir)) Some(None) else None
+    }
+  }
+
   /** Has any micro-batch stored state for this operator (in partition 0)? */
   private def hasState(fm: CheckpointFileManager, dir: Path): Boolean = storesWithState(fm, dir).nonEmpty
 

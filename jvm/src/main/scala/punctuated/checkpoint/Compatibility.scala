@@ -53,6 +53,12 @@ object Compatibility {
       return Seq(s"the state was written with ${old.operator} state layout version ${old.layoutVersion}; " +
         s"this version of Punctuated reads layout version ${now.layoutVersion}")
     }
+    if (old.partitionedBy != now.partitionedBy) {
+      def cols(p: Option[Seq[Int]]) = p.map(k => s"grouping-key positions ${k.mkString(", ")}").getOrElse("the whole key")
+      return Seq(s"the state is hashed to partitions by ${cols(old.partitionedBy)}, the query now hashes by " +
+        s"${cols(now.partitionedBy)}: each group's state is in the partition its hash named when the " +
+        "checkpoint started")
+    }
     if (old.inputs.map(_.role) != now.inputs.map(_.role)) {
       return Seq(s"the operator's punctuated inputs were ${roles(old)}, now ${roles(now)}")
     }

@@ -32,3 +32,15 @@ final class OncePerRun {
     }
   }
 }
+
+/**
+ * A value decided once per run of the query for one operator, from its checkpoint, and used
+ * by every micro-batch's planning of that run (how an aggregation's shuffle hashes: read from
+ * the record before [[CheckpointDeclarations.verify]] may rewrite it). Keyed as [[OncePerRun]].
+ */
+final class PerRun[T] {
+  private val values = new ConcurrentHashMap[(String, String, Long), T]()
+
+  def apply(info: StatefulOperatorStateInfo)(decide: => T): T =
+    values.computeIfAbsent((info.queryRunId.toString, info.checkpointLocation, info.operatorId), _ => decide)
+}

@@ -69,6 +69,10 @@ final case class InputRecord(
  * @param kinds         an aggregation's or deduplication's closing schemes, in kind order
  *                      (kind n is the n-th): held punctuations and stored groups name a
  *                      scheme by its kind
+ * @param partitionedBy an aggregation whose shuffle hashes by part of its grouping key: those
+ *                      key positions ([[punctuated.aggregate.KeyPrefix]]; none: the whole key,
+ *                      as Spark, and as every checkpoint before the field). A group's state
+ *                      lives in the partition its hash names, so a checkpoint keeps it for good
  */
 final case class OperatorRecord(
     operator: String,
@@ -76,7 +80,8 @@ final case class OperatorRecord(
     stores: Seq[String],
     inputs: Seq[InputRecord],
     kinds: Seq[KeyedScheme] = Nil,
-    plan: Option[PlanRecord] = None) {
+    plan: Option[PlanRecord] = None,
+    partitionedBy: Option[Seq[Int]] = None) {
 
   def toJson: String = JsonMethods.compact(JsonMethods.render(OperatorRecord.toJValue(this)))
   def declarationText: String = inputs.map(_.declarationText).mkString("; ")
@@ -109,7 +114,9 @@ object OperatorRecord {
       (if (i.classes.isEmpty) Nil else List[JField]("classes" -> JArray(i.classes.map(c => JInt(c)).toList)))
     )).toList),
     "kinds" -> JArray(r.kinds.map(keyed).toList)) ++
-    r.plan.map(p => ("plan", PlanRecord.toJValue(p)): JField).toList)
+    r.plan.map(p => ("plan", PlanRecord.toJValue(p)): JField).toList ++
+    // only when hashed by part of the key: the other records keep their text
+    r.partitionedBy.map(p => ("partitionedBy", JArray(p.map(i => JInt(i)).toList)): JField).toList)
 
   /** The record in `json`; fails on a record of a newer format (written by a newer version). */
   def fromJson(json: String): OperatorRecord = {
@@ -147,6 +154,10 @@ object OperatorRecord {
       plan = (v \ "plan") match {
         case JNothing | JNull => None
         case p => Some(PlanRecord.fromJValue(p))
+      },
+      partitionedBy = (v \ "partitionedBy") match {
+        case JArray(xs) => Some(xs.map(int))
+        case _ => None
       })
   }
 }

@@ -135,9 +135,10 @@ object OperatorRecords {
   /**
    * A punctuated aggregation or deduplication: per stream read its declaration, and the
    * closing schemes in kind order (with the grouping-key positions, the UNION branch, and
-   * whether a unique key implies them).
+   * whether a unique key implies them); an aggregation hashed by part of its key, that part.
    */
-  def keyed(operator: String, layoutVersion: Int, stores: Seq[String], kind: PunctuationKind): OperatorRecord = {
+  def keyed(operator: String, layoutVersion: Int, stores: Seq[String], kind: PunctuationKind,
+      partitionedBy: Option[Seq[Int]] = None): OperatorRecord = {
     val layout: AggregateLayout = kind.layout
     val inputs = kind.sources.zipWithIndex.map { case (s, i) =>
       val markers = kind.children(s.marker).references.toSeq.map(_.name)
@@ -156,6 +157,6 @@ object OperatorRecords {
         val union = if (layout.isUnion) s" branch $branch" else ""
         KeyedScheme(text, keyText(k) + union + implied)
     }
-    OperatorRecord(operator, layoutVersion, stores, inputs, kinds)
+    OperatorRecord(operator, layoutVersion, stores, inputs, kinds, partitionedBy = partitionedBy)
   }
 }

@@ -87,13 +87,16 @@ final case class AggregateLayout(
     streams: Seq[String],
     watermarks: Seq[WatermarkKind] = Nil) {
 
-  /** Kinds whose punctuations do not fix every grouping column: they concern every partition. */
   /** Kinds of each union branch (one group without a union). */
   def kindsByBranch: Seq[Seq[Int]] =
     branches.zipWithIndex.groupBy(_._1).toSeq.sortBy(_._1).map(_._2.map(_._2 + 1))
 
   def isUnion: Boolean = branches.distinct.size > 1
 
+  /**
+   * Kinds whose punctuations do not fix every grouping column: they may close groups in every
+   * partition (unless the shuffle hashes by the columns they fix: `punctuated.aggregate.KeyPrefix`).
+   */
   def partitionWide(groupingColumns: Int): Set[Int] =
     closing.zipWithIndex.collect { case (s, i) if !s.isWholeKey(groupingColumns) => i + 1 }.toSet
 }

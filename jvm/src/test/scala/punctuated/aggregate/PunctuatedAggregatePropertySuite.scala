@@ -34,12 +34,16 @@ class PunctuatedAggregatePropertySuite extends PunctuatedStreamTest {
   private val cases = 30
   private val batches = 5
 
-  for (kind <- Seq(WholeKey, CaseRange, CaseAtLeast, CaseOnly); retention <- Seq(0, 2)) {
-    test(s"random interleavings: scheme '${kind.scheme}', retention $retention") {
-      withSQLConf(PunctuatedConf.PunctuationRetention -> retention.toString) {
+  // hashed by c, the column every scheme fixes (KeyPrefix), or by the whole key (c, k)
+  for (kind <- Seq(WholeKey, CaseRange, CaseAtLeast, CaseOnly); retention <- Seq(0, 2); byC <- Seq(true, false)
+       if byC || kind != WholeKey) {
+    val hashed = if (kind == WholeKey) "" else if (byC) ", hashed by c" else ", hashed by (c, k)"
+    test(s"random interleavings: scheme '${kind.scheme}', retention $retention$hashed") {
+      withSQLConf(PunctuatedConf.PunctuationRetention -> retention.toString,
+          PunctuatedConf.AggregationPrefixPartitioning -> byC.toString) {
         val seed = (kind.scheme + retention).hashCode
         val rng = new Random(seed)
-        val model = new Model(kind, retention)
+        val model = new Model(kind, retention, copies = if (byC) 1 else Partitions)
         val input = MemoryStream[(Option[Int], Option[Int], Option[Int], Boolean)]
         val df = declare(input.toDF().toDF("c", "k", "v", "p"), "S", Schemes -> kind.scheme, Marker -> "p")
         val out = df.groupBy("c", "k").agg(count("*").as("n"), sum("v").as("total"), max("v").as("top"))
@@ -111,7 +115,7 @@ object PunctuatedAggregatePropertySuite {
    * a row any earlier punctuation covers is late, held or not). Shared by the aggregation and
    * deduplication models.
    */
-  class HeldModel(kind: SchemeKind, retention: Int) {
+  class HeldModel(kind: SchemeKind, retention: Int, copies: Int) {
     private val held = mutable.Map.empty[Punct, Int]   // -> batch held from
     private val remembered = mutable.ArrayBuffer.empty[Punct]
 
@@ -137,19 +141,20 @@ object PunctuatedAggregatePropertySuite {
 
     /**
      * Held punctuations, one per (scheme, constants) and partition holding it: a whole-key
-     * one in its group's partition, a range or case one in every partition (each copy counted).
+     * one in its group's partition, a range or case one in c's partition when the shuffle
+     * hashes by c, else in every partition (`copies`; each copy counted).
      */
     def count: Long = kind match {
-      case CaseRange | CaseAtLeast => held.keys.map(_.c).toSet.size.toLong * Partitions
-      case CaseOnly => held.keys.map(_.c).toSet.size.toLong * Partitions
+      case CaseRange | CaseAtLeast => held.keys.map(_.c).toSet.size.toLong * copies
+      case CaseOnly => held.keys.map(_.c).toSet.size.toLong * copies
       case WholeKey => held.keys.map(p => (p.c, p.k)).toSet.size.toLong
     }
   }
 
   /** The contract, for one query: what is emitted, stored, held and dropped. */
-  class Model(kind: SchemeKind, retention: Int) {
+  class Model(kind: SchemeKind, retention: Int, copies: Int) {
     private val open = mutable.Map.empty[(Int, Int), (Long, Long, Int)]   // n, total, top
-    private val heldPuncts = new HeldModel(kind, retention)
+    private val heldPuncts = new HeldModel(kind, retention, copies)
     private val emitted = mutable.ArrayBuffer.empty[Row]
     private var batch = -1
     var purgedInBatch = 0L

@@ -21,6 +21,19 @@ class CompatibilitySuite extends AnyFunSuite {
       Seq(InputRecord("input 1", "readings", Some("is_punct"), None, Seq("hour<="))),
       Seq(KeyedScheme("hour<=", "0<=")))
     assert(OperatorRecord.fromJson(keyed.toJson) == keyed)
+    // an aggregation hashed by part of its key; records before the field read as the whole key
+    val prefixed = keyed.copy(partitionedBy = Some(Seq(0)))
+    assert(prefixed.toJson.contains("\"partitionedBy\":[0]") && !keyed.toJson.contains("partitionedBy"))
+    assert(OperatorRecord.fromJson(prefixed.toJson) == prefixed)
+  }
+
+  test("an aggregation's state hashed by other columns than the query would: refused") {
+    val keyed = OperatorRecord("punctuatedAggregate", 1, Seq("default", "punctuations"),
+      Seq(InputRecord("input 1", "readings", Some("is_punct"), None, Seq("sensor; ts<="))),
+      Seq(KeyedScheme("sensor", "0"), KeyedScheme("ts<=", "1<=")), partitionedBy = Some(Seq(0)))
+    assert(Compatibility.problems(keyed, keyed).isEmpty)
+    val problems = Compatibility.problems(keyed, keyed.copy(partitionedBy = None))
+    assert(problems.exists(p => p.contains("grouping-key positions 0") && p.contains("the whole key")), problems)
   }
 
   test("a record of a newer format is not read") {

@@ -6,7 +6,7 @@ import scala.util.Random
 import org.apache.spark.sql.Row
 import punctuated.compat.MemoryStream
 
-import punctuated.aggregate.PunctuatedAggregatePropertySuite.{CaseAtLeast, CaseOnly, CaseRange, Data, Elem, HeldModel, Punct, SchemeKind, WholeKey}
+import punctuated.aggregate.PunctuatedAggregatePropertySuite.{CaseAtLeast, CaseOnly, CaseRange, Data, Elem, HeldModel, Partitions, Punct, SchemeKind, WholeKey}
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.spark.PunctuatedStreamTest
@@ -68,7 +68,7 @@ object PunctuatedDeduplicatePropertySuite {
   /** The contract, for one query: what is emitted, remembered, held and dropped. */
   class Model(kind: SchemeKind, retention: Int) {
     private val seen = mutable.Set.empty[(Int, Int)]
-    private val heldPuncts = new HeldModel(kind, retention)
+    private val heldPuncts = new HeldModel(kind, retention, Partitions)
     private val emitted = mutable.ArrayBuffer.empty[Row]
     private var batch = -1
     var purgedInBatch = 0L

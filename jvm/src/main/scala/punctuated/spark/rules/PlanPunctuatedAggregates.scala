@@ -9,7 +9,7 @@ import punctuated.compat.{EventTimeWatermarkExec, StateStoreSaveExec}
 import org.apache.spark.sql.catalyst.expressions.Explode
 
 import punctuated.aggregate._
-import punctuated.checkpoint.{CheckpointDeclarations, OncePerRun, OperatorRecords, StateLayouts, StateMetadata, StoreSchemas}
+import punctuated.checkpoint.{CheckpointDeclarations, OncePerRun, OperatorRecords, PerRun, StateLayouts, StateMetadata, StoreSchemas}
 import punctuated.conf.PunctuatedConf
 import punctuated.input.{PunctuationKind, PunctuationOutputs, PunctuationTag}
 import punctuated.input.Watermarks
@@ -25,6 +25,8 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
 
   // the checkpoint checks and writes of each operator: at a run's first micro-batch
   private val once = new OncePerRun
+  // the grouping-key positions each operator's shuffle hashes by (None: all), decided at a run's start
+  private val partitionings = new PerRun[Option[Seq[Int]]]
   // the Hadoop conf the operators' tasks open their extra stores with: broadcast once per run
   private val hadoopConfs = new punctuated.state.HadoopConfPerRun(session)
 
@@ -44,6 +46,7 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
         val policed = plan.transformUp { case p: ProjectExec =>
           p.transformExpressions { case k: PunctuationKind => k.copy(failOnInvalid = conf.failOnInvalidPunctuations) }
         }
+        val coPartitioned = KeyPrefix.coPartitioned(plan)
         policed.transformUp {
           case s: StateStoreSaveExec if s.stateInfo.isDefined =>
             (s.child, layouts.find(l => merged(s.child).exists(_.resultId == l.dataRows))) match {
@@ -55,12 +58,25 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
                 }
                 val kindsBuffer = agg.aggregateExpressions.find(_.resultId == layout.kinds).get
                   .aggregateFunction.inputAggBufferAttributes.head.exprId
-                // partial aggregates carrying a range or part-of-key kind go to every partition
-                val wideKinds = layout.partitionWide(s.keyExpressions.size).foldLeft(0L)((b, k) => b | (1L << k))
-                val (child, replicated) = ReplicatingShuffles.replace(s.child) { output =>
-                  val ordinal = output.indexWhere(_.exprId == kindsBuffer)
-                  if (wideKinds == 0 || ordinal < 0) None else Some(AggregatePartitionWideRows(ordinal, wideKinds))
+                // hashed by the grouping columns every part-of-key scheme fixes (a new checkpoint;
+                // else as it was started): their punctuations go to one partition, the others'
+                // (a range, another part of the key) to every partition
+                val keyLength = s.keyExpressions.size
+                val prefix = partitionings(s.stateInfo.get) {
+                  CheckpointDeclarations.recordedPartitioning(s.stateInfo.get, session.sessionState.newHadoopConf())
+                    .getOrElse(if (PunctuatedConf.aggregationPrefixPartitioning(session.sessionState.conf))
+                      KeyPrefix.of(layout, keyLength).filterNot(_ => coPartitioned(s.stateInfo.get.operatorId))
+                      else None)
                 }
+                val wideKinds = KeyPrefix.replicated(layout, keyLength, prefix).foldLeft(0L)((b, k) => b | (1L << k))
+                val (child, replicated) = ReplicatingShuffles.replace(s.child, KeyPrefix.partitioning(prefix, keyLength)) {
+                  output =>
+                    val ordinal = output.indexWhere(_.exprId == kindsBuffer)
+                    if ((wideKinds == 0 && prefix.isEmpty) || ordinal < 0) None
+                    else Some(AggregatePartitionWideRows(ordinal, wideKinds))
+                }
+                // the partitioning the state is hashed by, as recorded (a prefix only where applied)
+                val partitionedBy = prefix.filter(p => replicated.exists(_.expressions.length == p.length))
                 val exec = PunctuatedAggregateExec(
                   keyExpressions = s.keyExpressions,
                   stateInfo = s.stateInfo,
@@ -82,8 +98,8 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
                 once(s.stateInfo.get) {
                   // before any of its state stores is opened: the state's declarations are followable
                   CheckpointDeclarations.verify(s.stateInfo.get, OperatorRecords.keyed(exec.shortName,
-                    StateLayouts.Aggregate, exec.stateStoreNames, kinds.find(_.layout == layout).get),
-                    session.sessionState.newHadoopConf())
+                    StateLayouts.Aggregate, exec.stateStoreNames, kinds.find(_.layout == layout).get,
+                    partitionedBy), session.sessionState.newHadoopConf())
                   // Spark's metadata and schema files describe its save step: ours replace them
                   StateMetadata.write(s.stateInfo.get, s.shortName, StoreSchemas.aggregate(exec), session,
                     session.sessionState.newHadoopConf())

@@ -31,15 +31,16 @@ object ReplicatingShuffles {
    *
    * @param wide which rows of the exchange's input (given its output) go to every partition
    */
-  def replace(plan: SparkPlan)(wide: Seq[Attribute] => Option[PartitionWideRows])
-      : (SparkPlan, Option[HashPartitioning]) = {
+  def replace(plan: SparkPlan, keys: HashPartitioning => HashPartitioning = identity)(
+      wide: Seq[Attribute] => Option[PartitionWideRows]): (SparkPlan, Option[HashPartitioning]) = {
     var replaced: Option[HashPartitioning] = None
     def walk(p: SparkPlan): SparkPlan = p match {
       case e: ShuffleExchangeExec =>
         (e.outputPartitioning, wide(e.child.output)) match {
           case (h: HashPartitioning, Some(rows)) =>
-            replaced = Some(h)
-            PunctuationReplicatingExchangeExec(h, rows, e.child)
+            val partitioning = keys(h)
+            replaced = Some(partitioning)
+            PunctuationReplicatingExchangeExec(partitioning, rows, e.child)
           case _ => e
         }
       case _: ShuffleExchangeLike => p
