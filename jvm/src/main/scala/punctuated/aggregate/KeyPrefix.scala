@@ -1,6 +1,6 @@
 package punctuated.aggregate
 
-import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
+import org.apache.spark.sql.catalyst.plans.physical.{HashPartitioning, UnspecifiedDistribution}
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike
 
@@ -50,14 +50,16 @@ object KeyPrefix {
   /** The exchange's hash partitioning restricted to `prefix` (the whole key's otherwise). */
   def partitioning(prefix: Option[Seq[Int]], keyLength: Int): HashPartitioning => HashPartitioning = h =>
     prefix match {
-      case Some(p) if h.expressions.length == keyLength => HashPartitioning(p.map(h.expressions), h.numPartitions)
+      case Some(p) if h.expressions.length == keyLength && p.forall(_ < keyLength) =>
+        HashPartitioning(p.map(h.expressions), h.numPartitions)
       case _ => h
     }
 
   /**
-   * The state operator ids of the aggregations (their save steps) whose output reaches a node
-   * of several inputs (a join, a union) in the same stage: Spark found their partitioning by
-   * the whole key matching the other input's, and did not shuffle.
+   * The state operator ids of the aggregations (their save steps) whose output reaches, in the
+   * same stage, a node that needs its inputs partitioned alike (a join: Spark found the whole
+   * key's hashing matching the other input's, and did not shuffle). A union needs nothing of
+   * the kind.
    */
   def coPartitioned(plan: SparkPlan): Set[Long] = {
     def walk(p: SparkPlan, belowJoin: Boolean): Seq[Long] = {
@@ -67,7 +69,8 @@ object KeyPrefix {
       }
       val below = p match {
         case _: ShuffleExchangeLike => false
-        case _ if p.children.size > 1 => true
+        case _ if p.children.size > 1 =>
+          belowJoin || p.requiredChildDistribution.exists(_ != UnspecifiedDistribution)
         case _ => belowJoin
       }
       here ++ p.children.flatMap(walk(_, below))

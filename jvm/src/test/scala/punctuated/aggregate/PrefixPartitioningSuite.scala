@@ -6,12 +6,17 @@ import java.nio.file.Files
 import org.apache.commons.io.FileUtils
 import org.apache.spark.sql.{DataFrame, Row}
 import org.apache.spark.sql.catalyst.expressions.Attribute
+import org.apache.spark.sql.catalyst.plans.Inner
+import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
+import org.apache.spark.sql.execution.{SparkPlan, UnionExec}
+import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
+import org.apache.spark.sql.execution.joins.SortMergeJoinExec
 import org.apache.spark.sql.functions.{col, count, window}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.streaming.OutputMode
 
 import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecord}
-import punctuated.compat.{MemoryStream, StreamExecution}
+import punctuated.compat.{MemoryStream, StateStoreSaveExec, StreamExecution}
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.input.PunctuationReplicatingExchangeExec
@@ -152,6 +157,28 @@ class PrefixPartitioningSuite extends PunctuatedStreamTest {
       AddData(c, reading(1, "10:01", 1.0), reading(2, "10:03", 1.0), upTo("10:10")),
       CheckNewAnswer(Row(1L, t("10:00"), 1L), Row(2L, t("10:00"), 1L)),
       HashedBy("sensor", "window"))
+  }
+
+  test("an aggregation whose output a join reads in the same stage keeps the whole key; under a union it need not") {
+    // Spark plans exchanges first: a join above the aggregation on its whole key found the
+    // aggregation's hashing matching the other side's and did not shuffle it. The save step
+    // as our rule finds it: Spark's own aggregation's plan (an undeclared stream)
+    val input = MemoryStream[TimedReading]
+    val sparks = input.toDF().withWatermark("ts", "0 seconds")
+      .groupBy(col("sensor"), window(col("ts"), "10 minutes")).agg(count("*").as("n"))
+    var plan: SparkPlan = null
+    testStream(sparks, OutputMode.Append())(
+      AddData(input, reading(1, "10:01", 1.0)),
+      CheckNewAnswer(),
+      Execute { q => plan = q.lastExecution.executedPlan })
+    val save = plan.collectFirst { case s: StateStoreSaveExec => s }.get
+    val id = save.stateInfo.get.operatorId
+    val keys = save.keyExpressions
+    assert(KeyPrefix.coPartitioned(plan).isEmpty)
+    assert(KeyPrefix.coPartitioned(SortMergeJoinExec(keys, keys, Inner, None, save, save)) == Set(id))
+    assert(KeyPrefix.coPartitioned(UnionExec(Seq(save, save))).isEmpty)
+    val shuffled = ShuffleExchangeExec(HashPartitioning(keys, 2), save)
+    assert(KeyPrefix.coPartitioned(SortMergeJoinExec(keys, keys, Inner, None, shuffled, shuffled)).isEmpty)
   }
 }
 
