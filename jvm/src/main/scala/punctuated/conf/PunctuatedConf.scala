@@ -89,14 +89,14 @@ object PunctuatedConf {
   val SheddingPolicies: Seq[String] = Seq("prob", "life", "rand")
 
   /**
-   * An aggregation whose punctuations fix part of its grouping key hashes its shuffle by that
-   * part ([[punctuated.aggregate.KeyPrefix]]; default true); false: by the whole key, as
+   * An aggregation or deduplication whose punctuations fix part of its key hashes its shuffle
+   * by that part ([[punctuated.input.KeyPrefix]]; default true); false: by the whole key, as
    * Spark. Read when an operator's checkpoint starts: a checkpoint keeps its partitioning.
    */
-  val AggregationPrefixPartitioning = "spark.punctuated.aggregation.prefixPartitioning"
+  val PrefixPartitioning = "spark.punctuated.prefixPartitioning"
 
-  def aggregationPrefixPartitioning(conf: SQLConf): Boolean =
-    choice(conf, AggregationPrefixPartitioning, "true", Seq("true", "false")) == "true"
+  def prefixPartitioning(conf: SQLConf): Boolean =
+    choice(conf, PrefixPartitioning, "true", Seq("true", "false")) == "true"
 
   /** `spark.punctuated.emitPunctuations` alone (a rule of every optimizer pass reads only it and the next). */
   def emitPunctuations(conf: SQLConf): Boolean =

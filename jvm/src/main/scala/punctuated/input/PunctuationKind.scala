@@ -95,7 +95,7 @@ final case class AggregateLayout(
 
   /**
    * Kinds whose punctuations do not fix every grouping column: they may close groups in every
-   * partition (unless the shuffle hashes by the columns they fix: `punctuated.aggregate.KeyPrefix`).
+   * partition (unless the shuffle hashes by the columns they fix: `punctuated.input.KeyPrefix`).
    */
   def partitionWide(groupingColumns: Int): Set[Int] =
     closing.zipWithIndex.collect { case (s, i) if !s.isWholeKey(groupingColumns) => i + 1 }.toSet

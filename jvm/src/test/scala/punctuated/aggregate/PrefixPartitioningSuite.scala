@@ -19,16 +19,17 @@ import punctuated.checkpoint.{CheckpointDeclarations, OperatorRecord}
 import punctuated.compat.{MemoryStream, StateStoreSaveExec, StreamExecution}
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
-import punctuated.input.PunctuationReplicatingExchangeExec
+import punctuated.input.{KeyPrefix, PunctuationReplicatingExchangeExec}
 import punctuated.spark.PunctuatedStreamTest
 
 /**
  * An aggregation whose punctuations fix part of its grouping key (`sensor` of `GROUP BY
- * sensor, window(ts, ...)` under the scheme `sensor; ts<=`) hashes its shuffle by that part
+ * sensor, window(ts, ...)` under the scheme `sensor; ts<=`), or a deduplication part of its
+ * key, hashes its shuffle by that part
  * ([[KeyPrefix]]): "no more readings of sensor 1" goes to sensor 1's partition only, not to
  * every partition; the range `ts<=` still goes to every one. A checkpoint keeps the hashing it
  * started with (`partitionedBy` in its record), whatever
- * `spark.punctuated.aggregation.prefixPartitioning` says later. HDFS-backed state store;
+ * `spark.punctuated.prefixPartitioning` says later. HDFS-backed state store;
  * [[PrefixPartitioningRocksDBSuite]] runs the same on RocksDB. (2 shuffle partitions.)
  */
 class PrefixPartitioningSuite extends PunctuatedStreamTest {
@@ -85,7 +86,7 @@ class PrefixPartitioningSuite extends PunctuatedStreamTest {
       StopStream,
       // the checkpoint keeps its hashing, whatever the setting says now
       StartStream(checkpointLocation = checkpoint,
-        additionalConfs = Map(PunctuatedConf.AggregationPrefixPartitioning -> "false")),
+        additionalConfs = Map(PunctuatedConf.PrefixPartitioning -> "false")),
       AddData(input, reading(2, "10:12", 1.0), upTo("10:10")),
       CheckNewAnswer(sensor2Early: _*),
       HashedBy("sensor"),
@@ -101,7 +102,7 @@ class PrefixPartitioningSuite extends PunctuatedStreamTest {
     val checkpoint = newCheckpoint()
     testStream(out, OutputMode.Append())(
       StartStream(checkpointLocation = checkpoint,
-        additionalConfs = Map(PunctuatedConf.AggregationPrefixPartitioning -> "false")),
+        additionalConfs = Map(PunctuatedConf.PrefixPartitioning -> "false")),
       AddData(input, reading(1, "10:01", 1.0), reading(2, "10:02", 1.0), reading(1, "10:07", 1.0)),
       CheckNewAnswer(),
       HashedBy("sensor", "window"),
@@ -159,6 +160,31 @@ class PrefixPartitioningSuite extends PunctuatedStreamTest {
       HashedBy("sensor", "window"))
   }
 
+  test("a deduplication on (sensor, temp) under 'sensor': hashed by sensor, restarts keep it") {
+    val input = MemoryStream[TimedReading]
+    val r = declare(input.toDF(), "readings", Schemes -> "sensor", Marker -> "is_punct")
+    val out = r.dropDuplicates("sensor", "temp").select(col("sensor"), col("temp"))
+    val checkpoint = newCheckpoint()
+    testStream(out, OutputMode.Append())(
+      StartStream(checkpointLocation = checkpoint),
+      AddData(input, reading(1, "10:01", 1.0), reading(1, "10:02", 1.0), reading(2, "10:03", 1.0)),
+      CheckNewAnswer(Row(1L, 1.0), Row(2L, 1.0)),
+      HashedBy("sensor"),
+      AddData(input, noMoreOf(1), reading(2, "10:04", 2.0)),
+      CheckNewAnswer(Row(2L, 2.0)),
+      Replicated(0),                                   // the whole key: 2, one per partition
+      AssertPunctuatedState(rows = 2, punctuations = 0),   // sensor 1's key forgotten
+      AssertMetric("numClosedValuesRemembered", 1),    // in sensor 1's partition only
+      StopStream,
+      StartStream(checkpointLocation = checkpoint,
+        additionalConfs = Map(PunctuatedConf.PrefixPartitioning -> "false")),
+      AddData(input, reading(1, "10:05", 3.0), reading(2, "10:06", 2.0), reading(3, "10:07", 1.0)),
+      CheckNewAnswer(Row(3L, 1.0)),                    // sensor 1's row is late, (2, 2.0) seen
+      HashedBy("sensor"),
+      AssertCounted("numLateRowsDropped", 1))
+    assert(record(checkpoint).partitionedBy == Some(Seq(0)))
+  }
+
   test("an aggregation whose output a join reads in the same stage keeps the whole key; under a union it need not") {
     // Spark plans exchanges first: a join above the aggregation on its whole key found the
     // aggregation's hashing matching the other side's and did not shuffle it. The save step
@@ -174,11 +200,12 @@ class PrefixPartitioningSuite extends PunctuatedStreamTest {
     val save = plan.collectFirst { case s: StateStoreSaveExec => s }.get
     val id = save.stateInfo.get.operatorId
     val keys = save.keyExpressions
-    assert(KeyPrefix.coPartitioned(plan).isEmpty)
-    assert(KeyPrefix.coPartitioned(SortMergeJoinExec(keys, keys, Inner, None, save, save)) == Set(id))
-    assert(KeyPrefix.coPartitioned(UnionExec(Seq(save, save))).isEmpty)
+    def coPartitioned(p: SparkPlan) = KeyPrefix.coPartitioned(p) { case s: StateStoreSaveExec => s.stateInfo.get.operatorId }
+    assert(coPartitioned(plan).isEmpty)
+    assert(coPartitioned(SortMergeJoinExec(keys, keys, Inner, None, save, save)) == Set(id))
+    assert(coPartitioned(UnionExec(Seq(save, save))).isEmpty)
     val shuffled = ShuffleExchangeExec(HashPartitioning(keys, 2), save)
-    assert(KeyPrefix.coPartitioned(SortMergeJoinExec(keys, keys, Inner, None, shuffled, shuffled)).isEmpty)
+    assert(coPartitioned(SortMergeJoinExec(keys, keys, Inner, None, shuffled, shuffled)).isEmpty)
   }
 }
 

@@ -40,7 +40,7 @@ class PunctuatedAggregatePropertySuite extends PunctuatedStreamTest {
     val hashed = if (kind == WholeKey) "" else if (byC) ", hashed by c" else ", hashed by (c, k)"
     test(s"random interleavings: scheme '${kind.scheme}', retention $retention$hashed") {
       withSQLConf(PunctuatedConf.PunctuationRetention -> retention.toString,
-          PunctuatedConf.AggregationPrefixPartitioning -> byC.toString) {
+          PunctuatedConf.PrefixPartitioning -> byC.toString) {
         val seed = (kind.scheme + retention).hashCode
         val rng = new Random(seed)
         val model = new Model(kind, retention, copies = if (byC) 1 else Partitions)

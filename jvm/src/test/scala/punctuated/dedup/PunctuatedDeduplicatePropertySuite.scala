@@ -26,12 +26,16 @@ class PunctuatedDeduplicatePropertySuite extends PunctuatedStreamTest {
   private val cases = 30
   private val batches = 5
 
-  for (kind <- Seq(WholeKey, CaseRange, CaseAtLeast, CaseOnly); retention <- Seq(0, 2)) {
-    test(s"random interleavings: scheme '${kind.scheme}', retention $retention") {
-      withSQLConf(PunctuatedConf.PunctuationRetention -> retention.toString) {
+  // hashed by c, the column every scheme fixes (KeyPrefix), or by the whole key (c, k)
+  for (kind <- Seq(WholeKey, CaseRange, CaseAtLeast, CaseOnly); retention <- Seq(0, 2); byC <- Seq(true, false)
+       if byC || kind != WholeKey) {
+    val hashed = if (kind == WholeKey) "" else if (byC) ", hashed by c" else ", hashed by (c, k)"
+    test(s"random interleavings: scheme '${kind.scheme}', retention $retention$hashed") {
+      withSQLConf(PunctuatedConf.PunctuationRetention -> retention.toString,
+          PunctuatedConf.PrefixPartitioning -> byC.toString) {
         val seed = (kind.scheme + retention + "dedup").hashCode
         val rng = new Random(seed)
-        val model = new Model(kind, retention)
+        val model = new Model(kind, retention, copies = if (byC) 1 else Partitions)
         val input = MemoryStream[(Option[Int], Option[Int], Option[Int], Boolean)]
         val df = declare(input.toDF().toDF("c", "k", "v", "p"), "S", Schemes -> kind.scheme, Marker -> "p")
         val out = df.dropDuplicates("c", "k").select("c", "k")
@@ -66,9 +70,9 @@ class PunctuatedDeduplicatePropertyRocksDBSuite extends PunctuatedDeduplicatePro
 
 object PunctuatedDeduplicatePropertySuite {
   /** The contract, for one query: what is emitted, remembered, held and dropped. */
-  class Model(kind: SchemeKind, retention: Int) {
+  class Model(kind: SchemeKind, retention: Int, copies: Int) {
     private val seen = mutable.Set.empty[(Int, Int)]
-    private val heldPuncts = new HeldModel(kind, retention, Partitions)
+    private val heldPuncts = new HeldModel(kind, retention, copies)
     private val emitted = mutable.ArrayBuffer.empty[Row]
     private var batch = -1
     var purgedInBatch = 0L

@@ -11,7 +11,7 @@ import org.apache.spark.sql.catalyst.expressions.Explode
 import punctuated.aggregate._
 import punctuated.checkpoint.{CheckpointDeclarations, OncePerRun, OperatorRecords, PerRun, StateLayouts, StateMetadata, StoreSchemas}
 import punctuated.conf.PunctuatedConf
-import punctuated.input.{PunctuationKind, PunctuationOutputs, PunctuationTag}
+import punctuated.input.{KeyPrefix, PunctuationKind, PunctuationOutputs, PunctuationTag}
 import punctuated.input.Watermarks
 
 /**
@@ -46,7 +46,9 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
         val policed = plan.transformUp { case p: ProjectExec =>
           p.transformExpressions { case k: PunctuationKind => k.copy(failOnInvalid = conf.failOnInvalidPunctuations) }
         }
-        val coPartitioned = KeyPrefix.coPartitioned(plan)
+        val coPartitioned = KeyPrefix.coPartitioned(plan) {
+          case s: StateStoreSaveExec if s.stateInfo.isDefined => s.stateInfo.get.operatorId
+        }
         policed.transformUp {
           case s: StateStoreSaveExec if s.stateInfo.isDefined =>
             (s.child, layouts.find(l => merged(s.child).exists(_.resultId == l.dataRows))) match {
@@ -64,7 +66,7 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
                 val keyLength = s.keyExpressions.size
                 val prefix = partitionings(s.stateInfo.get) {
                   CheckpointDeclarations.recordedPartitioning(s.stateInfo.get, session.sessionState.newHadoopConf())
-                    .getOrElse(if (PunctuatedConf.aggregationPrefixPartitioning(session.sessionState.conf))
+                    .getOrElse(if (PunctuatedConf.prefixPartitioning(session.sessionState.conf))
                       KeyPrefix.of(layout, keyLength).filterNot(_ => coPartitioned(s.stateInfo.get.operatorId))
                       else None)
                 }

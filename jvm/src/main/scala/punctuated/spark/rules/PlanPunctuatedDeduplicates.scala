@@ -6,10 +6,10 @@ import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, ProjectExec, SparkPlan}
 import punctuated.compat.{EventTimeWatermarkExec, StreamingDeduplicateExec}
 
-import punctuated.checkpoint.{CheckpointDeclarations, OncePerRun, OperatorRecords, StateLayouts, StateMetadata, StoreSchemas}
+import punctuated.checkpoint.{CheckpointDeclarations, OncePerRun, OperatorRecords, PerRun, StateLayouts, StateMetadata, StoreSchemas}
 import punctuated.conf.PunctuatedConf
 import punctuated.dedup.{DeduplicatePartitionWideRows, PunctuatedDeduplicateExec}
-import punctuated.input.{PunctuationKind, PunctuationTag}
+import punctuated.input.{KeyPrefix, PunctuationKind, PunctuationTag}
 import punctuated.input.Watermarks
 
 /**
@@ -21,6 +21,8 @@ case class PlanPunctuatedDeduplicates(session: SparkSession) extends ColumnarRul
 
   // the checkpoint checks and writes of each operator: at a run's first micro-batch
   private val once = new OncePerRun
+  // the key positions each operator's shuffle hashes by (None: all), decided at a run's start
+  private val partitionings = new PerRun[Option[Seq[Int]]]
   // the Hadoop conf the operators' tasks open their extra stores with: broadcast once per run
   private val hadoopConfs = new punctuated.state.HadoopConfPerRun(session)
 
@@ -38,6 +40,9 @@ case class PlanPunctuatedDeduplicates(session: SparkSession) extends ColumnarRul
         val results = PlanPunctuatedAggregates.queryOutput(plan).map(_.exprId).toSet
         // withWatermark operators of the query: with several, the policy decides the global watermark
         val watermarks = plan.collect { case w: EventTimeWatermarkExec => w }.size
+        val coPartitioned = KeyPrefix.coPartitioned(plan) {
+          case d: StreamingDeduplicateExec if d.stateInfo.isDefined => d.stateInfo.get.operatorId
+        }
         plan.transformUp {
           case d: StreamingDeduplicateExec if d.stateInfo.isDefined &&
               d.child.output.exists(a => kinds.contains(a.exprId)) =>
@@ -51,12 +56,25 @@ case class PlanPunctuatedDeduplicates(session: SparkSession) extends ColumnarRul
             val outputIds = d.output.map(_.exprId).toSet
             val markerNames = own.sources.flatMap(s => own.children(s.marker).references).map(_.name).toSet
             val markers = d.output.filter(a => markerNames.contains(a.name)).map(_.exprId)
-            // punctuations of a range or part-of-key kind go to every partition
-            val wide = own.layout.partitionWide(d.keyExpressions.size)
-            val (child, replicated) = ReplicatingShuffles.replace(d.child) { output =>
-              val ordinal = output.indexWhere(_.exprId == kindAttr.exprId)
-              if (wide.isEmpty || ordinal < 0) None else Some(DeduplicatePartitionWideRows(ordinal, wide))
+            // hashed by the key columns every part-of-key scheme fixes (a new checkpoint; else as
+            // it was started, KeyPrefix): punctuations of a range or another part of the key go
+            // to every partition
+            val keyLength = d.keyExpressions.size
+            val prefix = partitionings(d.stateInfo.get) {
+              CheckpointDeclarations.recordedPartitioning(d.stateInfo.get, session.sessionState.newHadoopConf())
+                .getOrElse(if (PunctuatedConf.prefixPartitioning(session.sessionState.conf))
+                  KeyPrefix.of(own.layout, keyLength).filterNot(_ => coPartitioned(d.stateInfo.get.operatorId))
+                  else None)
             }
+            val wide = KeyPrefix.replicated(own.layout, keyLength, prefix)
+            val (child, replicated) = ReplicatingShuffles.replace(d.child, KeyPrefix.partitioning(prefix, keyLength)) {
+              output =>
+                val ordinal = output.indexWhere(_.exprId == kindAttr.exprId)
+                if ((wide.isEmpty && prefix.isEmpty) || ordinal < 0) None
+                else Some(DeduplicatePartitionWideRows(ordinal, wide))
+            }
+            // the partitioning the state is hashed by, as recorded (a prefix only where applied)
+            val partitionedBy = prefix.filter(p => replicated.exists(_.expressions.length == p.length))
             val exec = PunctuatedDeduplicateExec(
               keyExpressions = d.keyExpressions,
               kindOrdinal = d.child.output.indexWhere(_.exprId == kindAttr.exprId),
@@ -75,7 +93,8 @@ case class PlanPunctuatedDeduplicates(session: SparkSession) extends ColumnarRul
             once(d.stateInfo.get) {
               // before any of its state stores is opened: the state's declarations are followable
               CheckpointDeclarations.verify(d.stateInfo.get, OperatorRecords.keyed(exec.shortName,
-                StateLayouts.Deduplicate, exec.stateStoreNames, own), session.sessionState.newHadoopConf())
+                StateLayouts.Deduplicate, exec.stateStoreNames, own, partitionedBy),
+                session.sessionState.newHadoopConf())
               // Spark's metadata and schema files describe its deduplication: ours replace them
               StateMetadata.write(d.stateInfo.get, d.shortName, StoreSchemas.deduplicate(exec), session,
                 session.sessionState.newHadoopConf())

@@ -1,20 +1,17 @@
-package punctuated.aggregate
+package punctuated.input
 
 import org.apache.spark.sql.catalyst.plans.physical.{HashPartitioning, UnspecifiedDistribution}
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike
 
-import punctuated.compat.StateStoreSaveExec
-
-import punctuated.input.AggregateLayout
 
 /**
- * The grouping columns a punctuated aggregation's shuffle hashes by, when its punctuations
- * fix only part of the grouping key: the columns every such scheme fixes (`auction` of
+ * The grouping columns a punctuated aggregation's (or deduplication's: its key) shuffle hashes
+ * by, when its punctuations fix only part of the key: the columns every such scheme fixes (`auction` of
  * `GROUP BY auction, window(...)` under the scheme `auction`). All of a group's rows and every
  * punctuation that names those columns then meet in one partition — the group's home — so a
  * punctuation closing "auction 42 in every window" goes to that partition only instead of to
- * every one ([[punctuated.input.PunctuationReplicatingExchangeExec]]); a range alone
+ * every one ([[PunctuationReplicatingExchangeExec]]); a range alone
  * (`dateTime<=`) still goes to every partition. Hashing by a subset of the grouping columns
  * still clusters each group in one partition (Spark's `ClusteredDistribution`).
  *
@@ -56,17 +53,14 @@ object KeyPrefix {
     }
 
   /**
-   * The state operator ids of the aggregations (their save steps) whose output reaches, in the
-   * same stage, a node that needs its inputs partitioned alike (a join: Spark found the whole
-   * key's hashing matching the other input's, and did not shuffle). A union needs nothing of
-   * the kind.
+   * The state operator ids of the keyed operators (`stateful` names a save step or a
+   * deduplication by its id) whose output reaches, in the same stage, a node that needs its
+   * inputs partitioned alike (a join: Spark found the whole key's hashing matching the other
+   * input's, and did not shuffle). A union needs nothing of the kind.
    */
-  def coPartitioned(plan: SparkPlan): Set[Long] = {
+  def coPartitioned(plan: SparkPlan)(stateful: PartialFunction[SparkPlan, Long]): Set[Long] = {
     def walk(p: SparkPlan, belowJoin: Boolean): Seq[Long] = {
-      val here = p match {
-        case s: StateStoreSaveExec if belowJoin => s.stateInfo.map(_.operatorId).toSeq
-        case _ => Nil
-      }
+      val here = if (belowJoin) stateful.lift(p).toSeq else Nil
       val below = p match {
         case _: ShuffleExchangeLike => false
         case _ if p.children.size > 1 =>
