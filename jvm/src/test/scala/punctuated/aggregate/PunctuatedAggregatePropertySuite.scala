@@ -34,10 +34,7 @@ class PunctuatedAggregatePropertySuite extends PunctuatedStreamTest {
   private val cases = 30
   private val batches = 5
 
-  // hashed by c, the column every scheme fixes (KeyPrefix), or by the whole key (c, k)
-  for (kind <- Seq(WholeKey, CaseRange, CaseAtLeast, CaseOnly); retention <- Seq(0, 2); byC <- Seq(true, false)
-       if byC || kind != WholeKey) {
-    val hashed = if (kind == WholeKey) "" else if (byC) ", hashed by c" else ", hashed by (c, k)"
+  for (Variant(kind, retention, byC, hashed) <- Variants) {
     test(s"random interleavings: scheme '${kind.scheme}', retention $retention$hashed") {
       withSQLConf(PunctuatedConf.PunctuationRetention -> retention.toString,
           PunctuatedConf.PrefixPartitioning -> byC.toString) {
@@ -81,6 +78,18 @@ class PunctuatedAggregatePropertyRocksDBSuite extends PunctuatedAggregatePropert
 object PunctuatedAggregatePropertySuite {
   /** `spark.sql.shuffle.partitions` of the suites ([[punctuated.spark.PunctuatedStreamTest]]). */
   val Partitions = 2
+
+  /**
+   * One case of the property suites: a scheme kind, a retention, and whether the shuffle
+   * hashes by `c`, the column every scheme fixes (`KeyPrefix`), or by the whole key `(c, k)`
+   * (`hashed`: for the test's name; a whole-key scheme hashes by the whole key either way).
+   */
+  final case class Variant(kind: SchemeKind, retention: Int, byC: Boolean, hashed: String)
+  val Variants: Seq[Variant] =
+    for (kind <- Seq(WholeKey, CaseRange, CaseAtLeast, CaseOnly); retention <- Seq(0, 2);
+         byC <- Seq(true, false) if byC || kind != WholeKey)
+    yield Variant(kind, retention, byC,
+      if (kind == WholeKey) "" else if (byC) ", hashed by c" else ", hashed by (c, k)")
   sealed abstract class SchemeKind(val scheme: String)
   /** "c, k": closes one group. */
   case object WholeKey extends SchemeKind("c, k")

@@ -6,7 +6,7 @@ import scala.util.Random
 import org.apache.spark.sql.Row
 import punctuated.compat.MemoryStream
 
-import punctuated.aggregate.PunctuatedAggregatePropertySuite.{CaseAtLeast, CaseOnly, CaseRange, Data, Elem, HeldModel, Partitions, Punct, SchemeKind, WholeKey}
+import punctuated.aggregate.PunctuatedAggregatePropertySuite.{Data, Elem, HeldModel, Partitions, Punct, SchemeKind, Variant, Variants}
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.spark.PunctuatedStreamTest
@@ -26,10 +26,7 @@ class PunctuatedDeduplicatePropertySuite extends PunctuatedStreamTest {
   private val cases = 30
   private val batches = 5
 
-  // hashed by c, the column every scheme fixes (KeyPrefix), or by the whole key (c, k)
-  for (kind <- Seq(WholeKey, CaseRange, CaseAtLeast, CaseOnly); retention <- Seq(0, 2); byC <- Seq(true, false)
-       if byC || kind != WholeKey) {
-    val hashed = if (kind == WholeKey) "" else if (byC) ", hashed by c" else ", hashed by (c, k)"
+  for (Variant(kind, retention, byC, hashed) <- Variants) {
     test(s"random interleavings: scheme '${kind.scheme}', retention $retention$hashed") {
       withSQLConf(PunctuatedConf.PunctuationRetention -> retention.toString,
           PunctuatedConf.PrefixPartitioning -> byC.toString) {

@@ -52,35 +52,35 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
   override def apply(plan: LogicalPlan): LogicalPlan =
     if (!PunctuatedPlans.ours(plan)) plan
     else {
-    // the kind columns aggregations read (by their layouts' ids), looked up once if needed
-    lazy val aggregated: Set[ExprId] = plan.collect {
-      case a: Aggregate => PunctuationTag.kinds(a.aggregateExpressions).values.map(_.layout.kinds)
-    }.flatten.toSet
-    plan.transformUp {
-    case j @ Join(left, right, _, cond, _) if cond.isDefined => PunctuationColumns.find(cond).fold(j: LogicalPlan) { mark =>
-      val markerIds = (mark.left.toSeq ++ mark.right).flatMap(_.markerIds).toSet
-      def markers(p: LogicalPlan): Seq[Expression] = p.output.filter(a => markerIds.contains(a.exprId))
-      val (leftKeys, rightKeys) = j match {
-        case ExtractEquiJoinKeys(_, lk, rk, _, _, _, _, _) => (keyIds(lk), keyIds(rk))
-        case _ => (Set.empty[ExprId], Set.empty[ExprId])
+      // the kind columns aggregations read (by their layouts' ids), looked up once if needed
+      lazy val aggregated: Set[ExprId] = plan.collect {
+        case a: Aggregate => PunctuationTag.kinds(a.aggregateExpressions).values.map(_.layout.kinds)
+      }.flatten.toSet
+      plan.transformUp {
+        case j @ Join(left, right, _, cond, _) if cond.isDefined => PunctuationColumns.find(cond).fold(j: LogicalPlan) { mark =>
+          val markerIds = (mark.left.toSeq ++ mark.right).flatMap(_.markerIds).toSet
+          def markers(p: LogicalPlan): Seq[Expression] = p.output.filter(a => markerIds.contains(a.exprId))
+          val (leftKeys, rightKeys) = j match {
+            case ExtractEquiJoinKeys(_, lk, rk, _, _, _, _, _) => (keyIds(lk), keyIds(rk))
+            case _ => (Set.empty[ExprId], Set.empty[ExprId])
+          }
+          val (lu, ru) = (uniqueInKey(mark.left, leftKeys), uniqueInKey(mark.right, rightKeys))
+          val newLeft = markerFirst(passThrough(left, markers, lu), markers, lu)
+          val newRight = markerFirst(passThrough(right, markers, ru), markers, ru)
+          if ((newLeft eq left) && (newRight eq right)) j else j.copy(left = newLeft, right = newRight)
+        }
+        case p @ Project(list, child) if list.exists(_.exists(_.isInstanceOf[PunctuationKind])) =>
+          val kinds = list.flatMap(_.collect { case k: PunctuationKind => k })
+          val all = kinds.flatMap(k => k.sources.map(s => k.children(s.marker)))
+          def markers(node: LogicalPlan): Seq[Expression] = all.filter(_.references.subsetOf(node.outputSet))
+          val passed = passThrough(child, markers, Set.empty)
+          // under an aggregation, punctuation rows of schemes that close none of its keys go no
+          // further (a deduplication passes them on to the operators above it)
+          val newChild = kinds.filter(k => aggregated.contains(k.layout.kinds)).foldLeft(passed)((c, k) =>
+            IgnoredPunctuations.dropped(k, k.sources.map(s => k.children(s.marker)), c))
+          if (newChild eq child) p else p.copy(child = newChild)
       }
-      val (lu, ru) = (uniqueInKey(mark.left, leftKeys), uniqueInKey(mark.right, rightKeys))
-      val newLeft = markerFirst(passThrough(left, markers, lu), markers, lu)
-      val newRight = markerFirst(passThrough(right, markers, ru), markers, ru)
-      if ((newLeft eq left) && (newRight eq right)) j else j.copy(left = newLeft, right = newRight)
     }
-    case p @ Project(list, child) if list.exists(_.exists(_.isInstanceOf[PunctuationKind])) =>
-      val kinds = list.flatMap(_.collect { case k: PunctuationKind => k })
-      val all = kinds.flatMap(k => k.sources.map(s => k.children(s.marker)))
-      def markers(node: LogicalPlan): Seq[Expression] = all.filter(_.references.subsetOf(node.outputSet))
-      val passed = passThrough(child, markers, Set.empty)
-      // under an aggregation, punctuation rows of schemes that close none of its keys go no
-      // further (a deduplication passes them on to the operators above it)
-      val newChild = kinds.filter(k => aggregated.contains(k.layout.kinds)).foldLeft(passed)((c, k) =>
-        IgnoredPunctuations.dropped(k, k.sources.map(s => k.children(s.marker)), c))
-      if (newChild eq child) p else p.copy(child = newChild)
-  }
-  }
 
   private def keyIds(keys: Seq[Expression]): Set[ExprId] = keys.collect { case a: Attribute => a.exprId }.toSet
 
