@@ -54,9 +54,9 @@ object Compatibility {
         s"this version of Punctuated reads layout version ${now.layoutVersion}")
     }
     if (old.partitionedBy != now.partitionedBy) {
-      def cols(p: Option[Seq[Int]]) = p.map(k => s"grouping-key positions ${k.mkString(", ")}").getOrElse("the whole key")
+      def cols(p: Option[Seq[Int]]) = p.map(k => s"key positions ${k.mkString(", ")}").getOrElse("the whole key")
       return Seq(s"the state is hashed to partitions by ${cols(old.partitionedBy)}, the query now hashes by " +
-        s"${cols(now.partitionedBy)}: each group's state is in the partition its hash named when the " +
+        s"${cols(now.partitionedBy)}: each key's state is in the partition its hash named when the " +
         "checkpoint started")
     }
     if (old.inputs.map(_.role) != now.inputs.map(_.role)) {

@@ -69,7 +69,7 @@ final case class InputRecord(
  * @param kinds         an aggregation's or deduplication's closing schemes, in kind order
  *                      (kind n is the n-th): held punctuations and stored groups name a
  *                      scheme by its kind
- * @param partitionedBy an aggregation whose shuffle hashes by part of its grouping key: those
+ * @param partitionedBy an aggregation or deduplication whose shuffle hashes by part of its key: those
  *                      key positions ([[punctuated.input.KeyPrefix]]; none: the whole key,
  *                      as Spark, and as every checkpoint before the field). A group's state
  *                      lives in the partition its hash names, so a checkpoint keeps it for good

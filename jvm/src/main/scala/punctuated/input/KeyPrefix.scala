@@ -4,15 +4,14 @@ import org.apache.spark.sql.catalyst.plans.physical.{HashPartitioning, Unspecifi
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike
 
-
 /**
- * The grouping columns a punctuated aggregation's (or deduplication's: its key) shuffle hashes
- * by, when its punctuations fix only part of the key: the columns every such scheme fixes (`auction` of
+ * The key columns a punctuated aggregation's (or deduplication's) shuffle hashes by, when its
+ * punctuations fix only part of the key: the columns every such scheme fixes (`auction` of
  * `GROUP BY auction, window(...)` under the scheme `auction`). All of a group's rows and every
  * punctuation that names those columns then meet in one partition — the group's home — so a
  * punctuation closing "auction 42 in every window" goes to that partition only instead of to
- * every one ([[PunctuationReplicatingExchangeExec]]); a range alone
- * (`dateTime<=`) still goes to every partition. Hashing by a subset of the grouping columns
+ * every one ([[PunctuationReplicatingExchangeExec]]); a range alone (`dateTime<=`) still goes
+ * to every partition. Hashing by a subset of the grouping columns
  * still clusters each group in one partition (Spark's `ClusteredDistribution`).
  *
  * Spark plans exchanges before this choice, so an operator whose output another input must

@@ -33,7 +33,7 @@ class CompatibilitySuite extends AnyFunSuite {
       Seq(KeyedScheme("sensor", "0"), KeyedScheme("ts<=", "1<=")), partitionedBy = Some(Seq(0)))
     assert(Compatibility.problems(keyed, keyed).isEmpty)
     val problems = Compatibility.problems(keyed, keyed.copy(partitionedBy = None))
-    assert(problems.exists(p => p.contains("grouping-key positions 0") && p.contains("the whole key")), problems)
+    assert(problems.exists(p => p.contains("key positions 0") && p.contains("the whole key")), problems)
   }
 
   test("a record of a newer format is not read") {
