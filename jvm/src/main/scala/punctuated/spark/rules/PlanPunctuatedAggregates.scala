@@ -64,12 +64,8 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
                 // else as it was started): their punctuations go to one partition, the others'
                 // (a range, another part of the key) to every partition
                 val keyLength = s.keyExpressions.size
-                val prefix = partitionings(s.stateInfo.get) {
-                  CheckpointDeclarations.recordedPartitioning(s.stateInfo.get, session.sessionState.newHadoopConf())
-                    .getOrElse(if (PunctuatedConf.prefixPartitioning(session.sessionState.conf))
-                      KeyPrefix.of(layout, keyLength).filterNot(_ => coPartitioned(s.stateInfo.get.operatorId))
-                      else None)
-                }
+                val prefix = ReplicatingShuffles.prefix(session, s.stateInfo.get, layout, keyLength, coPartitioned,
+                  partitionings)
                 val wideKinds = KeyPrefix.replicated(layout, keyLength, prefix).foldLeft(0L)((b, k) => b | (1L << k))
                 val (child, replicated) = ReplicatingShuffles.replace(s.child, KeyPrefix.partitioning(prefix, keyLength)) {
                   output =>
@@ -77,8 +73,7 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
                     if ((wideKinds == 0 && prefix.isEmpty) || ordinal < 0) None
                     else Some(AggregatePartitionWideRows(ordinal, wideKinds))
                 }
-                // the partitioning the state is hashed by, as recorded (a prefix only where applied)
-                val partitionedBy = prefix.filter(p => replicated.exists(_.expressions.length == p.length))
+                val partitionedBy = ReplicatingShuffles.applied(prefix, replicated)
                 val exec = PunctuatedAggregateExec(
                   keyExpressions = s.keyExpressions,
                   stateInfo = s.stateInfo,

@@ -60,12 +60,8 @@ case class PlanPunctuatedDeduplicates(session: SparkSession) extends ColumnarRul
             // it was started, KeyPrefix): punctuations of a range or another part of the key go
             // to every partition
             val keyLength = d.keyExpressions.size
-            val prefix = partitionings(d.stateInfo.get) {
-              CheckpointDeclarations.recordedPartitioning(d.stateInfo.get, session.sessionState.newHadoopConf())
-                .getOrElse(if (PunctuatedConf.prefixPartitioning(session.sessionState.conf))
-                  KeyPrefix.of(own.layout, keyLength).filterNot(_ => coPartitioned(d.stateInfo.get.operatorId))
-                  else None)
-            }
+            val prefix = ReplicatingShuffles.prefix(session, d.stateInfo.get, own.layout, keyLength, coPartitioned,
+              partitionings)
             val wide = KeyPrefix.replicated(own.layout, keyLength, prefix)
             val (child, replicated) = ReplicatingShuffles.replace(d.child, KeyPrefix.partitioning(prefix, keyLength)) {
               output =>
@@ -73,8 +69,7 @@ case class PlanPunctuatedDeduplicates(session: SparkSession) extends ColumnarRul
                 if ((wide.isEmpty && prefix.isEmpty) || ordinal < 0) None
                 else Some(DeduplicatePartitionWideRows(ordinal, wide))
             }
-            // the partitioning the state is hashed by, as recorded (a prefix only where applied)
-            val partitionedBy = prefix.filter(p => replicated.exists(_.expressions.length == p.length))
+            val partitionedBy = ReplicatingShuffles.applied(prefix, replicated)
             val exec = PunctuatedDeduplicateExec(
               keyExpressions = d.keyExpressions,
               kindOrdinal = d.child.output.indexWhere(_.exprId == kindAttr.exprId),

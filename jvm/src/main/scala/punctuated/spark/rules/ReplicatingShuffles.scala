@@ -1,11 +1,15 @@
 package punctuated.spark.rules
 
+import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.Attribute
 import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning
 import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.execution.exchange.{ShuffleExchangeExec, ShuffleExchangeLike}
+import punctuated.compat.StatefulOperatorStateInfo
 
-import punctuated.input.{PartitionWideRows, PunctuationReplicatingExchangeExec}
+import punctuated.checkpoint.{CheckpointDeclarations, PerRun}
+import punctuated.conf.PunctuatedConf
+import punctuated.input.{AggregateLayout, KeyPrefix, PartitionWideRows, PunctuationReplicatingExchangeExec}
 
 /**
  * Used by the rules planning a single-input punctuated operator (aggregation, deduplication):
@@ -50,4 +54,23 @@ object ReplicatingShuffles {
     val result = walk(plan)
     (result, replaced)
   }
+
+  /**
+   * The key positions a keyed operator's shuffle hashes by (None: the whole key), decided at a
+   * run's first micro-batch and kept for the run in `decided`: a checkpoint that holds state
+   * keeps its recorded hashing; a new one takes [[KeyPrefix.of]] unless
+   * `spark.punctuated.prefixPartitioning` is off or a join reads the operator in its stage
+   * (`coPartitioned`).
+   */
+  def prefix(session: SparkSession, info: StatefulOperatorStateInfo, layout: AggregateLayout, keyLength: Int,
+      coPartitioned: Set[Long], decided: PerRun[Option[Seq[Int]]]): Option[Seq[Int]] =
+    decided(info) {
+      CheckpointDeclarations.recordedPartitioning(info, session.sessionState.newHadoopConf()).getOrElse(
+        if (!PunctuatedConf.prefixPartitioning(session.sessionState.conf) || coPartitioned(info.operatorId)) None
+        else KeyPrefix.of(layout, keyLength))
+    }
+
+  /** What the checkpoint records: `prefix` where [[replace]] applied it, else the whole key. */
+  def applied(prefix: Option[Seq[Int]], replaced: Option[HashPartitioning]): Option[Seq[Int]] =
+    prefix.filter(p => replaced.exists(_.expressions.length == p.length))
 }
