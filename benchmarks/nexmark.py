@@ -16,6 +16,14 @@ fresh process with the same JVM options, the engines interleaved, ``--reps`` tim
   auction's row emitted once its id is closed; Spark's own plan runs them in update mode.
   q4's outer AVG per category is closed by no punctuation: it has no final rows in append
   mode, and Spark refuses it (the engine is recorded as not run, with Spark's message).
+* ``watermark_same_input`` (optional, the queries with a watermark SQL): Spark's watermark plan
+  (``<q>_watermark.sql``) over the punctuated engine's input — the same source options, the
+  streams not declared (``declare=false``, so our rules leave them alone) and their punctuation
+  rows filtered out where they are read (``NOT is_punct``), then the same watermark. Its results
+  are compared like the others'. ``watermark_same_input / watermark`` is what reading a
+  punctuated stream costs Spark's own plan (the generator's punctuations, the filter), so
+  ``punctuated / watermark_same_input`` is what our operators cost over Spark's on the same rows:
+  ``punctuated / watermark`` is the product of the two.
 * ``floor`` (optional, q3 and q20): a reference, not an answer — the same streams through the
   same filters with no join (``sql/nexmark/<q>_floor.sql``): what every engine pays before it
   joins anything, so ``floor / native`` bounds what any join plan can gain over Spark's own.
@@ -58,6 +66,9 @@ SQL = ROOT / "sql" / "nexmark"
 RESULTS = Path(__file__).resolve().parent / "results"
 
 ENGINES = ("native", "watermark", "punctuated")
+# Run only when asked for (--engines), results compared: see the module doc.
+SAME_INPUT = "watermark_same_input"
+OPTIONAL_ENGINES = (SAME_INPUT,)
 # Reference engines: run only when asked for (--engines), results not compared.
 REFERENCE_ENGINES = ("floor",)
 QUERIES = {
@@ -106,7 +117,8 @@ def bounds(eps: int, events: int) -> dict:
 
 
 def query_sql(query: str, engine: str, eps: int, events: int) -> str:
-    name = f"{query}_{engine}.sql" if engine in ("watermark", "floor") else f"{query}.sql"
+    sql_of = {"watermark": "watermark", SAME_INPUT: "watermark", "floor": "floor"}
+    name = f"{query}_{sql_of[engine]}.sql" if engine in sql_of else f"{query}.sql"
     if not (SQL / name).exists():
         raise ValueError(f"engine {engine} has no query for {query} (sql/nexmark/{name})")
     text = (SQL / name).read_text()
@@ -122,22 +134,28 @@ def base_time(args) -> int:
 
 def read_stream(spark, table: str, args, engine: str, extra: dict | None = None):
     """One ``nexmark`` stream with the run's options (``args``: events, batching, rate,
-    partitions, seed); ``engine`` ``punctuated`` adds the punctuations, ``extra`` more options."""
+    partitions, seed); ``engine`` ``punctuated`` adds the punctuations, ``extra`` more options;
+    ``watermark_same_input`` reads the punctuated engine's rows undeclared, its punctuation rows
+    filtered out, under the watermark engine's watermark."""
     reader = spark.readStream.format("nexmark").option("table", table)
     options = {"totalEvents": args.events, "eventsPerBatch": args.events_per_batch,
                "eventsPerSecond": args.events_per_second, "numPartitions": args.partitions,
                "seed": args.seed, "baseTime": base_time(args)}
-    if engine == "punctuated":
+    if engine in ("punctuated", SAME_INPUT):
         options["punctuations"] = "true"
         if table == "auction" and args.query == "q3":
             options["sellerPunctuations"] = "true"
         if args.query in TIME_QUERIES:
             options["timePunctuations"] = "true"
+    if engine == SAME_INPUT:
+        options["declare"] = "false"
     options.update(extra or {})
     for k, v in options.items():
         reader = reader.option(k, str(v))
     df = reader.load()
-    if engine == "watermark":
+    if engine == SAME_INPUT:
+        df = df.where("NOT is_punct").drop("is_punct")
+    if engine in ("watermark", SAME_INPUT):
         df = df.withWatermark("dateTime", "0 seconds")
     return df
 
@@ -426,8 +444,9 @@ def main(argv=None) -> int:
     ap.add_argument("--query", choices=sorted(QUERIES), required=True)
     ap.add_argument("--events", type=int, default=2_000_000, help="events of the global sequence")
     ap.add_argument("--engines", default=",".join(ENGINES),
-                    help=f"comma-separated, of {', '.join(ENGINES + REFERENCE_ENGINES)} "
-                         "(floor: the inputs without the join, a reference)")
+                    help=f"comma-separated, of {', '.join(ENGINES + OPTIONAL_ENGINES + REFERENCE_ENGINES)} "
+                         "(floor: the inputs without the join, a reference; watermark_same_input: "
+                         "Spark's watermark plan over the punctuated engine's rows)")
     ap.add_argument("--reps", type=int, default=3,
                     help="repetitions of each engine, each in a fresh process, engines interleaved")
     ap.add_argument("--out", default=str(harness.DEFAULT_OUT),
@@ -449,9 +468,9 @@ def main(argv=None) -> int:
     if args.child:
         return child(args)
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
-    unknown = [e for e in engines if e not in ENGINES + REFERENCE_ENGINES]
+    unknown = [e for e in engines if e not in ENGINES + OPTIONAL_ENGINES + REFERENCE_ENGINES]
     if unknown:
-        ap.error(f"unknown engines {unknown}; choose from {', '.join(ENGINES + REFERENCE_ENGINES)}")
+        ap.error(f"unknown engines {unknown}; choose from {', '.join(ENGINES + OPTIONAL_ENGINES + REFERENCE_ENGINES)}")
     if args.reps < 1:
         ap.error(f"--reps must be at least 1, not {args.reps}")
     out = Path(args.out)
@@ -483,7 +502,7 @@ def main(argv=None) -> int:
     ratios = {f"{a}/{b}": {"throughput": harness.ratio_spread(runs, "events_per_second", a, b)}
               for a in engines for b in engines
               if (a, b) in (("punctuated", "native"), ("punctuated", "watermark"), ("watermark", "native"),
-                            ("floor", "native"))}
+                            ("floor", "native"), ("punctuated", SAME_INPUT), (SAME_INPUT, "watermark"))}
     all_rows = [dict(r, rep=x["rep"]) for e in engines for x in runs[e] for r in (x.get("per_batch") or [])]
     for r in all_rows:
         r["live_working_set"] = reference["live"].get(str(r["events"]))

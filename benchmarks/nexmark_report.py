@@ -16,6 +16,8 @@ from pathlib import Path
 
 from benchmarks import harness
 
+SAME_INPUT = "watermark_same_input"  # benchmarks.nexmark.SAME_INPUT (that module imports this one)
+
 OURS = "punctuated"
 
 
@@ -34,9 +36,9 @@ def batch_throughput(rows) -> list[tuple[int, float]]:
 def line_style(engine: str) -> dict:
     """Matplotlib keywords per line: ours thick and on top, references thin, dashed, below.
     ``line_style("punctuated")["zorder"]`` is 3; ``line_style("floor")["zorder"]`` is 1."""
-    from benchmarks.nexmark import ENGINES, REFERENCE_ENGINES
+    from benchmarks.nexmark import ENGINES, OPTIONAL_ENGINES, REFERENCE_ENGINES
 
-    colors = {e: f"C{i}" for i, e in enumerate(ENGINES + REFERENCE_ENGINES)}
+    colors = {e: f"C{i}" for i, e in enumerate(ENGINES + OPTIONAL_ENGINES + REFERENCE_ENGINES)}
     if engine == OURS:
         return {"color": colors[engine], "linewidth": 2.4, "zorder": 3, "marker": ".", "label": engine}
     if engine in REFERENCE_ENGINES or engine not in colors:
@@ -133,6 +135,10 @@ def markdown(summaries, ratios, report, args, command, name, expected, expected_
         line = f"- throughput {a} / {b}: **{harness.fmt_spread(r['throughput'])}**"
         if a == "floor":
             line += " — the most any join plan could gain over Spark's own here (floor: the same inputs and filters, no join)"
+        elif b == SAME_INPUT:
+            line += " — our operators against Spark's plan over the same rows (both read the punctuated stream)"
+        elif a == SAME_INPUT:
+            line += " — what reading the punctuated stream (generating its punctuations, filtering them out) costs Spark's own plan"
         elif by.get(b, {}).get("final_state_rows"):
             line += f"; final state {a} / {b}: **{round(by[a]['final_state_rows'] / by[b]['final_state_rows'], 5)}**"
         lines.append(line)

@@ -140,3 +140,29 @@ def test_event_time_queries_against_the_watermark(tmp_path, query):
     assert spark["results_match"] is True or query == "q8"
     assert ours["result_rows"] >= spark["result_rows"] > 0
     assert ours["max_state_rows"] <= spark["max_state_rows"]
+
+
+def test_watermark_plan_over_the_punctuated_input(tmp_path):
+    """The optional "watermark_same_input" engine runs Spark's watermark plan over the rows our
+    engine reads (punctuations generated, the streams undeclared, punctuation rows filtered out
+    where they are read): Spark's own operators (no held punctuations, the watermark plan's
+    state), the watermark plan's exact results, more rows read than the watermark engine's
+    stream without punctuations; the Markdown splits punctuated / watermark into the input's
+    cost and the operators'."""
+    events = 150_000
+    run_runner(tmp_path, "q7", events, "watermark,watermark_same_input,punctuated", "--forkless-fs")
+    name = f"nexmark_q7_{events}"
+    by = {s["engine"]: s for s in json.loads((tmp_path / f"{name}.json").read_text())}
+    same, spark, ours = by["watermark_same_input"], by["watermark"], by["punctuated"]
+    assert same.get("error") is None, same.get("error")
+    assert same["results_match"] is True and spark["results_match"] is True and ours["results_match"] is True
+    assert (same["result_rows"], same["max_state_rows"]) == (spark["result_rows"], spark["max_state_rows"])
+    assert same["max_punctuations_held"] == 0 < ours["max_punctuations_held"]
+    with open(tmp_path / f"{name}.csv") as f:
+        rows = list(csv.DictReader(f))
+    read = {e: sum(int(r["input_rows"]) for r in rows if r["engine"] == e) for e in by}
+    # Spark's input counts the punctuation rows it filters out, ours every row of the same stream
+    assert read["watermark_same_input"] == read["punctuated"] > read["watermark"]
+    md = (tmp_path / f"{name}.md").read_text()
+    assert "throughput punctuated / watermark_same_input" in md
+    assert "throughput watermark_same_input / watermark" in md
