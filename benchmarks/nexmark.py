@@ -348,6 +348,17 @@ def run_query(spark, build, engine: str, mode: str, checkpoint: Path, events: in
     return per_batch, totals, elapsed, None, list(query.recentProgress)
 
 
+def warm_up(spark, args, tmp: Path) -> None:
+    """``--warmup-events N``: the child's engine runs the same query over the first N events
+    once, untimed, with a checkpoint of its own, before the timed run, so that the timed run
+    meets a JVM whose JIT has compiled the engine's code (at 2 M events on 2 cores the JIT's
+    compiler threads take about half of a cold run's CPU). Each engine warms up the same way,
+    in its own fresh process; the timed run starts from nothing but the JVM (new query, new
+    checkpoint, the same events from the first)."""
+    warm = argparse.Namespace(**{**vars(args), "events": args.warmup_events})
+    run_engine(spark, args.child, warm, tmp / "warmup", _NoBar())
+
+
 def mean(rows, key: str):
     """Mean of ``key`` over per-batch rows (None without rows), rounded to 0.1."""
     return round(sum(r[key] for r in rows) / len(rows), 1) if rows else None
@@ -377,6 +388,8 @@ def child(args) -> int:
                               base_time(args) + args.events * 1000 // args.events_per_second))},
                       "live": {str(e): live(e) for e in points}}
         else:
+            if args.warmup_events:
+                warm_up(spark, args, tmp)
             per_batch, totals, elapsed, error = run_engine(spark, args.child, args, tmp, _NoBar())
             result = {"per_batch": per_batch, "totals": totals, "seconds": elapsed, "error": error,
                       "events_per_second": args.events / elapsed if error is None and elapsed else None}
@@ -461,6 +474,9 @@ def main(argv=None) -> int:
                     help="event time of the first event, ms since the epoch (the source's baseTime; "
                          "0: the epoch, where a watermark plan counts rows at time 0 as late)")
     ap.add_argument("--driver-memory", default="6g")
+    ap.add_argument("--warmup-events", type=int, default=0,
+                    help="each engine's child first runs the same query over this many events, untimed "
+                         "(a warm JVM: see warm_up); default 0, a cold JVM")
     harness.add_forkless_option(ap)
     ap.add_argument("--child", help=argparse.SUPPRESS)  # internal: reference | <engine>
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -482,7 +498,7 @@ def main(argv=None) -> int:
     common = [sys.executable, "-m", "benchmarks.nexmark", "--query", args.query, "--events", str(args.events),
               "--events-per-batch", str(args.events_per_batch), "--events-per-second", str(args.events_per_second),
               "--partitions", str(args.partitions), "--seed", str(args.seed), "--driver-memory", args.driver_memory,
-              "--base-time", str(args.base_time)] + harness.forkless_flag(args)
+              "--base-time", str(args.base_time), "--warmup-events", str(args.warmup_events)] + harness.forkless_flag(args)
     print(f"[nexmark {args.query}] batch answer over {args.events:,} events", file=sys.stderr)
     reference = harness.spawn(common + ["--child", "reference"])
 

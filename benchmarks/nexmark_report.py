@@ -95,7 +95,10 @@ def markdown(summaries, ratios, report, args, command, name, expected, expected_
              f"{args.reps} repetition(s), each engine in a fresh process with the same JVM options, "
              f"engines interleaved ({' '.join(report['schedule'])}); figures are medians with the spread "
              f"(min–max) over the repetitions. Machine load (1-minute average, before and after each "
-             f"run): {harness.fmt_spread(load, 2)} on {cores} cores.", "",
+             f"run): {harness.fmt_spread(load, 2)} on {cores} cores."
+             + (f" Warm JVM: each process first ran its engine's query over the first "
+                f"{args.warmup_events:,} events, untimed (`--warmup-events`)."
+                if getattr(args, "warmup_events", 0) else ""), "",
              f"Batch answer: {expected[0]:,} rows"
              + (f" (of auctions closed before the stream ends, the reference here; over all "
                 f"auctions {expected_all[0]:,}: the other {expected_all[0] - expected[0]:,} are still "
