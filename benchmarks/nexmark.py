@@ -60,7 +60,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 if __package__ in (None, ""):  # run as a script: benchmarks/nexmark.py
     sys.path.insert(0, str(ROOT))
-from benchmarks import harness, nexmark_report  # noqa: E402
+from benchmarks import harness, nexmark_report, task_metrics  # noqa: E402
 
 SQL = ROOT / "sql" / "nexmark"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -279,7 +279,8 @@ def offset_events(offset) -> int:
 
 
 def run_engine(spark, engine: str, args, tmp: Path, bar):
-    """Runs one engine over all events; returns (per-batch rows, result, seconds, error)."""
+    """Runs one engine over all events; returns (per-batch rows, result, seconds, error, progress
+    reports)."""
     tables, _ = QUERIES[args.query]
     for t in tables:
         read_stream(spark, t, args, engine).createOrReplaceTempView(t)
@@ -287,7 +288,7 @@ def run_engine(spark, engine: str, args, tmp: Path, bar):
     # Spark's own engine has no final rows for an aggregation without watermark: update mode
     mode = "update" if (engine == "native" and QUERIES[args.query][1]) else "append"
     build = lambda: spark.sql(query_sql(args.query, engine, args.events_per_second, args.events))
-    return run_query(spark, build, engine, mode, tmp / f"ckpt-{engine}", args.events, bar)[:4]
+    return run_query(spark, build, engine, mode, tmp / f"ckpt-{engine}", args.events, bar)
 
 
 def run_query(spark, build, engine: str, mode: str, checkpoint: Path, events: int, bar, after_batch=None):
@@ -359,6 +360,20 @@ def warm_up(spark, args, tmp: Path) -> None:
     run_engine(spark, args.child, warm, tmp / "warmup", _NoBar())
 
 
+def task_metrics_median(per_rep: list):
+    """Each figure of ``task_metrics.summarize`` as its median over the repetitions (None
+    without ``--task-metrics``).
+
+    >>> task_metrics_median([{"all": {"cpu_ms": 10}}, {"all": {"cpu_ms": 30}}, {"all": {"cpu_ms": 20}}])
+    {'all': {'cpu_ms': 20}}
+    """
+    if not per_rep or any(m is None for m in per_rep):
+        return None
+    kinds = sorted({k for m in per_rep for k in m})
+    return {k: {f: statistics.median(m.get(k, {}).get(f, 0) for m in per_rep)
+                for f in sorted({f for m in per_rep for f in m.get(k, {})})} for k in kinds}
+
+
 def mean(rows, key: str):
     """Mean of ``key`` over per-batch rows (None without rows), rounded to 0.1."""
     return round(sum(r[key] for r in rows) / len(rows), 1) if rows else None
@@ -371,8 +386,11 @@ def child(args) -> int:
     from punctuated.cli import local_session
 
     tmp = Path(tempfile.mkdtemp(prefix="punctuated-nexmark-"))
+    query_id = None
+    log = tmp / "event-log"
+    extra = dict(harness.forkless_conf(args) or {}, **(task_metrics.conf(log) if args.task_metrics else {}))
     spark = local_session(str(tmp), app=f"punctuated-nexmark-{args.child}", driver_memory=args.driver_memory,
-                          extra_conf=harness.forkless_conf(args))
+                          extra_conf=extra)
     spark.conf.set("spark.sql.shuffle.partitions", str(args.partitions))
     spark.conf.set("spark.sql.streaming.numRecentProgressUpdates", "100000")
     try:
@@ -390,11 +408,14 @@ def child(args) -> int:
         else:
             if args.warmup_events:
                 warm_up(spark, args, tmp)
-            per_batch, totals, elapsed, error = run_engine(spark, args.child, args, tmp, _NoBar())
+            per_batch, totals, elapsed, error, progress = run_engine(spark, args.child, args, tmp, _NoBar())
             result = {"per_batch": per_batch, "totals": totals, "seconds": elapsed, "error": error,
                       "events_per_second": args.events / elapsed if error is None and elapsed else None}
+            query_id = progress[0]["id"] if progress else None
     finally:
-        spark.stop()
+        spark.stop()  # (flushes the event log)
+        if args.task_metrics and args.child != "reference" and query_id:
+            result["task_metrics"] = task_metrics.summarize(log, query_id)
         shutil.rmtree(tmp, ignore_errors=True)
     harness.emit(result)
     return 0
@@ -444,6 +465,8 @@ def engine_summary(engine: str, reps: list, args, command: str, reference: dict,
         # planning, the stores' commits
         "mean_batch_ms": med("batch_ms"), "mean_planning_ms": med("planning_ms"),
         "mean_state_commit_ms": med("state_commit_ms"),
+        # --task-metrics: the tasks' time per stage kind (medians over the repetitions)
+        "task_metrics": task_metrics_median([r.get("task_metrics") for r in reps]),
         "result_rows": rows, "expected_rows": expected[0], "expected_rows_all_auctions": expected_all[0],
         # an engine's rows are the batch rows or fewer (a time bound only removes results)
         "missing_rows": None if engine in REFERENCE_ENGINES else expected[0] - rows,
@@ -477,6 +500,9 @@ def main(argv=None) -> int:
     ap.add_argument("--warmup-events", type=int, default=0,
                     help="each engine's child first runs the same query over this many events, untimed "
                          "(a warm JVM: see warm_up); default 0, a cold JVM")
+    ap.add_argument("--task-metrics", action="store_true",
+                    help="record the timed query's tasks' CPU and run time per stage kind (scan, stateful, "
+                         "other), from Spark's event log (benchmarks/task_metrics.py)")
     harness.add_forkless_option(ap)
     ap.add_argument("--child", help=argparse.SUPPRESS)  # internal: reference | <engine>
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -498,7 +524,8 @@ def main(argv=None) -> int:
     common = [sys.executable, "-m", "benchmarks.nexmark", "--query", args.query, "--events", str(args.events),
               "--events-per-batch", str(args.events_per_batch), "--events-per-second", str(args.events_per_second),
               "--partitions", str(args.partitions), "--seed", str(args.seed), "--driver-memory", args.driver_memory,
-              "--base-time", str(args.base_time), "--warmup-events", str(args.warmup_events)] + harness.forkless_flag(args)
+              "--base-time", str(args.base_time), "--warmup-events", str(args.warmup_events)] + harness.forkless_flag(args) + (
+                  ["--task-metrics"] if args.task_metrics else [])
     print(f"[nexmark {args.query}] batch answer over {args.events:,} events", file=sys.stderr)
     reference = harness.spawn(common + ["--child", "reference"])
 

@@ -83,6 +83,30 @@ def plot(path: Path, rows, query: str, events: int) -> None:
     plt.close(fig)
 
 
+def task_metrics_lines(summaries) -> list[str]:
+    """The table of the tasks' time per stage kind (``--task-metrics``), or nothing.
+
+    >>> task_metrics_lines([{"engine": "e", "task_metrics": None}])
+    []
+    >>> task_metrics_lines([{"engine": "e", "task_metrics": {"scan": {"cpu_ms": 5, "run_ms": 7, "tasks": 2}}}])[-1]
+    '| e | scan | 2 | 5 | 7 | 0 | 0 |'
+    """
+    timed = [x for x in summaries if x.get("task_metrics")]
+    if not timed:
+        return []
+    lines = ["", "The timed query's tasks per stage kind (Spark's event log, `--task-metrics`; sums over the run, "
+                 "medians over the repetitions; scan: the stages reading the sources, stateful: those with "
+                 "state stores):", "",
+             "| engine | stages | tasks | CPU ms | run ms | deserialize ms | GC ms |", "|---|---|---:|---:|---:|---:|---:|"]
+    for x in timed:
+        for kind in ("scan", "stateful", "other", "all"):
+            m = x["task_metrics"].get(kind)
+            if m:
+                lines.append(f"| {x['engine']} | {kind} | {m.get('tasks', 0):g} | {m.get('cpu_ms', 0):g} | "
+                             f"{m.get('run_ms', 0):g} | {m.get('deserialize_ms', 0):g} | {m.get('gc_ms', 0):g} |")
+    return lines
+
+
 def markdown(summaries, ratios, report, args, command, name, expected, expected_all, cores) -> str:
     """The run's Markdown: medians with their spread (min–max over the repetitions), the ratios
     as medians and spreads of the per-repetition ratios, and the machine's load."""
@@ -130,6 +154,7 @@ def markdown(summaries, ratios, report, args, command, name, expected, expected_
                   "|---|---:|---:|---:|"]
         lines += [f"| {x['engine']} | {x['mean_batch_ms']} | {x['mean_planning_ms']} | "
                   f"{x['mean_state_commit_ms']} |" for x in timed]
+    lines += task_metrics_lines(summaries)
     lines += ["", "Ratios (repetition k of one engine over repetition k of the other; median and min–max):", ""]
     for pair, r in ratios.items():
         a, b = pair.split("/")

@@ -142,6 +142,16 @@ def test_event_time_queries_against_the_watermark(tmp_path, query):
     assert ours["max_state_rows"] <= spark["max_state_rows"]
 
 
+def test_benchmark_helpers_doctests():
+    """The examples in the benchmark modules' docstrings hold."""
+    import doctest
+
+    from benchmarks import nexmark, nexmark_report, task_metrics
+
+    for module in (nexmark, nexmark_report, task_metrics):
+        assert doctest.testmod(module).failed == 0, module.__name__
+
+
 def test_watermark_plan_over_the_punctuated_input(tmp_path):
     """The optional "watermark_same_input" engine runs Spark's watermark plan over the rows our
     engine reads (punctuations generated, the streams undeclared, punctuation rows filtered out
@@ -150,10 +160,11 @@ def test_watermark_plan_over_the_punctuated_input(tmp_path):
     stream without punctuations; the Markdown splits punctuated / watermark into the input's
     cost and the operators'. With ``--warmup-events`` each child first runs its query over the
     first events, untimed, and the timed run still gives exactly the batch answer (its own
-    checkpoint, from the first event)."""
+    checkpoint, from the first event). ``--task-metrics`` sums the timed query's tasks per stage
+    kind from Spark's event log: the warm-up query's tasks are not among them."""
     events = 150_000
     run_runner(tmp_path, "q7", events, "watermark,watermark_same_input,punctuated", "--forkless-fs",
-               "--warmup-events", "50000")
+               "--warmup-events", "50000", "--task-metrics")
     name = f"nexmark_q7_{events}"
     by = {s["engine"]: s for s in json.loads((tmp_path / f"{name}.json").read_text())}
     same, spark, ours = by["watermark_same_input"], by["watermark"], by["punctuated"]
@@ -174,3 +185,12 @@ def test_watermark_plan_over_the_punctuated_input(tmp_path):
     # watermark's batch without data), not the warm-up's
     assert {e: max(int(r["events"]) for r in rows if r["engine"] == e) for e in by} == dict.fromkeys(by, events)
     assert sum(1 for r in rows if r["engine"] == "punctuated") == 3
+    # per partition (2): a stateful task in each micro-batch of the timed run, a scan task in
+    # each with input (not in the watermark plan's last, which only closes windows)
+    for engine, s in by.items():
+        batches = [int(r["input_rows"]) for r in rows if r["engine"] == engine]
+        tm = s["task_metrics"]
+        assert tm["stateful"]["tasks"] == 2 * len(batches), (engine, tm)
+        assert tm["scan"]["tasks"] == 2 * sum(1 for n in batches if n > 0), (engine, tm)
+        assert tm["all"]["cpu_ms"] >= tm["scan"]["cpu_ms"] > 0 and tm["stateful"]["run_ms"] > 0
+    assert "| punctuated | stateful | 6 |" in md
