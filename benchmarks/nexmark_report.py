@@ -16,8 +16,6 @@ from pathlib import Path
 
 from benchmarks import harness
 
-SAME_INPUT = "watermark_same_input"  # benchmarks.nexmark.SAME_INPUT (that module imports this one)
-
 OURS = "punctuated"
 
 
@@ -110,7 +108,7 @@ def task_metrics_lines(summaries) -> list[str]:
 def markdown(summaries, ratios, report, args, command, name, expected, expected_all, cores) -> str:
     """The run's Markdown: medians with their spread (min–max over the repetitions), the ratios
     as medians and spreads of the per-repetition ratios, and the machine's load."""
-    from benchmarks.nexmark import FLINK_PER_CORE
+    from benchmarks.nexmark import FLINK_PER_CORE, SAME_INPUT
 
     by = {s["engine"]: s for s in summaries}
     load = report["load_1min"]
