@@ -36,6 +36,9 @@ private[aggregate] class PunctuatedAggregateTask(
   private val schemes = layout.closing.zipWithIndex.map { case (s, i) => (i + 1) -> s }
   private val held = new GroupPunctuations(op.getStateInfo, partitionId,
     op.keyExpressions.toStructType, schemes, storeConf, hadoopConf, settings.maxRemembered)
+  // the output punctuations a group closed by an implied (unique-key) punctuation carries
+  private val impliedBits = if (!op.emit) 0L else layout.implied
+    .filter(k => layout.closing(k - 1).isWholeKey(keyLength)).foldLeft(0L)((b, k) => b | (1L << k))
   private val wholeKeyBits = schemes.collect { case (k, s) if s.isWholeKey(keyLength) => 1L << k }.foldLeft(0L)(_ | _)
   private val keyProj = UnsafeProjection.create(op.keyExpressions, op.child.output)
   private val wideKinds = layout.partitionWide(keyLength).foldLeft(0L)((b, k) => b | (1L << k))
@@ -86,8 +89,12 @@ private[aggregate] class PunctuatedAggregateTask(
   private def runSingle(iter: Iterator[InternalRow]): Iterator[InternalRow] = {
     val out = ArrayBuffer.empty[InternalRow]
     val closedHere = ArrayBuffer.empty[GroupPunctuation]
+    // nothing is held or remembered until every group is processed: the late check's look-ups
+    // are resolved once, as one function per scheme
+    val lateChecks = schemes.map { case (k, s) => held.closer(k, s) }.toArray
+    val isLate = (key: UnsafeRow) => lateChecks.exists(_(key))
     // no copy: group() keeps nothing of the row but the copies withCounts makes
-    iter.foreach { r => group(r.asInstanceOf[UnsafeRow], out, closedHere) }
+    iter.foreach { r => group(r.asInstanceOf[UnsafeRow], out, closedHere, isLate) }
     // a pass over the stored groups only when a partition-wide punctuation closes something new
     // (a range punctuation repeated, or not above the held bound, matches no stored group)
     if (mode != Complete && wide.exists(p => !held.alreadyClosed(p))) scan(out)
@@ -164,7 +171,8 @@ private[aggregate] class PunctuatedAggregateTask(
   }
 
   /** One input group, merged with its stored state. */
-  private def group(row: UnsafeRow, out: ArrayBuffer[InternalRow], closedHere: ArrayBuffer[GroupPunctuation]): Unit = {
+  private def group(row: UnsafeRow, out: ArrayBuffer[InternalRow], closedHere: ArrayBuffer[GroupPunctuation],
+      isLate: UnsafeRow => Boolean): Unit = {
     val dataRows = row.getLong(ords.dataRows)
     val bits = bitsOf(row)
     val invalid = row.getLong(ords.invalid)
@@ -179,11 +187,9 @@ private[aggregate] class PunctuatedAggregateTask(
       late(key, dataRows)
       if (emitted != 0) out += withCounts(row, 0L, emitted)
     } else {
-      val implied = layout.implied.filter(k => layout.closing(k - 1).isWholeKey(keyLength))
       val closed = mode != Complete && ((bits & wholeKeyBits) != 0 || layout.implied.nonEmpty ||
         wideIndex.covers(key))
       layout.implied.foreach(k => closedHere += held.punctuationFor(k, layout.closing(k - 1), key))
-      val impliedBits = if (op.emit) implied.foldLeft(0L)((b, k) => b | (1L << k)) else 0L
       if (closed) {
         if (op.stateManager.get(store, key) != null) op.stateManager.remove(store, key)
         purged += 1
@@ -212,9 +218,6 @@ private[aggregate] class PunctuatedAggregateTask(
 
   private def stored(out: ArrayBuffer[InternalRow]): Unit =
     op.stateManager.values(store).foreach(v => out += v.copy())
-
-  private def isLate(key: UnsafeRow): Boolean =
-    schemes.exists { case (k, s) => held.closes(k, s, key) }
 
   private def late(key: UnsafeRow, rows: Long): Unit = {
     if (settings.failOnLateRows) {

@@ -169,6 +169,11 @@ private[dedup] class PunctuatedDeduplicateTask(
     // partition-wide ones: gathered first, or arriving here as copies (replicated)
     val arrived = ArrayBuffer.from(wideKeys.iterator.map { case (k, key) =>
       held.punctuationFor(k, layout.closing(k - 1), key) })
+    // nothing is held or remembered until every row is read: the late check's look-ups are
+    // resolved once, as one function per scheme (under a union: every branch's, per key)
+    val isLate: InternalRow => Boolean =
+      if (layout.isUnion) closedByAll
+      else { val checks = schemes.map { case (k, s) => held.closer(k, s) }.toArray; key => checks.exists(_(key)) }
     iter.foreach { row =>
       row.getInt(op.kindOrdinal) match {
         case PunctuationKind.Data =>
@@ -227,10 +232,6 @@ private[dedup] class PunctuatedDeduplicateTask(
 
   private def closedByAll(key: InternalRow): Boolean =
     layout.kindsByBranch.forall(_.exists(k => held.closes(k, layout.closing(k - 1), key)))
-
-  /** Late: a held punctuation covers it (under a union: every branch's do). */
-  private def isLate(key: InternalRow): Boolean =
-    if (layout.isUnion) closedByAll(key) else schemes.exists { case (k, s) => held.closes(k, s, key) }
 
   /** Forgets a seen key (a whole key's constants are the key itself). */
   private def forget(key: UnsafeRow): Unit =

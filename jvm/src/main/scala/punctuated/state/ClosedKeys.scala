@@ -229,6 +229,14 @@ final class ClosedKeysTable(
   /** Is the whole key closed by the summary `id`? */
   def covers(id: Int, key: InternalRow): Boolean = limit > 0 && byId.contains(id) && apply(id).covers(key)
 
+  /**
+   * [[covers]] for summary `id` as a function, a snapshot until the next [[add]]: nothing
+   * remembered (none kept, or the summary empty) covers nothing, with no look-up per key.
+   */
+  def coverer(id: Int): InternalRow => Boolean =
+    if (limit <= 0 || !byId.contains(id) || apply(id).size == 0) HeldPunctuationTable.Never
+    else { val c = apply(id); key => c.covers(key) }
+
   /** Does summary `id` cover this punctuation? */
   def coversPunctuation(id: Int, constants: UnsafeRow, bound: Option[Any]): Boolean =
     limit > 0 && byId.contains(id) && apply(id).coversPunctuation(constants, bound)

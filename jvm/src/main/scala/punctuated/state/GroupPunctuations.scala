@@ -85,6 +85,12 @@ class GroupPunctuations(
   def closes(kind: Int, scheme: KeyScheme, key: InternalRow): Boolean = table.covers(kind, scheme, key)
 
   /**
+   * [[closes]] for `kind` as a function, for a task's run of look-ups before it holds or
+   * remembers anything ([[HeldPunctuationTable.coverer]]: a snapshot until the next change).
+   */
+  def closer(kind: Int, scheme: KeyScheme): InternalRow => Boolean = table.coverer(kind, scheme)
+
+  /**
    * Did earlier punctuations already close everything `p` closes (a range alone: a held bound
    * at least as high; otherwise: remembered)? Then no stored group matches `p`: a group it
    * covers was closed when they came, or was late. (Only true when known; a forgotten value: false.)

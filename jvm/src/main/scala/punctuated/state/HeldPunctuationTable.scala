@@ -154,6 +154,27 @@ final class HeldPunctuationTable(
     heldCovers(id, scheme, key) || closed.covers(id, key)
 
   /**
+   * [[covers]] as a function, for a run of look-ups (a task's input groups) while nothing is
+   * held, released or remembered: a snapshot, valid until the next change. A scheme without
+   * constants (`ts<=`) holds one punctuation at most: it is read once and its bound compared
+   * directly ([[RangeBounds.keyCoverer]]); an empty closed-values summary is not consulted.
+   *
+   * Example: holding `ts<=9` (kind 1), `t.coverer(1, scheme)` answers `covers(1, scheme, key)`
+   * for every key, with one look-up in all.
+   */
+  def coverer(id: Int, scheme: KeyScheme): InternalRow => Boolean = {
+    val summary = closed.coverer(id)
+    def orSummary(c: InternalRow => Boolean): InternalRow => Boolean =
+      if (summary eq HeldPunctuationTable.Never) c else key => c(key) || summary(key)
+    if (scheme.constants.nonEmpty) orSummary(key => heldCovers(id, scheme, key))
+    else held(id, scheme, HeldPunctuationTable.NoConstants) match {
+      case Some(_) if !scheme.hasRange => HeldPunctuationTable.Always
+      case Some((Some(bound), _)) => orSummary(bounds(scheme).keyCoverer(bound))
+      case _ => summary
+    }
+  }
+
+  /**
    * The held whole-key punctuations of these schemes (by id), as (id, scheme, constants): a
    * pass over their namespace, for releasing those another input's range punctuation closed.
    */
@@ -235,14 +256,28 @@ final class HeldPunctuationTable(
     new PunctuationIndex(bounds.keys.map(_._1).toSeq.distinct, bounds)
   }
 
-  /** [[index]]: does one of the indexed punctuations match the key? */
+  /**
+   * [[index]]: does one of the indexed punctuations match the key? A scheme without constants
+   * has one bound at most, compared directly ([[RangeBounds.keyCoverer]]); the others are
+   * looked up by the key's constants.
+   */
   final class PunctuationIndex private[HeldPunctuationTable] (
       schemes: Seq[KeyScheme], bounds: mutable.HashMap[(KeyScheme, UnsafeRow), Option[Any]]) {
     def isEmpty: Boolean = schemes.isEmpty
-    def covers(key: InternalRow): Boolean = schemes.exists { s =>
-      bounds.get((s, constantsOf(s, key))).exists { bound =>
+    private val checks: Array[InternalRow => Boolean] = schemes.map { s =>
+      if (s.constants.nonEmpty) (key: InternalRow) => bounds.get((s, constantsOf(s, key))).exists { bound =>
         !s.hasRange || bound.exists(b => rangeBoundsOf(s).coversKey(b, key))
       }
+      else bounds.get((s, HeldPunctuationTable.NoConstants)) match {
+        case Some(_) if !s.hasRange => HeldPunctuationTable.Always
+        case Some(Some(b)) => rangeBoundsOf(s).keyCoverer(b)
+        case _ => HeldPunctuationTable.Never
+      }
+    }.toArray
+    def covers(key: InternalRow): Boolean = {
+      var i = 0
+      while (i < checks.length) { if (checks(i)(key)) return true; i += 1 }
+      false
     }
   }
 }
@@ -250,6 +285,9 @@ final class HeldPunctuationTable(
 object HeldPunctuationTable {
   /** The constants of a scheme without constant attributes: the empty row (never written to). */
   val NoConstants: UnsafeRow = UnsafeProjection.create(Seq.empty[BoundReference])(new GenericInternalRow(0)).copy()
+  /** A look-up that covers nothing, and one that covers everything ([[HeldPunctuationTable.coverer]]). */
+  val Never: InternalRow => Boolean = _ => false
+  val Always: InternalRow => Boolean = _ => true
 }
 
 /**

@@ -3,7 +3,7 @@ package punctuated.state
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, SpecializedGetters, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.catalyst.util.{ArrayData, GenericArrayData}
-import org.apache.spark.sql.types.{ArrayType, DataType, StructType}
+import org.apache.spark.sql.types.{ArrayType, DataType, DateType, IntegerType, LongType, StructType, TimestampNTZType, TimestampType}
 
 import punctuated.input.KeyScheme
 import punctuated.model.RangeRegion
@@ -34,6 +34,12 @@ sealed trait RangeBounds extends punctuated.model.BoundOps[Any] {
   def covers(bound: Any, value: Any): Boolean
   /** Does `bound` close this key's range value(s)? (No copy: the hot path of look-ups.) */
   def coversKey(bound: Any, key: InternalRow): Boolean
+  /**
+   * [[coversKey]] with `bound` fixed, for a run of look-ups against one bound (a task's groups
+   * against its held punctuation): the same answers, compared without boxing where the type
+   * allows (see [[Single]]).
+   */
+  def keyCoverer(bound: Any): InternalRow => Boolean = key => coversKey(bound, key)
   /** Does `held` close everything `incoming` does? */
   def includes(held: Any, incoming: Any): Boolean
   /** What `held` and `incoming` close together. */
@@ -46,6 +52,18 @@ sealed trait RangeBounds extends punctuated.model.BoundOps[Any] {
 }
 
 object RangeBounds {
+
+  /** Types whose values are longs in a row (compared as such by [[Single.keyCoverer]]). */
+  private[state] def isLongBacked(t: DataType): Boolean = t match {
+    case LongType | TimestampType | TimestampNTZType => true
+    case _ => false
+  }
+  /** Types whose values are ints in a row. */
+  private[state] def isIntBacked(t: DataType): Boolean = t match {
+    case IntegerType | DateType => true
+    case _ => false
+  }
+  private[state] def isPrimitive(t: DataType): Boolean = isLongBacked(t) || isIntBacked(t)
 
   /** The bounds of `scheme` over keys of `keySchema` (the scheme must have a range). */
   def apply(scheme: KeyScheme, keySchema: StructType): RangeBounds = {
@@ -71,6 +89,42 @@ object RangeBounds {
     override def covers(bound: Any, value: Any): Boolean = value != null && ordering.lteq(value, bound)
     override def coversKey(bound: Any, key: InternalRow): Boolean =
       !key.isNullAt(position) && ordering.lteq(getter(key, position), bound)
+    /**
+     * Long-backed values (bigint, timestamps), int-backed ones (int, date) and structs of them
+     * (a `window`: start, then end) compared as primitives; a struct with a NULL field, and
+     * other types, by the ordering.
+     */
+    override def keyCoverer(bound: Any): InternalRow => Boolean = {
+      val generic: InternalRow => Boolean = key => coversKey(bound, key)
+      val sign = if (atLeast) -1 else 1   // covered: sign * compare(value, bound) <= 0
+      (dataType, bound) match {
+        case (_, null) => _ => false
+        case (t, b: Long) if RangeBounds.isLongBacked(t) =>
+          if (atLeast) key => !key.isNullAt(position) && key.getLong(position) >= b
+          else key => !key.isNullAt(position) && key.getLong(position) <= b
+        case (t, b: Int) if RangeBounds.isIntBacked(t) =>
+          if (atLeast) key => !key.isNullAt(position) && key.getInt(position) >= b
+          else key => !key.isNullAt(position) && key.getInt(position) <= b
+        case (st: StructType, b: InternalRow) if st.fields.forall(f => RangeBounds.isPrimitive(f.dataType)) &&
+            st.indices.forall(i => !b.isNullAt(i)) =>
+          val n = st.length
+          val long = st.fields.map(f => RangeBounds.isLongBacked(f.dataType))
+          val bounds = Array.tabulate(n)(i => if (long(i)) b.getLong(i) else b.getInt(i).toLong)
+          key => !key.isNullAt(position) && {
+            val v = key.getStruct(position, n)
+            var i = 0
+            var cmp = 0
+            var nulls = false
+            while (cmp == 0 && i < n && !nulls) {
+              if (v.isNullAt(i)) nulls = true
+              else cmp = java.lang.Long.compare(if (long(i)) v.getLong(i) else v.getInt(i).toLong, bounds(i))
+              i += 1
+            }
+            if (nulls) generic(key) else sign * cmp <= 0
+          }
+        case _ => generic
+      }
+    }
     override def includes(held: Any, incoming: Any): Boolean = ordering.gteq(held, incoming)
     override def merge(held: Any, incoming: Any): Any = if (ordering.gteq(held, incoming)) held else incoming
     override def intersect(a: Any, b: Any): Option[Any] = Some(if (ordering.lteq(a, b)) a else b)

@@ -105,4 +105,34 @@ class HeldPunctuationTableSuite extends PunctuatedStreamTest {
     assert(again.held(wholeKey.id, wholeKey, whole).isEmpty && again.count == 1)
     p.close()
   }
+
+  test("coverer: the same answers as covers, a snapshot of what is held and remembered") {
+    val p = provider(heldKey, heldValue, NoPrefixKeyStateEncoderSpec(heldKey))
+    val store = p.getStore(0)
+    val below = KeyScheme(Array.empty[Int], Vector(1 -> false))   // k1<=
+    val above = KeyScheme(Array.empty[Int], Vector(0 -> true))    // k0>=
+    val ns = StoreNamespace.whole(store)
+    val t = new HeldPunctuationTable(Some(ns), Some(ns), ClosedSummaries.BesideHeld(ns),
+      Seq(1 -> wholeKey, 2 -> range, 3 -> below, 4 -> above), keySchema, maxRemembered = 100, partition = (0, 1))
+    val schemes = Seq(1 -> wholeKey, 2 -> range, 3 -> below, 4 -> above)
+    val keys = for (a <- -1 to 6; b <- -1 to 6) yield key(a, b)
+    def agree(): Int = schemes.map { case (id, s) =>
+      val c = t.coverer(id, s)
+      keys.count { k => assert(c(k) == t.covers(id, s, k), s"scheme $s, key (${k.getInt(0)}, ${k.getInt(1)})"); c(k) }
+    }.sum
+    assert(agree() == 0)                        // nothing held: nothing covered
+    t.hold(1, wholeKey, t.constantsOf(wholeKey, key(1, 1)).copy(), None, closedAt = 0)
+    t.remember(1, t.constantsOf(wholeKey, key(2, 2)).copy(), None)
+    t.holdGreatest(2, range, t.constantsOf(range, key(5, 3)).copy(), Some(3), closedAt = 0)
+    t.holdGreatest(3, below, HeldPunctuationTable.NoConstants, Some(2), closedAt = 0)
+    t.holdGreatest(4, above, HeldPunctuationTable.NoConstants, Some(4), closedAt = 0)
+    val before = agree()
+    // 2 whole keys, 5 of key 5's range, 4 rows of k1 at most 2 (of 8 each), 3 rows of k0 at least 4
+    assert(before == 2 + 5 + 4 * 8 + 3 * 8)
+    val snapshot = t.coverer(3, below)
+    t.holdGreatest(3, below, HeldPunctuationTable.NoConstants, Some(4), closedAt = 1)
+    assert(!snapshot(key(0, 4)) && t.covers(3, below, key(0, 4)) && t.coverer(3, below)(key(0, 4)))
+    assert(agree() > before)
+    p.close()
+  }
 }
