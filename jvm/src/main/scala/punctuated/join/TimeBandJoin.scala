@@ -65,10 +65,10 @@ private[join] final class TimeBandJoin(band: TimeBand, inputs: IndexedSeq[JoinIn
   def isLate(i: Int, row: InternalRow): Boolean = band.bounded(i) &&
     band.timeOf(i, row).exists(t => indexes(i).bound.exists(t <= _))
 
-  /** What a late row of input `i` came after, for the late-row error. */
+  /** What a late row of input `i` came after, for the late-row error ("... arrived after <input> <this>"). */
   def lateReason(i: Int): String = {
     val bound = indexes(i).bound.fold("")(c => s" (bound $c in the column's internal unit)")
-    if (band.watermarked(i)) s"its event-time watermark or a range punctuation passed its time$bound"
+    if (band.watermarked(i)) s"had its event-time watermark or a range punctuation pass its time$bound"
     else s"punctuated its time column up to it with a range punctuation$bound"
   }
 
