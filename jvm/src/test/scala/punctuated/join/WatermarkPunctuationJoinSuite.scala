@@ -148,7 +148,8 @@ class WatermarkPunctuationJoinSuite extends PunctuatedStreamTest {
         AddData(as, r(1, 5)),
         ExpectFailure[org.apache.spark.SparkException](e =>
           assert(e.getMessage.contains("PUNCTUATED_LATE_ROW") && e.getMessage.contains(" of a ") &&
-            e.getMessage.contains("event-time watermark"), e.getMessage)))
+            e.getMessage.contains("arrived after a had its event-time watermark or a range punctuation pass its time"),
+            e.getMessage)))
     }
   }
 
