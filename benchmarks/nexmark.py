@@ -147,6 +147,8 @@ def read_stream(spark, table: str, args, engine: str, extra: dict | None = None)
             options["sellerPunctuations"] = "true"
         if args.query in TIME_QUERIES:
             options["timePunctuations"] = "true"
+        if getattr(args, "time_punctuations_only", False) and table == "bid":
+            options["auctionPunctuations"] = "false"
     if engine == SAME_INPUT:
         options["declare"] = "false"
     options.update(extra or {})
@@ -503,6 +505,10 @@ def main(argv=None) -> int:
     ap.add_argument("--task-metrics", action="store_true",
                     help="record the timed query's tasks' CPU and run time per stage kind (scan, stateful, "
                          "other), from Spark's event log (benchmarks/task_metrics.py)")
+    ap.add_argument("--time-punctuations-only", action="store_true",
+                    help=f"{', '.join(WINDOWED)}: the bid stream of the punctuated and same-input engines "
+                         "punctuates dateTime<= only (the source's auctionPunctuations=false), the "
+                         "punctuations that close the windows; default: also each expired auction")
     harness.add_forkless_option(ap)
     ap.add_argument("--child", help=argparse.SUPPRESS)  # internal: reference | <engine>
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -515,6 +521,8 @@ def main(argv=None) -> int:
         ap.error(f"unknown engines {unknown}; choose from {', '.join(ENGINES + OPTIONAL_ENGINES + REFERENCE_ENGINES)}")
     if args.reps < 1:
         ap.error(f"--reps must be at least 1, not {args.reps}")
+    if args.time_punctuations_only and args.query not in WINDOWED:
+        ap.error(f"--time-punctuations-only is for the windowed queries ({', '.join(WINDOWED)}), not {args.query}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     name = args.name or f"nexmark_{args.query}_{args.events}"
@@ -525,7 +533,8 @@ def main(argv=None) -> int:
               "--events-per-batch", str(args.events_per_batch), "--events-per-second", str(args.events_per_second),
               "--partitions", str(args.partitions), "--seed", str(args.seed), "--driver-memory", args.driver_memory,
               "--base-time", str(args.base_time), "--warmup-events", str(args.warmup_events)] + harness.forkless_flag(args) + (
-                  ["--task-metrics"] if args.task_metrics else [])
+                  ["--task-metrics"] if args.task_metrics else []) + (
+                  ["--time-punctuations-only"] if args.time_punctuations_only else [])
     print(f"[nexmark {args.query}] batch answer over {args.events:,} events", file=sys.stderr)
     reference = harness.spawn(common + ["--child", "reference"])
 

@@ -120,7 +120,10 @@ def markdown(summaries, ratios, report, args, command, name, expected, expected_
              f"run): {harness.fmt_spread(load, 2)} on {cores} cores."
              + (f" Warm JVM: each process first ran its engine's query over the first "
                 f"{args.warmup_events:,} events, untimed (`--warmup-events`)."
-                if getattr(args, "warmup_events", 0) else ""), "",
+                if getattr(args, "warmup_events", 0) else "")
+             + (" The punctuated engines' bid stream punctuates `dateTime<=` only, not each expired "
+                "auction (`--time-punctuations-only`, the source's `auctionPunctuations=false`)."
+                if getattr(args, "time_punctuations_only", False) else ""), "",
              f"Batch answer: {expected[0]:,} rows"
              + (f" (of auctions closed before the stream ends, the reference here; over all "
                 f"auctions {expected_all[0]:,}: the other {expected_all[0] - expected[0]:,} are still "

@@ -28,6 +28,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap
  * @param timePunctuations with punctuations: every table also says, at the end of each
  *                        partition of a micro-batch, "no more rows with dateTime <= T" (scheme
  *                        `dateTime<=`), T one microsecond before the time of the next event
+ * @param auctionPunctuations with punctuations: the bid stream punctuates each auction once it
+ *                        has expired (scheme `auction`); `false` leaves those out (with
+ *                        `timePunctuations`, the bid stream's one scheme is then `dateTime<=`)
  */
 final case class NexmarkConfig(
     table: NexmarkTableKind,
@@ -40,7 +43,8 @@ final case class NexmarkConfig(
     punctuations: Boolean = false,
     declare: Boolean = true,
     sellerPunctuations: SellerPunctuations = punctuated.nexmark.SellerPunctuations.Off,
-    timePunctuations: Boolean = false) {
+    timePunctuations: Boolean = false,
+    auctionPunctuations: Boolean = true) {
 
   require(eventsPerSecond > 0, s"nexmark: eventsPerSecond must be > 0, got $eventsPerSecond")
   require(totalEvents.forall(_ >= 0), s"nexmark: totalEvents must be >= 0, got ${totalEvents.get}")
@@ -49,6 +53,9 @@ final case class NexmarkConfig(
   require(baseTime >= 0, s"nexmark: baseTime must be >= 0, got $baseTime")
   require(!timePunctuations || punctuations,
     "nexmark: option timePunctuations needs punctuations = true (the marker column carries them)")
+  require(auctionPunctuations || timePunctuations || !punctuations || table != NexmarkTableKind.Bid,
+    "nexmark: the bid table with punctuations = true and auctionPunctuations = false needs " +
+      "timePunctuations = true (else it has no punctuation scheme); or set punctuations = false")
 
   val numInFlightAuctions: Int = 100
   val numActivePeople: Int = 1000
@@ -58,6 +65,10 @@ final case class NexmarkConfig(
   val avgPersonByteSize: Int = 200
   val avgAuctionByteSize: Int = 500
   val avgBidByteSize: Int = 100
+
+  /** Does the bid stream punctuate auctions (scheme `auction`)? */
+  def punctuatesAuctions: Boolean =
+    punctuations && auctionPunctuations && table == NexmarkTableKind.Bid
 
   /** Does the auction stream punctuate `seller<=` or `seller`? */
   def punctuatesSellers: Boolean =
@@ -80,6 +91,7 @@ object NexmarkConfig {
   val Declare = "declare"
   val SellerPunctuations = "sellerPunctuations"
   val TimePunctuations = "timePunctuations"
+  val AuctionPunctuations = "auctionPunctuations"
 
   def apply(options: CaseInsensitiveStringMap): NexmarkConfig = {
     def long(key: String): Option[Long] = Option(options.get(key)).map { v =>
@@ -111,6 +123,7 @@ object NexmarkConfig {
       declare = bool(Declare).getOrElse(d.declare),
       sellerPunctuations = Option(options.get(SellerPunctuations))
         .map(punctuated.nexmark.SellerPunctuations.parse).getOrElse(d.sellerPunctuations),
-      timePunctuations = bool(TimePunctuations).getOrElse(d.timePunctuations))
+      timePunctuations = bool(TimePunctuations).getOrElse(d.timePunctuations),
+      auctionPunctuations = bool(AuctionPunctuations).getOrElse(d.auctionPunctuations))
   }
 }

@@ -45,7 +45,8 @@ object NexmarkOffset {
     NexmarkConfig.BaseTime -> config.baseTime.toString,
     NexmarkConfig.Punctuations -> config.punctuations.toString,
     NexmarkConfig.SellerPunctuations -> config.sellerPunctuations.name,
-    NexmarkConfig.TimePunctuations -> config.timePunctuations.toString)
+    NexmarkConfig.TimePunctuations -> config.timePunctuations.toString,
+    NexmarkConfig.AuctionPunctuations -> config.auctionPunctuations.toString)
 
   /** An offset of a stream with these options. */
   def apply(events: Long, config: NexmarkConfig): NexmarkOffset = NexmarkOffset(events)(fingerprint(config))

@@ -28,7 +28,7 @@ final class NexmarkPartitionReader(partition: NexmarkInputPartition)
   private val config = partition.config
   private val clock = EventClock(config.baseTime, config.eventsPerSecond)
   private val table = config.table
-  private val punctuating = config.punctuations && table == NexmarkTableKind.Bid
+  private val punctuating = config.punctuatesAuctions
   private lazy val open = new OpenAuctions(clock, config)
 
   /** Punctuations due in this partition, as (event, auction id from 0), earliest first. */

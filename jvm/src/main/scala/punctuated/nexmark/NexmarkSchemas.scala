@@ -65,11 +65,15 @@ object NexmarkSchemas {
 
   /**
    * The declaration of the configured table (auctions may also punctuate `seller<=` or
-   * `seller`; with time punctuations every table also declares `dateTime<=`).
+   * `seller`; with time punctuations every table also declares `dateTime<=`; bids leave out
+   * `auction` under `auctionPunctuations=false`).
    */
   def declaration(config: NexmarkConfig): Map[String, String] = {
     val base = declaration(config.table)
-    val schemes = base.get("punctuated.schemes").toSeq ++ (config.sellerPunctuations match {
+    // the bid stream's `auction` scheme, unless its auction punctuations are left out
+    val own = if (config.table == NexmarkTableKind.Bid && !config.auctionPunctuations) Nil
+      else base.get("punctuated.schemes").toSeq
+    val schemes = own ++ (config.sellerPunctuations match {
       case _ if !config.punctuatesSellers => Nil
       case SellerPunctuations.Point => Seq("seller")
       case _ => Seq("seller<=")

@@ -60,6 +60,34 @@ class NexmarkTimePunctuationSuite extends PunctuatedStreamTest {
     }
   }
 
+  test("auctionPunctuations=false: the bid stream punctuates and declares dateTime<= only, the same bids") {
+    val config = NexmarkConfig(NexmarkTableKind.Bid, punctuations = true, timePunctuations = true,
+      auctionPunctuations = false)
+    assert(new NexmarkTable(config).properties().get("punctuated.schemes") == "dateTime<=")
+    assert(new NexmarkTable(config.copy(auctionPunctuations = true)).properties().get("punctuated.schemes") ==
+      "auction; dateTime<=")
+    assert(NexmarkOffset.fingerprint(config)("auctionPunctuations") == "false")
+    val without = runBatches(read("bid", opts + ("auctionPunctuations" -> "false")))
+    val withThem = runBatches(read("bid"))
+    def punct(rows: Iterable[Row]) = rows.filter(_.getAs[Boolean]("is_punct"))
+    def isTime(r: Row) = !r.isNullAt(r.fieldIndex("dateTime"))
+    // every punctuation is a time punctuation, the same ones; the auction punctuations are gone
+    assert(punct(without.values.flatten).forall(isTime))
+    assert(punct(without.values.flatten).map(_.toString).toSeq.sorted ==
+      punct(withThem.values.flatten).filter(isTime).map(_.toString).toSeq.sorted)
+    assert(punct(withThem.values.flatten).exists(r => !isTime(r)))
+    // the same bids in the same micro-batches
+    assert(without.keySet == withThem.keySet)
+    without.keys.foreach { b =>
+      def data(rows: Seq[Row]) = rows.filterNot(_.getAs[Boolean]("is_punct")).map(_.toString).sorted
+      assert(data(without(b)) == data(withThem(b)), s"batch $b")
+    }
+    // without time punctuations the bid stream would have no scheme: refused, naming the fix
+    val e = intercept[IllegalArgumentException](NexmarkConfig(NexmarkTableKind.Bid, punctuations = true,
+      auctionPunctuations = false))
+    assert(e.getMessage.contains("auctionPunctuations = false needs timePunctuations = true"))
+  }
+
   test("a windowed aggregation over bids closes every window the stream has passed, in append mode") {
     val maxPerWindow = read("bid").groupBy(window(col("dateTime"), "200 milliseconds"))
       .agg(count("*").as("bids"), max("price").as("top"))
