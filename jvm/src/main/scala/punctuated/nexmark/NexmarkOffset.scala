@@ -15,7 +15,10 @@ import org.apache.spark.sql.connector.read.streaming.Offset
  *
  * JSON: `{"events":1200,"options":{"table":"bid","seed":"0",...}}`. Offsets written before
  * the options were recorded are a bare number (`1200`); they are still read (and checked
- * against nothing).
+ * against nothing). An option added to the record later is absent from older offsets, which
+ * were generated as that option's [[NexmarkOffset.ImpliedWhenAbsent]] value says (before
+ * `timePunctuations` there were none; before `auctionPunctuations` the bid stream always had
+ * them), and is checked against that value.
  *
  * @param events  events of the global sequence before this position
  * @param options the generator options the events were generated with (empty: unknown).
@@ -48,6 +51,20 @@ object NexmarkOffset {
     NexmarkConfig.TimePunctuations -> config.timePunctuations.toString,
     NexmarkConfig.AuctionPunctuations -> config.auctionPunctuations.toString)
 
+  /**
+   * The options recorded only since a later version, with the value an offset recorded before
+   * them was generated with: compared as if it were recorded (an offset with no options at
+   * all, a bare number, is still checked against nothing).
+   *
+   * {{{
+   *   old offset {"options":{"table":"bid",...}}  (no auctionPunctuations: bids carried them)
+   *   restart with auctionPunctuations=false  ->  NEXMARK_OPTIONS_CHANGED, "auctionPunctuations = true"
+   * }}}
+   */
+  val ImpliedWhenAbsent: Map[String, String] = Map(
+    NexmarkConfig.TimePunctuations -> "false",
+    NexmarkConfig.AuctionPunctuations -> "true")
+
   /** An offset of a stream with these options. */
   def apply(events: Long, config: NexmarkConfig): NexmarkOffset = NexmarkOffset(events)(fingerprint(config))
 
@@ -74,9 +91,9 @@ object NexmarkOffset {
    * Fails if `offset` (read from a checkpoint) was written with other generator options than
    * the stream's `config` now has, naming the option, both values and the fix.
    */
-  def check(offset: NexmarkOffset, config: NexmarkConfig): Unit = {
+  def check(offset: NexmarkOffset, config: NexmarkConfig): Unit = if (offset.options.nonEmpty) {
     val now = fingerprint(config)
-    offset.options.toSeq.sortBy(_._1).foreach { case (k, old) =>
+    (ImpliedWhenAbsent ++ offset.options).toSeq.sortBy(_._1).foreach { case (k, old) =>
       now.get(k).filter(_ != old).foreach { current =>
         throw new IllegalStateException(
           s"[NEXMARK_OPTIONS_CHANGED] nexmark: option $k is $current, but the checkpoint's offsets " +

@@ -88,6 +88,39 @@ class NexmarkTimePunctuationSuite extends PunctuatedStreamTest {
     assert(e.getMessage.contains("auctionPunctuations = false needs timePunctuations = true"))
   }
 
+  test("a checkpoint written before auctionPunctuations was recorded: a restart with it false is refused") {
+    val checkpoint = java.nio.file.Files.createTempDirectory("nexmark-old-ckpt").toFile
+    def run(total: Long, options: (String, String)*): Unit = {
+      val q = read("bid", opts ++ Map("totalEvents" -> total.toString) ++ options)
+        .writeStream.format("noop").option("checkpointLocation", checkpoint.getCanonicalPath)
+        .trigger(org.apache.spark.sql.streaming.Trigger.AvailableNow()).start()
+      try q.awaitTermination() finally q.stop()
+    }
+    run(6000L)
+    // the offsets as the version before the option wrote them: the same options but that one
+    val recorded = "\"auctionPunctuations\":\"true\","
+    val offsets = new java.io.File(checkpoint, "offsets").listFiles().filter(_.getName.forall(_.isDigit))
+    assert(offsets.nonEmpty)
+    offsets.foreach { f =>
+      val text = new String(java.nio.file.Files.readAllBytes(f.toPath), "UTF-8")
+      assert(text.contains(recorded), text)
+      java.nio.file.Files.write(f.toPath, text.replace(recorded, "").getBytes("UTF-8"))
+    }
+    new java.io.File(checkpoint, "offsets").listFiles().filter(_.getName.endsWith(".crc")).foreach(_.delete())
+    // the bid stream then always punctuated auctions: without them the rows would differ
+    val e = intercept[Exception](run(10000L, "auctionPunctuations" -> "false"))
+    val messages = Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString("\n")
+    assert(messages.contains("NEXMARK_OPTIONS_CHANGED"), messages)
+    assert(messages.contains("option auctionPunctuations is false") &&
+      messages.contains("auctionPunctuations = true"), messages)
+    // with the options it was written with, the stream goes on, and records the option again
+    run(10000L)
+    val last = new java.io.File(checkpoint, "offsets").listFiles().filter(_.getName.forall(_.isDigit))
+      .maxBy(_.getName.toLong)
+    assert(!offsets.map(_.getName).contains(last.getName))
+    assert(new String(java.nio.file.Files.readAllBytes(last.toPath), "UTF-8").contains(recorded))
+  }
+
   test("a windowed aggregation over bids closes every window the stream has passed, in append mode") {
     val maxPerWindow = read("bid").groupBy(window(col("dateTime"), "200 milliseconds"))
       .agg(count("*").as("bids"), max("price").as("top"))
