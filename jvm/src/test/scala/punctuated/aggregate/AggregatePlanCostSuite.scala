@@ -48,10 +48,50 @@ class AggregatePlanCostSuite extends PunctuatedStreamTest {
         }
         val inStages = plan.collect { case w: WholeStageCodegenExec => generated(w.child) }.flatten
         val generates = plan.collect { case g @ GenerateExec(e, _, _, _, _) if e.exists(_.isInstanceOf[PunctuationOutputs]) => g }
-        assert(generates.size == 2, plan.treeString)
+        // the first aggregation's (the second reads its punctuations); the second's goes (FinalRowsOnly)
+        assert(generates.size == 1, plan.treeString)
         assert(generates.forall(g => inStages.exists(_ eq g)), plan.treeString)
+        assert(generates.head.collectFirst { case a: PunctuatedAggregateExec => a.emit } == Some(true))
         true
       })
+  }
+
+  test("an aggregation whose punctuations nothing uses outputs its final rows without the Generate") {
+    def generatesAbove(q: StreamExecution): Seq[Boolean] = q.lastExecution.executedPlan.collect {
+      case a: PunctuatedAggregateExec => a
+    }.map(a => q.lastExecution.executedPlan.exists {
+      case g @ GenerateExec(e, _, _, _, _) => e.isInstanceOf[org.apache.spark.sql.catalyst.expressions.Explode] &&
+        g.collectFirst { case b: PunctuatedAggregateExec => b }.exists(_ eq a)
+      case _ => false
+    })
+    val bids = MemoryStream[Bid]
+    val b = declare(bids.toDF(), "bids", Schemes -> "auction", Marker -> "is_punct")
+    val most = b.groupBy("auction").agg(max("price").as("most"), count("*").as("n"))
+    testStream(most, OutputMode.Append())(
+      AddData(bids, bid(1, 100, 5.0), bid(1, 101, 6.0), bid(2, 100, 3.0), closeBids(1)),
+      CheckNewAnswer((1L, 6.0, 2L)),
+      AssertOnQuery("no Generate above the aggregation, the columns as nullable as before") { q =>
+        assert(generatesAbove(q) == Seq(false), q.lastExecution.executedPlan.treeString)
+        val output = punctuated.spark.rules.PlanPunctuatedAggregates.queryOutput(q.lastExecution.executedPlan)
+        assert(output.map(_.name) == Seq("auction", "most", "n"))
+        assert(output.map(_.nullable) == most.schema.map(_.nullable), output)
+        true
+      },
+      AddData(bids, bid(2, 102, 4.0), closeBids(2), bid(3, 100, 1.0)),
+      CheckNewAnswer((2L, 4.0, 2L)),
+      StopStream,
+      StartStream(),
+      AddData(bids, bid(3, 103, 2.0), closeBids(3)),
+      CheckNewAnswer((3L, 2.0, 2L)))
+    // the results show the punctuations: the Generate stays
+    withSQLConf(punctuated.conf.PunctuatedConf.EmitPunctuations -> "true") {
+      val shown = MemoryStream[Bid]
+      val s = declare(shown.toDF(), "bids", Schemes -> "auction", Marker -> "is_punct")
+      testStream(s.groupBy("auction").agg(max("price").as("most")), OutputMode.Append())(
+        AddData(shown, bid(1, 100, 5.0), closeBids(1)),
+        ProcessAllAvailable(),
+        AssertOnQuery("the Generate stays") { q => assert(generatesAbove(q) == Seq(true)); true })
+    }
   }
 
   test("the tasks' Hadoop conf: one broadcast per run, shared by the run's aggregations; a new run broadcasts anew") {

@@ -49,7 +49,8 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
         val coPartitioned = KeyPrefix.coPartitioned(plan) {
           case s: StateStoreSaveExec if s.stateInfo.isDefined => s.stateInfo.get.operatorId
         }
-        policed.transformUp {
+        // then, where nothing uses an aggregation's output punctuations, its final rows go out as they are
+        FinalRowsOnly(policed.transformUp {
           case s: StateStoreSaveExec if s.stateInfo.isDefined =>
             (s.child, layouts.find(l => merged(s.child).exists(_.resultId == l.dataRows))) match {
               case (agg: BaseAggregateExec, Some(layout)) =>
@@ -104,7 +105,7 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
                 exec
               case _ => s
             }
-        }
+        })
       }
     }
   }
