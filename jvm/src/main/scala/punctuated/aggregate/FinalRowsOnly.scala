@@ -43,7 +43,7 @@ object FinalRowsOnly {
     child.collectFirst { case a: PunctuatedAggregateExec => a.emit }.getOrElse(true)
 
   /** `e` with `out` always 0: `IF(out > 0, NULL, x)` is `x` (as nullable as the IF was). */
-  private def withoutOut(e: Expression, out: Attribute): Expression = e.transformUp {
+  private def withoutOut(e: Expression, out: Attribute): Expression = e.transformDown {
     case If(GreaterThan(a: Attribute, Literal(0, _)), Literal(null, _), x) if a.exprId == out.exprId =>
       if (x.nullable) x else KnownNullable(x)
     case a: Attribute if a.exprId == out.exprId => Literal(0)

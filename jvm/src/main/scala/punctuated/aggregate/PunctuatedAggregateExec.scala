@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, ExprId, UnsafeProje
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike
 import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, Distribution, HashPartitioning, Partitioning}
 import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
-import punctuated.compat.{StateStoreSaveExec, StatefulOperatorPartitioning, StatefulOperatorStateInfo, StreamingAggregationStateManager}
+import punctuated.compat.{StateStoreRDDs, StateStoreSaveExec, StatefulOperatorPartitioning, StatefulOperatorStateInfo, StreamingAggregationStateManager}
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.streaming.OutputMode
 
@@ -106,13 +106,16 @@ case class PunctuatedAggregateExec(
     val wide = partitionWide.gather(child, layout, keyExpressions.size) ++
       (if (useWatermark) Watermarks.punctuationKeys(layout.watermarks, keyExpressions.toStructType, eventTimeWatermark,
         conf.sessionLocalTimeZone) else Nil)
-    val rdd = child.execute().mapPartitionsWithStateStore(
+    // the store opened with the run's Hadoop conf: no broadcast of it per micro-batch
+    val rdd = StateStoreRDDs.withStateStore(
+      child.execute(),
       getStateInfo,
       keyExpressions.toStructType,
       stateManager.getStateValueSchema,
       NoPrefixKeyStateEncoderSpec(keyExpressions.toStructType),
-      session.sessionState,
-      Some(coordinator)) { (store, iter) =>
+      session,
+      Some(coordinator),
+      hadoopConf) { (store, iter) =>
       new PunctuatedAggregateTask(this, store, storeConf, hadoopConf.value.value, wide).run(iter)
     }
     // a store Spark cannot load is reported with its damaged files

@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, GenericInternalRow,
 import org.apache.spark.sql.catalyst.plans.physical.{Distribution, HashPartitioning, Partitioning}
 import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike
-import punctuated.compat.{StatefulOperatorPartitioning, StatefulOperatorStateInfo, StreamingDeduplicateExec}
+import punctuated.compat.{StateStoreRDDs, StatefulOperatorPartitioning, StatefulOperatorStateInfo, StreamingDeduplicateExec}
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.types.{IntegerType, StructType}
 
@@ -89,13 +89,16 @@ case class PunctuatedDeduplicateExec(
     // few rows: shipped in the tasks' closure
     val wide = gatherWide() ++ (if (useWatermark) Watermarks.punctuationKeys(layout.watermarks,
       keyExpressions.toStructType, eventTimeWatermark, conf.sessionLocalTimeZone) else Nil)
-    val rdd = child.execute().mapPartitionsWithStateStore(
+    // the store opened with the run's Hadoop conf: no broadcast of it per micro-batch
+    val rdd = StateStoreRDDs.withStateStore(
+      child.execute(),
       getStateInfo,
       keyExpressions.toStructType,
       PunctuatedDeduplicateExec.ValueSchema,
       NoPrefixKeyStateEncoderSpec(keyExpressions.toStructType),
-      session.sessionState,
-      Some(coordinator)) { (store, iter) =>
+      session,
+      Some(coordinator),
+      hadoopConf) { (store, iter) =>
       new PunctuatedDeduplicateTask(this, store, storeConf, hadoopConf.value.value, wide).run(iter)
     }
     // a store Spark cannot load is reported with its damaged files

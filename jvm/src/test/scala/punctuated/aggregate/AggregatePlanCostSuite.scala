@@ -1,6 +1,7 @@
 package punctuated.aggregate
 
-import org.apache.spark.sql.execution.{GenerateExec, InputAdapter, SparkPlan, WholeStageCodegenExec}
+import org.apache.spark.sql.catalyst.expressions.If
+import org.apache.spark.sql.execution.{GenerateExec, InputAdapter, ProjectExec, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.functions.{col, count, max}
 import org.apache.spark.sql.streaming.OutputMode
 
@@ -75,6 +76,12 @@ class AggregatePlanCostSuite extends PunctuatedStreamTest {
         val output = punctuated.spark.rules.PlanPunctuatedAggregates.queryOutput(q.lastExecution.executedPlan)
         assert(output.map(_.name) == Seq("auction", "most", "n"))
         assert(output.map(_.nullable) == most.schema.map(_.nullable), output)
+        // and no IF(out > 0, NULL, x) is left in the projection of the final rows
+        val finalProjects = q.lastExecution.executedPlan.collect {
+          case p @ ProjectExec(_, _: org.apache.spark.sql.execution.aggregate.HashAggregateExec) => p
+        }
+        assert(finalProjects.size == 1 && !finalProjects.head.projectList.exists(_.exists(_.isInstanceOf[If])),
+          q.lastExecution.executedPlan.treeString)
         true
       },
       AddData(bids, bid(2, 102, 4.0), closeBids(2), bid(3, 100, 1.0)),
@@ -117,5 +124,34 @@ class AggregatePlanCostSuite extends PunctuatedStreamTest {
         assert(ids.distinct.size == 1 && ids.head >= 0 && ids.head != first.head, (ids, first))
         true
       })
+  }
+
+  test("a micro-batch's aggregation opens its state store with the run's Hadoop conf: it broadcasts none of its own") {
+    val (bids, counts) = twoAggregations()
+    // broadcasts made while building an operator's RDD (and its children's), from the ids
+    // Spark gives broadcasts in turn
+    def broadcastsBuilding(p: SparkPlan): Long = {
+      val before = spark.sparkContext.broadcast(0).id
+      p.clone().execute()
+      spark.sparkContext.broadcast(0).id - before - 1
+    }
+    testStream(counts, OutputMode.Append())(
+      AddData(bids, bid(1, 100, 5.0), bid(2, 100, 3.0), closeBids(1)),
+      CheckNewAnswer((1L, 1L)),
+      AddData(bids, bid(2, 101, 4.0), closeBids(2)),
+      CheckNewAnswer((2L, 1L)),
+      AssertOnQuery("each aggregation's own RDD broadcasts nothing (its input, Spark's restore step, does)") { q =>
+        val execs = q.lastExecution.executedPlan.collect { case p: PunctuatedAggregateExec => p }
+        assert(execs.size == 2)
+        execs.foreach { e =>
+          assert(broadcastsBuilding(e.child) >= 1, e.child.treeString)   // Spark's StateStoreRestore
+          assert(broadcastsBuilding(e) == broadcastsBuilding(e.child), e.treeString)
+        }
+        true
+      },
+      StopStream,
+      StartStream(),
+      AddData(bids, bid(3, 100, 1.0), bid(3, 100, 2.0), closeBids(3)),
+      CheckNewAnswer((3L, 2L)))
   }
 }
