@@ -50,6 +50,33 @@ class PunctuatedDeduplicateSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 0, punctuations = 0))
   }
 
+  test("a micro-batch's deduplication opens its state store with the run's Hadoop conf: it broadcasts none of its own") {
+    val (bids, b) = bidsStream()
+    val firsts = b.dropDuplicates("auction", "bidder").select("auction", "bidder")
+    // broadcasts made while building an operator's RDD (and its children's), from the ids
+    // Spark gives broadcasts in turn
+    def broadcastsBuilding(p: org.apache.spark.sql.execution.SparkPlan): Long = {
+      val before = spark.sparkContext.broadcast(0).id
+      p.clone().execute()
+      spark.sparkContext.broadcast(0).id - before - 1
+    }
+    testStream(firsts)(
+      AddData(bids, bid(1, 100, 5.0), bid(2, 100, 1.0)),
+      CheckNewAnswer((1L, 100L), (2L, 100L)),
+      AddData(bids, bid(1, 101, 7.5), closeBids(1)),
+      CheckNewAnswer((1L, 101L)),
+      AssertOnQuery("the deduplication's own RDD broadcasts nothing") { q =>
+        val execs = q.lastExecution.executedPlan.collect { case p: PunctuatedDeduplicateExec => p }
+        assert(execs.size == 1)
+        assert(broadcastsBuilding(execs.head) == broadcastsBuilding(execs.head.child), execs.head.treeString)
+        true
+      },
+      StopStream,
+      StartStream(),
+      AddData(bids, bid(2, 102, 1.0), closeBids(2)),
+      CheckNewAnswer((2L, 102L)))
+  }
+
   test("late rows under the defaults: a forgotten key is not emitted again, across a restart") {
     val (bids, b) = bidsStream()
     val firsts = b.dropDuplicates("auction", "bidder").select("auction", "bidder")
