@@ -1,7 +1,5 @@
 package punctuated.compat
 
-import scala.reflect.ClassTag
-
 import org.apache.spark.{Partition, TaskContext}
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.rdd.RDD
@@ -9,7 +7,7 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.types.StructType
 
-import punctuated.state.SerializableHadoopConf
+import punctuated.state.{SerializableHadoopConf, StoreLocations}
 
 /**
  * The 4.2 side of [[StateStoreRDDs]] (`jvm/src/main/scala-spark-4.2`): a punctuated
@@ -54,8 +52,8 @@ object StateStoreRDDs {
  *
  * @param hadoopConf the run's broadcast conf the stores are opened with
  */
-private[compat] class RunConfStateStoreRDD[T: ClassTag, U: ClassTag](
-    data: RDD[T],
+private[compat] class RunConfStateStoreRDD(
+    data: RDD[InternalRow],
     stateInfo: StatefulOperatorStateInfo,
     keySchema: StructType,
     valueSchema: StructType,
@@ -63,7 +61,7 @@ private[compat] class RunConfStateStoreRDD[T: ClassTag, U: ClassTag](
     storeConf: StateStoreConf,
     hadoopConf: Broadcast[SerializableHadoopConf],
     @transient private val coordinator: Option[StateStoreCoordinatorRef])(
-    f: (StateStore, Iterator[T]) => Iterator[U]) extends RDD[U](data) {
+    f: (StateStore, Iterator[InternalRow]) => Iterator[InternalRow]) extends RDD[InternalRow](data) {
 
   override protected def getPartitions: Array[Partition] = data.partitions
 
@@ -71,11 +69,9 @@ private[compat] class RunConfStateStoreRDD[T: ClassTag, U: ClassTag](
     StateStoreId(stateInfo.checkpointLocation, stateInfo.operatorId, partition), stateInfo.queryRunId)
 
   override protected def getPreferredLocations(partition: Partition): Seq[String] =
-    // `getLocation` is package-private in Scala, public in bytecode
-    coordinator.flatMap(c => c.getClass.getMethod("getLocation", classOf[StateStoreProviderId])
-      .invoke(c, providerId(partition.index)).asInstanceOf[Option[String]]).toSeq
+    StoreLocations.of(coordinator, providerId(partition.index)).toSeq
 
-  override def compute(partition: Partition, context: TaskContext): Iterator[U] = {
+  override def compute(partition: Partition, context: TaskContext): Iterator[InternalRow] = {
     val id = providerId(partition.index)
     val rows = data.iterator(partition, context)
     val conf = hadoopConf.value.value

@@ -65,7 +65,7 @@ private[aggregate] class PunctuatedAggregateTask(
       case ThroughShuffle(partitioning) if wideKinds != 0 =>
         // every partition-wide punctuation of the batch is among this partition's input rows
         val rows = iter.map(_.asInstanceOf[UnsafeRow].copy()).toArray
-        val homeOf = PunctuationReplicatingExchangeExec.partitionOf(partitioning, op.child.output)()
+        lazy val homeOf = PunctuationReplicatingExchangeExec.homeOf(partitioning, op.child.output)
         val arrived = rows.filter(r => (bitsOf(r) & wideKinds) != 0)
         setWide(wideKeys.toSeq ++ arrived.toSeq.flatMap { r =>
           val key = keyProj(r).copy()

@@ -161,7 +161,7 @@ private[dedup] class PunctuatedDeduplicateTask(
   private val held = new GroupPunctuations(op.getStateInfo, partitionId, op.keyExpressions.toStructType,
     schemes, storeConf, hadoopConf, op.settings.maxRemembered)
   private val keyProj = UnsafeProjection.create(op.keyExpressions, op.child.output)
-  private val homeOf = op.replicated.map(PunctuationReplicatingExchangeExec.partitionOf(_, op.child.output)())
+  private lazy val homeOf = op.replicated.map(PunctuationReplicatingExchangeExec.homeOf(_, op.child.output))
   private val seen = UnsafeProjection.create(PunctuatedDeduplicateExec.ValueSchema)(new GenericInternalRow(Array[Any](1)))
 
   def run(iter: Iterator[InternalRow]): Iterator[InternalRow] = {

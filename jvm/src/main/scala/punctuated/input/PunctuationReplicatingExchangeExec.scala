@@ -3,7 +3,7 @@ package punctuated.input
 import org.apache.spark.{Partitioner, ShuffleDependency, SparkEnv}
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, UnsafeProjection}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Expression, InterpretedUnsafeProjection, UnsafeProjection}
 import org.apache.spark.sql.catalyst.plans.physical.{HashPartitioning, Partitioning}
 import org.apache.spark.sql.execution.{ShuffledRowRDD, SparkPlan, UnaryExecNode, UnsafeRowSerializer}
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
@@ -92,6 +92,17 @@ object PunctuationReplicatingExchangeExec {
       val proj = UnsafeProjection.create(Seq(expr), output)
       row => proj(row).getInt(0)
     }
+  }
+
+  /**
+   * [[partitionOf]] for the few rows a task asks about (the copies of partition-wide
+   * punctuations it receives): the expression interpreted, so that the task does not generate
+   * a projection for a handful of rows.
+   */
+  def homeOf(partitioning: HashPartitioning, output: Seq[Attribute]): InternalRow => Int = {
+    val proj = InterpretedUnsafeProjection.createProjection(
+      Seq(BindReferences.bindReference(partitioning.partitionIdExpression, output)))
+    row => proj(row).getInt(0)
   }
 
   /**

@@ -69,8 +69,8 @@ private[join] final class JoinInput(
   val closedNow: mutable.HashSet[UnsafeRow] = mutable.HashSet.empty[UnsafeRow]
 
   /** For a replicated input: the partition Spark's hash partitioning gives a row (its home). */
-  lazy val homePartition: InternalRow => Int = PunctuationReplicatingExchangeExec.partitionOf(
-    plan.plan.outputPartitioning.asInstanceOf[HashPartitioning], output)()
+  lazy val homePartition: InternalRow => Int = PunctuationReplicatingExchangeExec.homeOf(
+    plan.plan.outputPartitioning.asInstanceOf[HashPartitioning], output)
 
   /** The row's columns as `(name=value, ...)`, for error messages. */
   def render(row: InternalRow): String = inputSchema.fields.indices.map { i =>

@@ -42,7 +42,8 @@ final class ClosedKeys(
     partition: (Int, Int),
     stored: Option[Array[Byte]]) {
 
-  private val constantsProj = UnsafeProjection.create(
+  // generated on first look-up: an empty summary (a range scheme's, always) needs none
+  private lazy val constantsProj = UnsafeProjection.create(
     scheme.constants.toSeq.map(p => BoundReference(p, keySchema(p).dataType, nullable = true)))
   private val integral: Option[DataType] =
     if (!scheme.hasRange && scheme.constants.length == 1) {

@@ -59,10 +59,9 @@ final class HeldPunctuationTable(
     partition: (Int, Int)) {
 
   private val keyLength = keySchema.length
-  // the key written directly, the value's projection generated when first used (see StoreNamespace)
+  // key and value written directly, as a generated projection would (see StoreNamespace)
   private val keyWriter = new UnsafeRowWriter(2, 64)
-  private lazy val valueProj = UnsafeProjection.create(Seq(
-    BoundReference(0, BinaryType, nullable = true), BoundReference(1, LongType, nullable = false)))
+  private val valueWriter = new UnsafeRowWriter(2, 32)
   private val constantsProjs = mutable.HashMap.empty[KeyScheme, UnsafeProjection]
   private val rangeBounds = mutable.HashMap.empty[KeyScheme, RangeBounds]
   /** This task's look-ups of held punctuations, per id and constants (a copy); None: not held. */
@@ -115,7 +114,7 @@ final class HeldPunctuationTable(
   def hold(id: Int, scheme: KeyScheme, constants: UnsafeRow, bound: Option[Any], closedAt: Long): Unit = {
     val ns = namespaceOf(scheme).getOrElse(throw new IllegalStateException(s"no held punctuations of $scheme"))
     val boundBytes = bound.filter(_ => scheme.hasRange).map(b => bounds(scheme).toBytes(b)).orNull
-    ns.put(storeKey(id, constants), valueProj(new GenericInternalRow(Array[Any](boundBytes, closedAt))).copy())
+    ns.put(storeKey(id, constants), StoreNamespace.bytesAndLong(valueWriter, boundBytes, closedAt).copy())
     cacheOf(id)(constants.copy()) = Some((bound, closedAt))
   }
 
@@ -320,11 +319,11 @@ object ClosedSummaries {
 
   /** Summaries in a namespace of their own: key (id), value (entries, summary). */
   final case class OwnNamespace(ns: StoreNamespace) extends ClosedSummaries {
-    private lazy val valueProj = UnsafeProjection.create(ValueSchema)
+    private val valueWriter = new UnsafeRowWriter(2, 32)
     private def key(id: Int): UnsafeRow = StoreNamespace.intRow(id)
     override def read(id: Int): Option[Array[Byte]] = Option(ns.get(key(id))).map(_.getBinary(1))
     override def write(id: Int, bytes: Array[Byte], entries: Long): Unit =
-      ns.put(key(id), valueProj(new GenericInternalRow(Array[Any](entries, bytes))))
+      ns.put(key(id), StoreNamespace.longAndBytes(valueWriter, entries, bytes))
     override def entries(id: Int): Long = Option(ns.get(key(id))).map(_.getLong(0)).getOrElse(0L)
     override def isSummary(key: UnsafeRow): Boolean = false
   }
@@ -336,12 +335,11 @@ object ClosedSummaries {
   /** Summaries beside the held punctuations: key (-id, empty), value (summary, entries). */
   final case class BesideHeld(ns: StoreNamespace) extends ClosedSummaries {
     private val keyWriter = new UnsafeRowWriter(2, 16)
-    private lazy val valueProj = UnsafeProjection.create(Seq(
-      BoundReference(0, BinaryType, nullable = true), BoundReference(1, LongType, nullable = false)))
+    private val valueWriter = new UnsafeRowWriter(2, 32)
     private def key(id: Int): UnsafeRow = StoreNamespace.keyRow(keyWriter, -id, Array.emptyByteArray)
     override def read(id: Int): Option[Array[Byte]] = Option(ns.get(key(id))).map(_.getBinary(0))
     override def write(id: Int, bytes: Array[Byte], entries: Long): Unit =
-      ns.put(key(id), valueProj(new GenericInternalRow(Array[Any](bytes, entries))))
+      ns.put(key(id), StoreNamespace.bytesAndLong(valueWriter, bytes, entries))
     override def entries(id: Int): Long = Option(ns.get(key(id))).map(_.getLong(1)).getOrElse(0L)
     override def isSummary(key: UnsafeRow): Boolean = key.getInt(0) < 0
   }

@@ -80,7 +80,8 @@ object RangeBounds {
     private val dataType = keySchema(position).dataType
     val ordering: Ordering[Any] = KeyScheme.ordering(dataType, atLeast)
     private val getter: (SpecializedGetters, Int) => Any = InternalRow.getAccessor(dataType, nullable = true)
-    private val proj = UnsafeProjection.create(Seq(BoundReference(0, dataType, nullable = true)))
+    // generated when a bound is first stored: a task that only compares bounds never needs it
+    private lazy val proj = UnsafeProjection.create(Seq(BoundReference(0, dataType, nullable = true)))
 
     override def valueOf(key: InternalRow): Any =
       if (key.isNullAt(position)) null else InternalRow.copyValue(getter(key, position))
@@ -145,7 +146,7 @@ object RangeBounds {
     private val orders: IndexedSeq[Ordering[Any]] =
       ranges.zip(types).map { case ((_, ge), t) => KeyScheme.ordering(t, ge) }
     private val getters = types.map(t => InternalRow.getAccessor(t, nullable = true))
-    private val proj = UnsafeProjection.create(types.indices.map(i =>
+    private lazy val proj = UnsafeProjection.create(types.indices.map(i =>
       BoundReference(i, ArrayType(types(i), containsNull = false), nullable = false)))
 
     override def valueOf(key: InternalRow): Any = point(key, InternalRow.copyValue)

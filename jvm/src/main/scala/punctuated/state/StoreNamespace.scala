@@ -80,6 +80,22 @@ object StoreNamespace {
   }
 
   /**
+   * A value row `(bytes BINARY, n BIGINT)` (`bytes` NULL if null), written by `w` (its row is
+   * reused: a store copies what it is given). `bytesAndLong(new UnsafeRowWriter(2, 16), b, 3L)`
+   * is the row a generated projection of `(b, 3L)` makes.
+   */
+  private[state] def bytesAndLong(w: UnsafeRowWriter, bytes: Array[Byte], n: Long): UnsafeRow = {
+    w.reset(); w.zeroOutNullBytes()
+    if (bytes == null) w.setNullAt(0) else w.write(0, bytes)
+    w.write(1, n); w.getRow
+  }
+
+  /** A value row `(n BIGINT, bytes BINARY)` (non-NULL), written by `w` (its row is reused). */
+  private[state] def longAndBytes(w: UnsafeRowWriter, n: Long, bytes: Array[Byte]): UnsafeRow = {
+    w.reset(); w.zeroOutNullBytes(); w.write(0, n); w.write(1, bytes); w.getRow
+  }
+
+  /**
    * A fresh row of one non-NULL INT: the prefix `(namespace)` a prefix scan of one namespace
    * starts from, or a table's constant key (`(0)`).
    */

@@ -52,9 +52,7 @@ private[multi] class StateStoreAwareZipRDD(
     storeNames.flatMap { name =>
       val id = StateStoreProviderId(
         StateStoreId(stateInfo.checkpointLocation, stateInfo.operatorId, split.index, name), stateInfo.queryRunId)
-      // `getLocation` is package-private in Scala, public in bytecode
-      coordinator.flatMap(c => c.getClass.getMethod("getLocation", classOf[StateStoreProviderId])
-        .invoke(c, id).asInstanceOf[Option[String]])
+      punctuated.state.StoreLocations.of(coordinator, id)
     }.distinct
 
   override def clearDependencies(): Unit = {
