@@ -4,7 +4,8 @@ import scala.collection.mutable.ArrayBuffer
 
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Attribute, GenericInternalRow, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.{Attribute, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
 import org.apache.spark.sql.catalyst.plans.physical.{Distribution, HashPartitioning, Partitioning}
 import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike
@@ -162,7 +163,10 @@ private[dedup] class PunctuatedDeduplicateTask(
     schemes, storeConf, hadoopConf, op.settings.maxRemembered)
   private val keyProj = UnsafeProjection.create(op.keyExpressions, op.child.output)
   private lazy val homeOf = op.replicated.map(PunctuationReplicatingExchangeExec.homeOf(_, op.child.output))
-  private val seen = UnsafeProjection.create(PunctuatedDeduplicateExec.ValueSchema)(new GenericInternalRow(Array[Any](1)))
+  // the constant value of every stored key, written directly (no code generated per task)
+  private val seen = {
+    val w = new UnsafeRowWriter(1, 0); w.reset(); w.zeroOutNullBytes(); w.write(0, 1); w.getRow.copy()
+  }
 
   def run(iter: Iterator[InternalRow]): Iterator[InternalRow] = {
     val started = System.nanoTime()
