@@ -5,7 +5,6 @@ import scala.collection.mutable.ArrayBuffer
 import org.apache.spark.rdd.RDD
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Attribute, UnsafeProjection, UnsafeRow}
-import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
 import org.apache.spark.sql.catalyst.plans.physical.{Distribution, HashPartitioning, Partitioning}
 import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike
@@ -16,7 +15,7 @@ import org.apache.spark.sql.types.{IntegerType, StructType}
 import punctuated.conf.PunctuatedConf
 import punctuated.errors.PunctuatedErrors
 import punctuated.input.{AggregateLayout, PartitionWideRows, PunctuationKind, PunctuationReplicatingExchangeExec, Watermarks}
-import punctuated.state.{GroupPunctuation, GroupPunctuations, PunctuatedJoinMetrics, PunctuatedStatefulOperator}
+import punctuated.state.{GroupPunctuation, GroupPunctuations, PunctuatedJoinMetrics, PunctuatedStatefulOperator, StoreNamespace}
 
 /**
  * Punctuation-purging streaming deduplication (Tucker et al. 2003, Table 2, duplicate
@@ -163,10 +162,8 @@ private[dedup] class PunctuatedDeduplicateTask(
     schemes, storeConf, hadoopConf, op.settings.maxRemembered)
   private val keyProj = UnsafeProjection.create(op.keyExpressions, op.child.output)
   private lazy val homeOf = op.replicated.map(PunctuationReplicatingExchangeExec.homeOf(_, op.child.output))
-  // the constant value of every stored key, written directly (no code generated per task)
-  private val seen = {
-    val w = new UnsafeRowWriter(1, 0); w.reset(); w.zeroOutNullBytes(); w.write(0, 1); w.getRow.copy()
-  }
+  // the constant value of every stored key (one INT, 1), written directly: no code generated per task
+  private val seen = StoreNamespace.intRow(1)
 
   def run(iter: Iterator[InternalRow]): Iterator[InternalRow] = {
     val started = System.nanoTime()
