@@ -560,7 +560,7 @@ def main(argv=None) -> int:
               for a in engines for b in engines
               if (a, b) in (("punctuated", "native"), ("punctuated", "watermark"), ("watermark", "native"),
                             ("floor", "native"), ("punctuated", SAME_INPUT), (SAME_INPUT, "watermark"),
-                            (AGAIN, "watermark"))}
+                            (AGAIN, "watermark"), ("punctuated", AGAIN))}
     all_rows = [dict(r, rep=x["rep"]) for e in engines for x in runs[e] for r in (x.get("per_batch") or [])]
     for r in all_rows:
         r["live_working_set"] = reference["live"].get(str(r["events"]))

@@ -219,7 +219,8 @@ def test_time_punctuations_only(tmp_path):
     again, spark = by["watermark_again"], by["watermark"]
     assert read["watermark_again"] == read["watermark"]
     assert (again["result_rows"], again["max_state_rows"]) == (spark["result_rows"], spark["max_state_rows"]) != (0, 0)
-    assert "throughput watermark_again / watermark" in (tmp_path / f"{name}.md").read_text()
+    md = (tmp_path / f"{name}.md").read_text()
+    assert "throughput watermark_again / watermark" in md and "throughput punctuated / watermark_again" in md
     assert "(`--time-punctuations-only`, the source's `auctionPunctuations=false`)" in (tmp_path / f"{name}.md").read_text()
     refused = subprocess.run([sys.executable, "-m", "benchmarks.nexmark", "--query", "q8", "--time-punctuations-only"],
                              cwd=ROOT, capture_output=True, text=True, timeout=60)
