@@ -18,8 +18,10 @@ import punctuated.declaration.Declaration
  *    [[punctuated.spark.rules.PlanPunctuatedJoins]] finds it and runs the join with
  *    [[punctuated.join.PunctuatedSymmetricHashJoinExec]], which drops this conjunct.
  *
- * The declared columns are referenced as children (left input's first, then the right's; one
- * column of an undeclared input stands in for it), so the optimizer keeps them and rewrites
+ * The columns the join reads are referenced as children (left input's first, then the right's;
+ * one column of an undeclared input stands in for it): a declared stream's markers and scheme
+ * columns (`PunctuateStreamingJoins.read`), a join output's every declared column. Column
+ * pruning leaves every other column only where the query uses it; the optimizer rewrites
  * them like any other reference: their ids in any later plan are read from the children.
  *
  * @param children    the referenced columns

@@ -69,8 +69,15 @@ object DerivedDeclarations {
         case _ => None
       }
       // every other visible column belongs to its stream too: a punctuation row of one stream
-      // leaves the other streams' columns unread (NOT NULL ones cannot carry its NULLs)
-      for ((d, _) <- sides; (n, id) <- d.columns if visible.contains(id) && !d.markerIds.contains(id);
+      // leaves the other streams' columns unread (NOT NULL ones cannot carry its NULLs). A
+      // declared stream's columns are those of its side of the join (the mark names only the
+      // ones the join reads: `PunctuateStreamingJoins.read`); a derived input's, its declaration's.
+      val inputColumns = Seq((mark.left, j.left.output), (mark.right, j.right.output)).collect {
+        case (Some(d), output) if d.declaration.derived.isEmpty =>
+          d -> (d.columns.toSeq ++ output.filterNot(a => d.columns.values.exists(_ == a.exprId)).map(a => a.name -> a.exprId))
+        case (Some(d), _) => d -> d.columns.toSeq
+      }.toMap
+      for ((d, _) <- sides; (n, id) <- inputColumns(d) if visible.contains(id) && !d.markerIds.contains(id);
            (full, m) <- owned(d, n, visibleOnly = false)) {
         columns.getOrElseUpdate(full, id)
         owners.getOrElseUpdate(full, m)

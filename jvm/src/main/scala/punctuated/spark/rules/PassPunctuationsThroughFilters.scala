@@ -67,7 +67,13 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
           val (lu, ru) = (uniqueInKey(mark.left, leftKeys), uniqueInKey(mark.right, rightKeys))
           val newLeft = markerFirst(passThrough(left, markers, lu), markers, lu)
           val newRight = markerFirst(passThrough(right, markers, ru), markers, ru)
-          if ((newLeft eq left) && (newRight eq right)) j else j.copy(left = newLeft, right = newRight)
+          if ((newLeft eq left) && (newRight eq right)) j
+          else {
+            // the join's columns keep their order: a marker moved first below it must not
+            // reorder the query's result where no projection is left above the join
+            val joined = j.copy(left = newLeft, right = newRight)
+            if (joined.output.map(_.exprId) == j.output.map(_.exprId)) joined else Project(j.output, joined)
+          }
         }
         case p @ Project(list, child) if list.exists(_.exists(_.isInstanceOf[PunctuationKind])) =>
           val kinds = list.flatMap(_.collect { case k: PunctuationKind => k })

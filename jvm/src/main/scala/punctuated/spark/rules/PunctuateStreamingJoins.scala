@@ -38,8 +38,8 @@ case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPl
         if left.isStreaming && right.isStreaming && PunctuationColumns.find(j.condition).isEmpty &&
           ExtractEquiJoinKeys.unapply(j).isDefined =>
       val caseSensitive = session.sessionState.conf.caseSensitiveAnalysis
-      val l = inputDeclaration(left, caseSensitive)
-      val r = inputDeclaration(right, caseSensitive)
+      val l = inputDeclaration(left, caseSensitive).map(PunctuateStreamingJoins.read)
+      val r = inputDeclaration(right, caseSensitive).map(PunctuateStreamingJoins.read)
       if (l.isEmpty && r.isEmpty) j
       else {
         val refs = referenced(l, left) ++ referenced(r, right)
@@ -126,6 +126,32 @@ case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPl
 
 object PunctuateStreamingJoins {
   private[rules] val Flag = "punctuated.outerJoinCheck"
+
+  /**
+   * The columns of a declared stream the join itself reads: its markers and the attributes of
+   * its instantiable schemes (the declared ones and the unique key). The mark references these
+   * only, so column pruning keeps every other column of the stream only where the query uses
+   * it, as for Spark's own join: the shuffle, the state stores and the output rows carry the
+   * columns the query needs. A punctuation row's scheme is then decided over the columns the
+   * join's input carries (`RowDecoder`: the scheme whose attributes are exactly its non-NULL
+   * columns), as a punctuated aggregation does: a column the query does not read is pruned at
+   * the scan and is a wildcard; a value in a column it reads still makes the row invalid.
+   *
+   * A join's output read by another join (a derived declaration) keeps every column: which
+   * stream owns each column is what lets the join above skip the other streams' columns.
+   *
+   * {{{
+   *   person (id, name, emailAddress, creditCard, city, state, dateTime, extra, p), schemes
+   *   "id; dateTime<=", marker p
+   *   read(person) = columns p, id, dateTime
+   * }}}
+   */
+  def read(input: PunctuatedInput): PunctuatedInput =
+    if (input.declaration.derived.isDefined) input
+    else {
+      val names = (input.declaration.markers ++ input.declaration.instantiableSchemes.flatMap(_.names)).toSet
+      input.copy(columns = input.columns.filter { case (n, _) => names.contains(n) })
+    }
 
   /** Flags join-key references as event-time columns, for Spark's outer-join check only. */
   def flagKeys(condition: Expression): Expression = condition.transform {
