@@ -69,7 +69,7 @@ object CheckpointDeclarations {
     val file = recordPath(info)
     def fail(problems: Seq[String], old: Option[OperatorRecord]) =
       throw PunctuatedErrors.incompatibleCheckpoint(info.operatorId, now.operator, dir.toString,
-        problems, old.map(_.declarationText), now.declarationText, restore(old, now))
+        problems, old.map(_.declarationText), now.declarationText, restore(old, now), reread = reread(old, now))
     val recorded = read(fm, file)
     if (recorded.isDefined) {
       val old = try OperatorRecord.fromJson(recorded.get) catch {
@@ -149,7 +149,23 @@ object CheckpointDeclarations {
   /** What to declare again: the recorded declarations of the inputs that changed. */
   private def restore(old: Option[OperatorRecord], now: OperatorRecord): Option[String] =
     old.map { o =>
-      o.inputs.filterNot(now.inputs.contains).map(i => s"${i.table}: ${i.properties}").mkString("; ")
+      o.inputs.zipAll(now.inputs.map(Some(_)), null, None).collect {
+        case (i, n) if i != null && !n.exists(x => x.table == i.table && x.properties == i.properties) =>
+          s"${i.table}: ${i.properties}"
+      }.mkString("; ")
+    }.filter(_.nonEmpty)
+
+  /**
+   * The inputs declared as before whose stored columns differ: which columns a join stores
+   * follows the columns the query reads (docs/joins.md, "Which columns the join carries"), so
+   * a query that reads the columns it read before continues the state.
+   */
+  private def reread(old: Option[OperatorRecord], now: OperatorRecord): Option[String] =
+    old.map { o =>
+      o.inputs.zip(now.inputs).collect {
+        case (i, n) if i.table == n.table && i.properties == n.properties && i.columns != n.columns =>
+          s"${i.table}: ${i.columns.mkString(", ")}"
+      }.mkString("; ")
     }.filter(_.nonEmpty)
 
   /** The record's text, if there is one: one request per micro-batch (no existence check first). */

@@ -49,11 +49,15 @@ object PunctuatedErrors {
    * @param now      the query's declarations
    * @param restore  the recorded declarations of the inputs that changed, to declare again
    * @param setting  a setting that continues the state (`spark.punctuated.join.plan=written`)
+   * @param reread   the columns the state holds for inputs declared as before, for a query to read again
    */
   def incompatibleCheckpoint(operatorId: Long, operator: String, location: String, problems: Seq[String],
-      old: Option[String], now: String, restore: Option[String], setting: Option[String] = None): AnalysisException = {
+      old: Option[String], now: String, restore: Option[String], setting: Option[String] = None,
+      reread: Option[String] = None): AnalysisException = {
     val fix = setting.map(s => s"run the query with $s (which continues the state), or ").getOrElse("") +
       restore.map(r => s"declare again what the state was written with ($r), or ").getOrElse("") +
+      reread.map(r => s"make the query read the columns the state holds ($r; a checkpoint written by a build " +
+        "before joins read only their columns holds every column of a declared input), or ").getOrElse("") +
       "start the query from a new checkpoint location (it then starts with empty state, reading its sources " +
       "from their starting offsets)"
     val message = s"[$IncompatibleCheckpoint] The checkpointed state of operator $operatorId ($operator, " +

@@ -7,6 +7,7 @@ import org.apache.spark.sql.internal.SQLConf
 import punctuated.compat.StreamExecution
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration
+import punctuated.errors.PunctuatedAnalysisException
 import punctuated.spark.PunctuatedStreamTest
 
 /**
@@ -80,6 +81,50 @@ class JoinReadColumnsSuite extends PunctuatedStreamTest {
         CheckNewAnswer((2L, 1.0, 20L)),
         AssertPunctuatedState(rows = 0, punctuations = 0),
         AssertCounted("numInvalidPunctuationsDropped", 0))
+    }
+  }
+
+  test("a restart that reads another column of an input is refused, naming the columns to read again; " +
+      "reading them again continues the state") {
+    def wider() = {
+      val b = spark.readStream.table("wide_bids").as("b")
+      val a = spark.readStream.table("wide_auctions").as("a")
+      b.join(a, $"b.auction" === $"a.id").select($"b.auction", $"b.price", $"b.note", $"a.seller")
+    }
+    withTables {
+      val checkpoint = java.nio.file.Files.createTempDirectory("read-columns").toString
+      testStream(joined())(
+        StartStream(checkpointLocation = checkpoint),
+        insert("wide_bids", "(1, 5.0, NULL, 'n', false)"),
+        ProcessAllAvailable(),
+        CheckNewAnswer(),
+        StopStream)
+      // Spark's own state schema check refuses the wider rows first, with its message (raised
+      // where the restarted query plans its first micro-batch)
+      val bySpark = intercept[Throwable](testStream(wider())(
+        StartStream(checkpointLocation = checkpoint),
+        insert("wide_auctions", "(1, 10, NULL, NULL, false)"),
+        ProcessAllAvailable()))
+      val messages = Iterator.iterate(bySpark)(_.getCause).takeWhile(_ != null).map(_.getMessage).mkString("\n")
+      assert(messages.contains("STATE_STORE_VALUE_SCHEMA_NOT_COMPATIBLE"), messages)
+      // without it, ours names the stored columns, and reading them again is the fix
+      testStream(wider())(
+        StartStream(checkpointLocation = checkpoint,
+          additionalConfs = Map(SQLConf.STATE_SCHEMA_CHECK_ENABLED.key -> "false")),
+        ExpectFailure[PunctuatedAnalysisException](e => {
+          val m = e.getMessage
+          assert(m.contains("PUNCTUATED_INCOMPATIBLE_CHECKPOINT") &&
+            m.contains("the rows stored for it have columns (auction BIGINT, price DOUBLE, is_punct BOOLEAN); " +
+              "the query now stores (auction BIGINT, price DOUBLE, note STRING, is_punct BOOLEAN)") &&
+            m.contains("make the query read the columns the state holds (spark_catalog.default.wide_bids: " +
+              "auction BIGINT, price DOUBLE, is_punct BOOLEAN;") &&
+            !m.contains("declare again"), m)
+        }))
+      testStream(joined())(
+        StartStream(checkpointLocation = checkpoint),
+        ProcessAllAvailable(),
+        CheckNewAnswer((1L, 5.0, 10L)),
+        AssertPunctuatedState(rows = 2, punctuations = 0))
     }
   }
 
