@@ -149,9 +149,8 @@ object CheckpointDeclarations {
   /** What to declare again: the recorded declarations of the inputs that changed. */
   private def restore(old: Option[OperatorRecord], now: OperatorRecord): Option[String] =
     old.map { o =>
-      o.inputs.zipAll(now.inputs.map(Some(_)), null, None).collect {
-        case (i, n) if i != null && !n.exists(x => x.table == i.table && x.properties == i.properties) =>
-          s"${i.table}: ${i.properties}"
+      o.inputs.zipWithIndex.collect {
+        case (i, k) if !now.inputs.lift(k).exists(_.declaredAs(i)) => s"${i.table}: ${i.properties}"
       }.mkString("; ")
     }.filter(_.nonEmpty)
 
@@ -163,7 +162,7 @@ object CheckpointDeclarations {
   private def reread(old: Option[OperatorRecord], now: OperatorRecord): Option[String] =
     old.map { o =>
       o.inputs.zip(now.inputs).collect {
-        case (i, n) if i.table == n.table && i.properties == n.properties && i.columns != n.columns =>
+        case (i, n) if n.declaredAs(i) && i.columns != n.columns =>
           s"${i.table}: ${i.columns.mkString(", ")}"
       }.mkString("; ")
     }.filter(_.nonEmpty)

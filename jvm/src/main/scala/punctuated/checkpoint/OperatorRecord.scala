@@ -47,6 +47,9 @@ final case class InputRecord(
   /** The declaration, for messages. */
   def declarationText: String = s"$table ($role): $properties"
 
+  /** Is `other` the same table declared the same way (its stored columns may differ)? */
+  def declaredAs(other: InputRecord): Boolean = table == other.table && properties == other.properties
+
   /** The declared properties, as text. */
   def properties: String = {
     val label = if (withUnique) "schemes (then the unique key, if any)" else "schemes"
