@@ -367,6 +367,47 @@ def warm_up(spark, args, tmp: Path) -> None:
     run_engine(spark, args.child, warm, tmp / "warmup", _NoBar())
 
 
+def driver_counters(spark, reset: bool = False) -> dict:
+    """The JVM's counters of the work that is not the query's own rows (``local[N]``: one JVM
+    for the driver and the tasks): the JIT compilers' accumulated time (the JVM's
+    ``CompilationMXBean``, ms) and Catalyst's rule executors' time (analyzer and optimizer
+    rules of every plan, Spark's ``RuleExecutor`` metering, ns), the latter reset first when
+    ``reset``."""
+    jvm = spark.sparkContext._jvm
+    rules = jvm.org.apache.spark.sql.catalyst.rules.RuleExecutor
+    if reset:
+        rules.resetMetrics()
+    m = rules.getCurrentMetrics()
+    return {"jit_ms": jvm.java.lang.management.ManagementFactory.getCompilationMXBean().getTotalCompilationTime(),
+            "rules_ns": m.time(), "rule_runs": m.numRuns()}
+
+
+def driver_delta(before: dict, after: dict) -> dict:
+    """What the timed run added to ``driver_counters``: JIT ms, rule ms, rule runs.
+
+    >>> driver_delta({"jit_ms": 100, "rules_ns": 0, "rule_runs": 0},
+    ...              {"jit_ms": 1600, "rules_ns": 25_500_000, "rule_runs": 300})
+    {'jit_ms': 1500, 'rules_ms': 25.5, 'rule_runs': 300}
+    """
+    return {"jit_ms": after["jit_ms"] - before["jit_ms"],
+            "rules_ms": round((after["rules_ns"] - before["rules_ns"]) / 1e6, 1),
+            "rule_runs": after["rule_runs"] - before["rule_runs"]}
+
+
+def driver_median(reps: list, batches: int) -> dict | None:
+    """Medians over the repetitions of the JIT's seconds and of the rules' ms per micro-batch
+    (None if a repetition has no ``driver`` counters).
+
+    >>> driver_median([{"driver": {"jit_ms": 1000, "rules_ms": 40.0, "rule_runs": 9}},
+    ...                {"driver": {"jit_ms": 3000, "rules_ms": 60.0, "rule_runs": 9}}], 20)
+    {'jit_s': 2.0, 'rules_ms_per_batch': 2.5}
+    """
+    if not reps or any(r.get("driver") is None for r in reps):
+        return None
+    return {"jit_s": round(statistics.median(r["driver"]["jit_ms"] for r in reps) / 1000, 2),
+            "rules_ms_per_batch": round(statistics.median(r["driver"]["rules_ms"] for r in reps) / max(batches, 1), 1)}
+
+
 def task_metrics_median(per_rep: list):
     """Each figure of ``task_metrics.summarize`` as its median over the repetitions (None
     without ``--task-metrics``).
@@ -415,9 +456,11 @@ def child(args) -> int:
         else:
             if args.warmup_events:
                 warm_up(spark, args, tmp)
+            before = driver_counters(spark, reset=True)
             per_batch, totals, elapsed, error, progress = run_engine(spark, args.child, args, tmp, _NoBar())
             result = {"per_batch": per_batch, "totals": totals, "seconds": elapsed, "error": error,
-                      "events_per_second": args.events / elapsed if error is None and elapsed else None}
+                      "events_per_second": args.events / elapsed if error is None and elapsed else None,
+                      "driver": driver_delta(before, driver_counters(spark))}
             query_id = progress[0]["id"] if progress else None
     finally:
         spark.stop()  # (flushes the event log)
@@ -474,6 +517,8 @@ def engine_summary(engine: str, reps: list, args, command: str, reference: dict,
         "mean_state_commit_ms": med("state_commit_ms"),
         # --task-metrics: the tasks' time per stage kind (medians over the repetitions)
         "task_metrics": task_metrics_median([r.get("task_metrics") for r in reps]),
+        # the JVM's JIT compilers over the timed run, and Catalyst's rules per micro-batch
+        "driver": driver_median(reps, len(per_batch)),
         "result_rows": rows, "expected_rows": expected[0], "expected_rows_all_auctions": expected_all[0],
         # an engine's rows are the batch rows or fewer (a time bound only removes results)
         "missing_rows": None if engine in REFERENCE_ENGINES else expected[0] - rows,

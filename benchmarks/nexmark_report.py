@@ -105,6 +105,23 @@ def task_metrics_lines(summaries) -> list[str]:
     return lines
 
 
+def driver_lines(summaries) -> list[str]:
+    """The table of the JVM's compilation and Catalyst's rules over the timed run, or nothing.
+
+    >>> driver_lines([{"engine": "e", "driver": {"jit_s": 21.5, "rules_ms_per_batch": 24.1}}])[-1]
+    '| e | 21.5 | 24.1 |'
+    """
+    timed = [x for x in summaries if x.get("driver")]
+    if not timed:
+        return []
+    return ["", "The timed run's JVM (`local[N]`: driver and tasks in one JVM; medians over the repetitions): "
+                "the JIT compilers' time, summed over their threads (the JVM's `CompilationMXBean`), and "
+                "Catalyst's analyzer and optimizer rules per micro-batch (Spark's `RuleExecutor` metering, "
+                "every plan of the run):", "",
+            "| engine | JIT compilation s | Catalyst rules ms per batch |", "|---|---:|---:|"] + [
+        f"| {x['engine']} | {x['driver']['jit_s']:g} | {x['driver']['rules_ms_per_batch']:g} |" for x in timed]
+
+
 def markdown(summaries, ratios, report, args, command, name, expected, expected_all, cores) -> str:
     """The run's Markdown: medians with their spread (min–max over the repetitions), the ratios
     as medians and spreads of the per-repetition ratios, and the machine's load."""
@@ -156,6 +173,7 @@ def markdown(summaries, ratios, report, args, command, name, expected, expected_
         lines += [f"| {x['engine']} | {x['mean_batch_ms']} | {x['mean_planning_ms']} | "
                   f"{x['mean_state_commit_ms']} |" for x in timed]
     lines += task_metrics_lines(summaries)
+    lines += driver_lines(summaries)
     lines += ["", "Ratios (repetition k of one engine over repetition k of the other; median and min–max):", ""]
     for pair, r in ratios.items():
         a, b = pair.split("/")

@@ -63,6 +63,10 @@ def test_runner_files_and_our_results(tmp_path, query):
     assert "throughput punctuated / native" in md and "Command:" in md
     assert ("--forkless-fs" in md) == (query == "q20")
     assert "Where a micro-batch's time goes" in md
+    # the JVM's JIT and Catalyst's rules over the timed run, per engine
+    for s in summaries:
+        assert s["driver"]["jit_s"] > 0 and s["driver"]["rules_ms_per_batch"] > 0, s
+    assert "| JIT compilation s | Catalyst rules ms per batch |" in md
     assert (tmp_path / f"{name}.png").stat().st_size > 0
 
 
