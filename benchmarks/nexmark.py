@@ -379,27 +379,25 @@ def driver_counters(spark, reset: bool = False) -> dict:
         rules.resetMetrics()
     m = rules.getCurrentMetrics()
     return {"jit_ms": jvm.java.lang.management.ManagementFactory.getCompilationMXBean().getTotalCompilationTime(),
-            "rules_ns": m.time(), "rule_runs": m.numRuns()}
+            "rules_ns": m.time()}
 
 
 def driver_delta(before: dict, after: dict) -> dict:
-    """What the timed run added to ``driver_counters``: JIT ms, rule ms, rule runs.
+    """What the timed run added to ``driver_counters``: JIT ms and rule ms.
 
-    >>> driver_delta({"jit_ms": 100, "rules_ns": 0, "rule_runs": 0},
-    ...              {"jit_ms": 1600, "rules_ns": 25_500_000, "rule_runs": 300})
-    {'jit_ms': 1500, 'rules_ms': 25.5, 'rule_runs': 300}
+    >>> driver_delta({"jit_ms": 100, "rules_ns": 0}, {"jit_ms": 1600, "rules_ns": 25_500_000})
+    {'jit_ms': 1500, 'rules_ms': 25.5}
     """
     return {"jit_ms": after["jit_ms"] - before["jit_ms"],
-            "rules_ms": round((after["rules_ns"] - before["rules_ns"]) / 1e6, 1),
-            "rule_runs": after["rule_runs"] - before["rule_runs"]}
+            "rules_ms": round((after["rules_ns"] - before["rules_ns"]) / 1e6, 1)}
 
 
 def driver_median(reps: list, batches: int) -> dict | None:
     """Medians over the repetitions of the JIT's seconds and of the rules' ms per micro-batch
     (None if a repetition has no ``driver`` counters).
 
-    >>> driver_median([{"driver": {"jit_ms": 1000, "rules_ms": 40.0, "rule_runs": 9}},
-    ...                {"driver": {"jit_ms": 3000, "rules_ms": 60.0, "rule_runs": 9}}], 20)
+    >>> driver_median([{"driver": {"jit_ms": 1000, "rules_ms": 40.0}},
+    ...                {"driver": {"jit_ms": 3000, "rules_ms": 60.0}}], 20)
     {'jit_s': 2.0, 'rules_ms_per_batch': 2.5}
     """
     if not reps or any(r.get("driver") is None for r in reps):
