@@ -1,12 +1,16 @@
 package punctuated.aggregate
 
-import org.apache.spark.sql.catalyst.expressions.{Attribute, Expression, GreaterThan, If, KnownNullable, Literal, NamedExpression}
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Expression, GreaterThan, If, KnownNullable, Literal, NamedExpression}
 import org.apache.spark.sql.catalyst.expressions.Explode
+import org.apache.spark.sql.catalyst.plans.logical.{Generate, LogicalPlan, Project}
 import org.apache.spark.sql.execution.{GenerateExec, ProjectExec, SparkPlan}
 
 import punctuated.input.PunctuationOutputs
 
 /**
+ * A punctuated aggregation whose output punctuations nothing uses, with its final rows only:
+ * in the logical plan when the query starts ([[logical]]), else in the physical plan (below).
+ *
  * The physical plan of a punctuated aggregation whose output punctuations nothing uses (no
  * punctuated operator downstream, not in the results: its [[PunctuatedAggregateExec]] has
  * `emit = false`): the `Generate` that would explode each output group into its final row and
@@ -30,10 +34,43 @@ import punctuated.input.PunctuationOutputs
  */
 object FinalRowsOnly {
 
+  /**
+   * The logical rewrite, on the whole query when it starts (the plan every micro-batch re-optimizes):
+   * where the projection above an aggregation's `Generate` reads `out` only in
+   * `IF(out > 0, NULL, x)` (no operator above and no result column reads the punctuations), the
+   * `Generate` goes and each such column is `x`. Then the aggregation's physical operator has
+   * nothing that uses its punctuations (`emit = false`), so it outputs the same rows as the
+   * physical rewrite below; its hidden counts stay referenced by the last result column
+   * ([[FinalValue]]), which keeps them from column pruning and keeps the aggregates in their order
+   * (the state's schema). Output columns, types and nullability are the projection's.
+   *
+   * {{{
+   *   Project [if (out > 0) null else starts AS starts, if (out > 0) null else bids AS bids]
+   *   +- Generate explode(punctuation_outputs(rows, kinds, invalid, received)) AS out
+   *      +- Aggregate [window], [window.start AS starts, count(1) FILTER (kind = 0) AS bids, rows, kinds, ...]
+   *   ==>
+   *   Project [knownnullable(starts) AS starts, final_value(bids, rows, kinds, invalid, received) AS bids]
+   *   +- Aggregate (the same)
+   * }}}
+   */
+  def logical(plan: LogicalPlan): LogicalPlan = plan.transformUp {
+    case Project(list, Generate(Explode(outputs: PunctuationOutputs), _, _, _, Seq(out), child))
+        if list.exists(_.isInstanceOf[Alias]) &&
+          !list.exists(e => withoutOut(e, out, reference = None).references.exists(_.exprId == out.exprId)) =>
+      val columns = list.map(e => withoutOut(e, out, reference = None).asInstanceOf[NamedExpression])
+      val last = columns.lastIndexWhere(_.isInstanceOf[Alias])
+      val kept = columns.updated(last, columns(last) match {
+        case a: Alias =>
+          Alias(FinalValue(a.child, outputs.children), a.name)(a.exprId, a.qualifier, a.explicitMetadata,
+            a.nonInheritableMetadataKeys)
+      })
+      Project(kept, child)
+  }
+
   def apply(plan: SparkPlan): SparkPlan = plan.transformUp {
     case p @ ProjectExec(list, GenerateExec(Explode(_: PunctuationOutputs), _, _, Seq(out), child))
         if !emits(child) =>
-      val projected = ProjectExec(list.map(e => withoutOut(e, out).asInstanceOf[NamedExpression]), child)
+      val projected = ProjectExec(list.map(e => withoutOut(e, out, Some(Literal(0))).asInstanceOf[NamedExpression]), child)
       projected.copyTagsFrom(p)
       projected
   }
@@ -42,10 +79,13 @@ object FinalRowsOnly {
   private def emits(child: SparkPlan): Boolean =
     child.collectFirst { case a: PunctuatedAggregateExec => a.emit }.getOrElse(true)
 
-  /** `e` with `out` always 0: `IF(out > 0, NULL, x)` is `x` (as nullable as the IF was). */
-  private def withoutOut(e: Expression, out: Attribute): Expression = e.transformDown {
+  /**
+   * `e` with `out` always 0: `IF(out > 0, NULL, x)` is `x` (as nullable as the IF was), and any
+   * other `out` is `reference` (None: left as it is).
+   */
+  private def withoutOut(e: Expression, out: Attribute, reference: Option[Expression]): Expression = e.transformDown {
     case If(GreaterThan(a: Attribute, Literal(0, _)), Literal(null, _), x) if a.exprId == out.exprId =>
       if (x.nullable) x else KnownNullable(x)
-    case a: Attribute if a.exprId == out.exprId => Literal(0)
+    case a: Attribute if a.exprId == out.exprId && reference.isDefined => reference.get
   }
 }

@@ -59,6 +59,10 @@ class PunctuatedExtensions extends (SparkSessionExtensions => Unit) {
     // stream enters the plan, so they never reach another operator or the sink.
     extensions.injectPostHocResolutionRule(DropUnconsumedPunctuations)
 
+    // At start(): an aggregation whose output punctuations nothing uses keeps its final rows
+    // only, in the plan every micro-batch re-optimizes (less for Spark's optimizer to go over).
+    extensions.injectPostHocResolutionRule(DropUnusedPunctuationOutputs)
+
     // Batch reads (not streams) of a declared catalog table leave its punctuation rows out, so
     // batch answers are the streaming ones (spark.punctuated.batch.includePunctuations=true keeps them).
     extensions.injectPostHocResolutionRule(DropPunctuationsFromBatchReads)

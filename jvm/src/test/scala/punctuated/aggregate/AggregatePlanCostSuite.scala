@@ -1,13 +1,16 @@
 package punctuated.aggregate
 
-import org.apache.spark.sql.catalyst.expressions.If
+import org.apache.spark.sql.catalyst.expressions.{Alias, AttributeReference, If}
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, Final}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Generate}
 import org.apache.spark.sql.execution.{GenerateExec, InputAdapter, ProjectExec, SparkPlan, WholeStageCodegenExec}
+import org.apache.spark.sql.execution.aggregate.HashAggregateExec
 import org.apache.spark.sql.functions.{col, count, max}
 import org.apache.spark.sql.streaming.OutputMode
 
 import punctuated.compat.{MemoryStream, StreamExecution}
 import punctuated.declaration.Declaration._
-import punctuated.input.PunctuationOutputs
+import punctuated.input.{PunctuationOutputs, PunctuationTag}
 import punctuated.join.Bid
 import punctuated.join.JoinTestData._
 import punctuated.spark.PunctuatedStreamTest
@@ -76,12 +79,30 @@ class AggregatePlanCostSuite extends PunctuatedStreamTest {
         val output = punctuated.spark.rules.PlanPunctuatedAggregates.queryOutput(q.lastExecution.executedPlan)
         assert(output.map(_.name) == Seq("auction", "most", "n"))
         assert(output.map(_.nullable) == most.schema.map(_.nullable), output)
-        // and no IF(out > 0, NULL, x) is left in the projection of the final rows
-        val finalProjects = q.lastExecution.executedPlan.collect {
-          case p @ ProjectExec(_, _: org.apache.spark.sql.execution.aggregate.HashAggregateExec) => p
-        }
-        assert(finalProjects.size == 1 && !finalProjects.head.projectList.exists(_.exists(_.isInstanceOf[If])),
+        // and no IF(out > 0, NULL, x) is left in what computes the final rows
+        val finalRows = q.lastExecution.executedPlan.collect {
+          case p @ ProjectExec(_, _: HashAggregateExec) => p.projectList
+          case a: HashAggregateExec if a.aggregateExpressions.forall(_.mode == Final) => a.resultExpressions
+        }.flatten
+        assert(finalRows.nonEmpty && !finalRows.exists(_.exists(_.isInstanceOf[If])),
           q.lastExecution.executedPlan.treeString)
+        true
+      },
+      AssertOnQuery("the plan each micro-batch re-optimizes has no Generate; the optimizer keeps the " +
+          "hidden counts and leaves no append-check flag") { q =>
+        assert(!q.lastExecution.analyzed.exists(_.isInstanceOf[Generate]), q.lastExecution.analyzed.treeString)
+        val optimized = q.lastExecution.optimizedPlan
+        val aggregates = optimized.collect { case a: Aggregate => a }
+        assert(aggregates.size == 1)
+        val hidden = aggregates.head.aggregateExpressions.flatMap(_.collect { case e: AggregateExpression => e })
+          .filter(_.exists(_.isInstanceOf[PunctuationTag]))
+        assert(hidden.size == 4, aggregates.head)
+        // the flag that let the aggregation pass Spark's append-mode check is gone everywhere
+        val flagged = optimized.flatMap(_.expressions.flatMap(_.collect {
+          case a: AttributeReference if a.metadata.contains(PunctuatedAggregates.CheckFlag) => a
+          case a: Alias if a.metadata.contains(PunctuatedAggregates.CheckFlag) => a
+        }))
+        assert(flagged.isEmpty, optimized.treeString)
         true
       },
       AddData(bids, bid(2, 102, 4.0), closeBids(2), bid(3, 100, 1.0)),
