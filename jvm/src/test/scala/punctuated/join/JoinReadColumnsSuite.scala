@@ -36,8 +36,9 @@ class JoinReadColumnsSuite extends PunctuatedStreamTest {
     q.lastExecution.executedPlan.collect { case j: PunctuatedSymmetricHashJoinExec =>
       Seq(j.left.output.map(_.name), j.right.output.map(_.name)) }.flatten
 
+  /** One INSERT as one file, read by one micro-batch (see `ReadColumnsSuite.insert`). */
   private def insert(table: String, values: String) =
-    Execute(s"INSERT $table $values") { _ => sql(s"INSERT INTO $table VALUES $values") }
+    Execute(s"INSERT $table $values") { _ => sql(s"INSERT INTO $table SELECT /*+ REPARTITION(1) */ * FROM VALUES $values") }
 
   private def withTables(body: => Unit): Unit =
     withDeclaredTable("wide_bids", bidColumns, bidsDeclared) {
