@@ -12,7 +12,7 @@ import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.streaming.OutputMode
 
 import punctuated.declaration.Declaration._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Property test of windows and time expressions closed by range punctuations on event time
@@ -124,10 +124,7 @@ class EventTimeAggregatePropertySuite extends PunctuatedStreamTest {
   }
 }
 
-class EventTimeAggregatePropertyRocksDBSuite extends EventTimeAggregatePropertySuite {
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class EventTimeAggregatePropertyRocksDBSuite extends EventTimeAggregatePropertySuite with OnRocksDB
 
 object EventTimeAggregatePropertySuite {
   /** A grouping of fixed-size groups `[start, start + size)` starting every `slide` (aligned at 0). */

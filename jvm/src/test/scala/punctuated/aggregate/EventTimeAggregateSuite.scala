@@ -12,7 +12,7 @@ import org.apache.spark.sql.streaming.OutputMode
 
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /** A timed reading; a punctuation row sets only `ts` ("no more readings with ts <= this"). */
 case class TimedReading(sensor: Option[Long], ts: Option[Timestamp], temp: Option[Double], is_punct: Boolean = false)
@@ -260,10 +260,7 @@ class EventTimeAggregateSuite extends PunctuatedStreamTest {
   }
 }
 
-class EventTimeAggregateRocksDBSuite extends EventTimeAggregateSuite {
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class EventTimeAggregateRocksDBSuite extends EventTimeAggregateSuite with OnRocksDB
 
 object EventTimeAggregateSuite {
   /** 2024-03-10 at `hhmm` ("10:05", "10:09:59.999999"), UTC. */

@@ -20,7 +20,7 @@ import punctuated.compat.{MemoryStream, StateStoreSaveExec, StreamExecution}
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.input.{KeyPrefix, PunctuationReplicatingExchangeExec}
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * An aggregation whose punctuations fix part of its grouping key (`sensor` of `GROUP BY
@@ -209,7 +209,4 @@ class PrefixPartitioningSuite extends PunctuatedStreamTest {
   }
 }
 
-class PrefixPartitioningRocksDBSuite extends PrefixPartitioningSuite {
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class PrefixPartitioningRocksDBSuite extends PrefixPartitioningSuite with OnRocksDB

@@ -10,7 +10,7 @@ import org.apache.spark.sql.streaming.OutputMode
 
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Property test of the punctuated GROUP BY: random interleavings of rows and punctuations,
@@ -69,11 +69,7 @@ class PunctuatedAggregatePropertySuite extends PunctuatedStreamTest {
   }
 }
 
-class PunctuatedAggregatePropertyRocksDBSuite extends PunctuatedAggregatePropertySuite {
-  override protected def sparkConf = super.sparkConf.set(
-    org.apache.spark.sql.internal.SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class PunctuatedAggregatePropertyRocksDBSuite extends PunctuatedAggregatePropertySuite with OnRocksDB
 
 object PunctuatedAggregatePropertySuite {
   /** `spark.sql.shuffle.partitions` of the suites ([[punctuated.spark.PunctuatedStreamTest]]). */

@@ -13,7 +13,7 @@ import punctuated.declaration.Declaration._
 import punctuated.input.PunctuationKind
 import punctuated.join.JoinTestData._
 import punctuated.join.{Auction, Bid}
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /** Reading of a sensor: hour punctuated by a range scheme `hour<=`. */
 case class Reading(sensor: Option[Long], hour: Option[Int], temp: Option[Double], is_punct: Boolean = false)
@@ -440,7 +440,4 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
   }
 }
 
-class PunctuatedAggregateRocksDBSuite extends PunctuatedAggregateSuite {
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class PunctuatedAggregateRocksDBSuite extends PunctuatedAggregateSuite with OnRocksDB

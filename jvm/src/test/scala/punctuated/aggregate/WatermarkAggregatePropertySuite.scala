@@ -12,7 +12,7 @@ import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.streaming.OutputMode
 
 import punctuated.declaration.Declaration._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Property test of watermarks as punctuations of a punctuated aggregation ([[WatermarkClosing]]):
@@ -116,7 +116,4 @@ class WatermarkAggregatePropertySuite extends PunctuatedStreamTest {
   }
 }
 
-class WatermarkAggregatePropertyRocksDBSuite extends WatermarkAggregatePropertySuite {
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class WatermarkAggregatePropertyRocksDBSuite extends WatermarkAggregatePropertySuite with OnRocksDB

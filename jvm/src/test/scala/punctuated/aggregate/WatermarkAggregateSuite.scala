@@ -9,7 +9,7 @@ import org.apache.spark.sql.streaming.OutputMode
 
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Watermarks as punctuations of a punctuated aggregation ([[WatermarkClosing]]; user
@@ -134,7 +134,4 @@ class WatermarkAggregateSuite extends PunctuatedStreamTest {
   }
 }
 
-class WatermarkAggregateRocksDBSuite extends WatermarkAggregateSuite {
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class WatermarkAggregateRocksDBSuite extends WatermarkAggregateSuite with OnRocksDB

@@ -10,7 +10,7 @@ import org.apache.spark.sql.streaming.OutputMode
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.errors.{PunctuatedAnalysisException, PunctuatedErrors}
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Restarts from a checkpoint with the declarations changed by ALTER TABLE between runs
@@ -377,7 +377,4 @@ class CheckpointDeclarationsSuite extends PunctuatedStreamTest {
   }
 }
 
-class CheckpointDeclarationsRocksDBSuite extends CheckpointDeclarationsSuite {
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class CheckpointDeclarationsRocksDBSuite extends CheckpointDeclarationsSuite with OnRocksDB

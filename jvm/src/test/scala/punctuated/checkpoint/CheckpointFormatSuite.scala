@@ -6,18 +6,15 @@ import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.streaming.OutputMode
 
 import punctuated.errors.{PunctuatedAnalysisException, PunctuatedErrors}
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * State checkpoint format version 2 (RocksDB, per-store checkpoint ids) is refused by every
  * punctuated operator when it is planned, before any state store is opened, with our error
  * naming the setting and the fix; version 1 (the default) runs.
  */
-class CheckpointFormatSuite extends PunctuatedStreamTest {
+class CheckpointFormatSuite extends PunctuatedStreamTest with OnRocksDB {
   import testImplicits._
-
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
 
   private val v2 = PunctuatedErrors.CheckpointFormatVersionKey -> "2"
 

@@ -12,7 +12,7 @@ import punctuated.declaration.Declaration._
 import punctuated.errors.PunctuatedErrors
 import punctuated.join.PunctuatedSymmetricHashJoinExec
 import punctuated.join.multi.PunctuatedMultiJoinExec
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /** A row of [[MultiJoinCheckpointSuite]]'s streams: two columns and the marker. */
 case class KV2(k: Option[Long], v: Option[Long], is_punct: Boolean = false)
@@ -326,7 +326,4 @@ class MultiJoinCheckpointSuite extends PunctuatedStreamTest {
   }
 }
 
-class MultiJoinCheckpointRocksDBSuite extends MultiJoinCheckpointSuite {
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class MultiJoinCheckpointRocksDBSuite extends MultiJoinCheckpointSuite with OnRocksDB

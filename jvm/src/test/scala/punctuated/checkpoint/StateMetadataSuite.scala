@@ -4,7 +4,6 @@ import java.io.File
 
 import punctuated.compat.MemoryStream
 import org.apache.spark.sql.functions.count
-import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.streaming.OutputMode
 
 import punctuated.aggregate.PunctuatedAggregateExec
@@ -12,7 +11,7 @@ import punctuated.declaration.Declaration._
 import punctuated.dedup.PunctuatedDeduplicateExec
 import punctuated.join.{Auction, Bid, PunctuatedSymmetricHashJoinExec}
 import punctuated.join.JoinTestData._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * A punctuated join's, aggregation's and deduplication's checkpoint describes its own state: `format("state-metadata")` lists
@@ -179,7 +178,4 @@ class StateMetadataSuite extends PunctuatedStreamTest {
 
 }
 
-class StateMetadataRocksDBSuite extends StateMetadataSuite {
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class StateMetadataRocksDBSuite extends StateMetadataSuite with OnRocksDB

@@ -9,7 +9,7 @@ import punctuated.compat.MemoryStream
 import punctuated.aggregate.PunctuatedAggregatePropertySuite.{Data, Elem, HeldModel, Partitions, Punct, SchemeKind, Variant, Variants}
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Property test of the punctuated deduplication (Tucker et al. 2003, Table 2, duplicate
@@ -59,11 +59,7 @@ class PunctuatedDeduplicatePropertySuite extends PunctuatedStreamTest {
   }
 }
 
-class PunctuatedDeduplicatePropertyRocksDBSuite extends PunctuatedDeduplicatePropertySuite {
-  override protected def sparkConf = super.sparkConf.set(
-    org.apache.spark.sql.internal.SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class PunctuatedDeduplicatePropertyRocksDBSuite extends PunctuatedDeduplicatePropertySuite with OnRocksDB
 
 object PunctuatedDeduplicatePropertySuite {
   /** The contract, for one query: what is emitted, remembered, held and dropped. */

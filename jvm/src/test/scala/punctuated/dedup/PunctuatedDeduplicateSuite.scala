@@ -13,7 +13,7 @@ import punctuated.declaration.Declaration._
 import punctuated.input.PunctuationKind
 import punctuated.join.Bid
 import punctuated.join.JoinTestData._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Punctuated dropDuplicates / DISTINCT, scripted batch by batch, on the HDFS-backed state
@@ -224,7 +224,4 @@ class PunctuatedDeduplicateSuite extends PunctuatedStreamTest {
   }
 }
 
-class PunctuatedDeduplicateRocksDBSuite extends PunctuatedDeduplicateSuite {
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class PunctuatedDeduplicateRocksDBSuite extends PunctuatedDeduplicateSuite with OnRocksDB

@@ -8,7 +8,7 @@ import punctuated.compat.MemoryStream
 import punctuated.aggregate.EventTimeAggregateSuite.{reading, t, upTo}
 import punctuated.aggregate.TimedReading
 import punctuated.declaration.Declaration._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Deduplication keys that are time expressions (`punctuated.input.TimeKeys`): a range scheme
@@ -94,7 +94,4 @@ class TimeKeyDeduplicateSuite extends PunctuatedStreamTest {
   }
 }
 
-class TimeKeyDeduplicateRocksDBSuite extends TimeKeyDeduplicateSuite {
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class TimeKeyDeduplicateRocksDBSuite extends TimeKeyDeduplicateSuite with OnRocksDB

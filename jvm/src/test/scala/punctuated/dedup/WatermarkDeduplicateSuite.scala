@@ -6,7 +6,7 @@ import punctuated.compat.MemoryStream
 import punctuated.aggregate.EventTimeAggregateSuite.{reading, t}
 import punctuated.aggregate.TimedReading
 import punctuated.declaration.Declaration._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Watermarks as punctuations of a punctuated deduplication (`punctuated.aggregate.WatermarkClosing`):
@@ -49,7 +49,4 @@ class WatermarkDeduplicateSuite extends PunctuatedStreamTest {
   }
 }
 
-class WatermarkDeduplicateRocksDBSuite extends WatermarkDeduplicateSuite {
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class WatermarkDeduplicateRocksDBSuite extends WatermarkDeduplicateSuite with OnRocksDB

@@ -5,10 +5,9 @@ import scala.util.Random
 
 import org.apache.spark.sql.Row
 import punctuated.compat.MemoryStream
-import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.declaration.Declaration._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Property test of band-only joins ([[BandBuckets]]: `b.ts BETWEEN a.ts + lo AND a.ts + hi`, no
@@ -111,7 +110,4 @@ class BandOnlyJoinPropertySuite extends PunctuatedStreamTest {
   }
 }
 
-class BandOnlyJoinPropertyRocksDBSuite extends BandOnlyJoinPropertySuite {
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class BandOnlyJoinPropertyRocksDBSuite extends BandOnlyJoinPropertySuite with OnRocksDB

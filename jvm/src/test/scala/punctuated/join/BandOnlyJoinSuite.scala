@@ -9,7 +9,7 @@ import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.declaration.Declaration._
 import punctuated.input.BandBucketColumns
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Band-only joins (`b.ts BETWEEN a.ts - X AND a.ts + Y`, no equality predicate) run as an
@@ -336,7 +336,4 @@ class BandOnlyJoinSuite extends PunctuatedStreamTest {
   }
 }
 
-class BandOnlyJoinRocksDBSuite extends BandOnlyJoinSuite {
-  override protected def sparkConf = super.sparkConf
-    .set(SQLConf.STATE_STORE_PROVIDER_CLASS.key, "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class BandOnlyJoinRocksDBSuite extends BandOnlyJoinSuite with OnRocksDB

@@ -5,11 +5,10 @@ import scala.util.Random
 
 import punctuated.compat.MemoryStream
 import org.apache.spark.sql.functions.{count, expr, sum}
-import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.streaming.OutputMode
 
 import punctuated.declaration.Declaration._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Property test of a band join's output punctuations on time ([[TimeBandJoin.outputBound]])
@@ -92,7 +91,4 @@ class BandOutputPunctuationPropertySuite extends PunctuatedStreamTest {
   }
 }
 
-class BandOutputPunctuationPropertyRocksDBSuite extends BandOutputPunctuationPropertySuite {
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class BandOutputPunctuationPropertyRocksDBSuite extends BandOutputPunctuationPropertySuite with OnRocksDB

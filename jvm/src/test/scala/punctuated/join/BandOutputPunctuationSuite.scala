@@ -10,7 +10,7 @@ import org.apache.spark.sql.streaming.OutputMode
 
 import punctuated.aggregate.PunctuatedAggregateExec
 import punctuated.declaration.Declaration._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * A time-band join's output punctuations on time ([[TimeBandJoin.outputBound]]): windows of a
@@ -120,7 +120,4 @@ class BandOutputPunctuationSuite extends PunctuatedStreamTest {
   }
 }
 
-class BandOutputPunctuationRocksDBSuite extends BandOutputPunctuationSuite {
-  override protected def sparkConf = super.sparkConf
-    .set(SQLConf.STATE_STORE_PROVIDER_CLASS.key, "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class BandOutputPunctuationRocksDBSuite extends BandOutputPunctuationSuite with OnRocksDB

@@ -8,7 +8,7 @@ import punctuated.compat.StreamExecution
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration
 import punctuated.errors.PunctuatedAnalysisException
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * A punctuated join of two wide catalog tables (parquet, read as file streams) carries the
@@ -147,7 +147,4 @@ class JoinReadColumnsSuite extends PunctuatedStreamTest {
 }
 
 /** The same on the RocksDB state store. */
-class JoinReadColumnsRocksDBSuite extends JoinReadColumnsSuite {
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class JoinReadColumnsRocksDBSuite extends JoinReadColumnsSuite with OnRocksDB

@@ -12,7 +12,7 @@ import punctuated.checkpoint.{CheckpointDeclarations, StateLayouts}
 import punctuated.declaration.Declaration._
 import punctuated.join.JoinTestData._
 import punctuated.errors.{PunctuatedAnalysisException, PunctuatedErrors}
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * The layout of a join's stored rows (a key's n rows under slots 0 .. n-1, see
@@ -159,7 +159,4 @@ class JoinRowsLayoutSuite extends PunctuatedStreamTest {
   }
 }
 
-class JoinRowsLayoutRocksDBSuite extends JoinRowsLayoutSuite {
-  override protected def sparkConf = super.sparkConf
-    .set(SQLConf.STATE_STORE_PROVIDER_CLASS.key, "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class JoinRowsLayoutRocksDBSuite extends JoinRowsLayoutSuite with OnRocksDB

@@ -1,10 +1,9 @@
 package punctuated.join
 
 import punctuated.compat.MemoryStream
-import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.declaration.Declaration._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /** A row of one of the three streams of [[MultiJoinSuite]]: key, value, marker. */
 case class KV(k: Option[Long], v: Option[String], is_punct: Boolean = false)
@@ -124,9 +123,12 @@ class MultiJoinSuite extends PunctuatedStreamTest {
       AssertAllStates(rows = 0, punctuations = 0, operators = 3))
   }
 
+  /** Random cases of the random-interleavings test. */
+  protected def randomCases: Int = 10
+
   test("random interleavings of a star join: output = the batch join, nothing left once every key closes") {
     val rng = new scala.util.Random(2006)
-    for (caseNo <- 0 until 10) {
+    for (caseNo <- 0 until randomCases) {
       val (a, b, c, da, db, dc) = streams()
       val joined = da.join(db, da("a_k") === db("b_k")).join(dc, db("b_k") === dc("c_k"))
         .select(da("a_k"), da("a_v"), db("b_v"), dc("c_v"))
@@ -171,7 +173,6 @@ class MultiJoinSuite extends PunctuatedStreamTest {
   }
 }
 
-class MultiJoinRocksDBSuite extends MultiJoinSuite {
-  override protected def sparkConf = super.sparkConf
-    .set(SQLConf.STATE_STORE_PROVIDER_CLASS.key, "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
+class MultiJoinRocksDBSuite extends MultiJoinSuite with OnRocksDB {
+  override protected def randomCases: Int = 4
 }

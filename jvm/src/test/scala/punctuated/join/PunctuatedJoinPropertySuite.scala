@@ -7,7 +7,7 @@ import org.apache.spark.sql.Row
 import punctuated.compat.MemoryStream
 
 import punctuated.declaration.Declaration._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Property test: random interleavings of rows and punctuations on both inputs, compared
@@ -114,11 +114,7 @@ class PunctuatedJoinPropertySuite extends PunctuatedStreamTest {
   }
 }
 
-class PunctuatedJoinPropertyRocksDBSuite extends PunctuatedJoinPropertySuite {
-  override protected def sparkConf = super.sparkConf.set(
-    org.apache.spark.sql.internal.SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class PunctuatedJoinPropertyRocksDBSuite extends PunctuatedJoinPropertySuite with OnRocksDB
 
 object PunctuatedJoinPropertySuite {
   val Domain = 4

@@ -12,7 +12,7 @@ import org.apache.spark.sql.internal.SQLConf
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.join.JoinTestData._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * The auction join (auctions `unique id`, bids `schemes auction`), scripted batch by batch,
@@ -539,7 +539,4 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
   }
 }
 
-class PunctuatedJoinRocksDBSuite extends PunctuatedJoinSuite {
-  override protected def sparkConf = super.sparkConf
-    .set(SQLConf.STATE_STORE_PROVIDER_CLASS.key, "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class PunctuatedJoinRocksDBSuite extends PunctuatedJoinSuite with OnRocksDB

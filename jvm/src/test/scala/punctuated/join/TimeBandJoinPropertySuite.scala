@@ -4,10 +4,9 @@ import scala.collection.mutable
 import scala.util.Random
 
 import punctuated.compat.MemoryStream
-import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.declaration.Declaration._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Property test of time-band joins ([[TimeBand]]): random interleavings of rows and range
@@ -112,7 +111,4 @@ class TimeBandJoinPropertySuite extends PunctuatedStreamTest {
   }
 }
 
-class TimeBandJoinPropertyRocksDBSuite extends TimeBandJoinPropertySuite {
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class TimeBandJoinPropertyRocksDBSuite extends TimeBandJoinPropertySuite with OnRocksDB

@@ -7,10 +7,9 @@ import java.sql.{Date, Timestamp}
 import org.apache.spark.sql.{AnalysisException, Row}
 import punctuated.compat.MemoryStream
 import org.apache.spark.sql.functions.{date_add, expr}
-import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.declaration.Declaration._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /** A row of a band join's input: key, time, value, marker (NULL = None). */
 case class TimedRow(k: Option[Int], ts: Option[Long], v: Option[Int], p: Boolean = false)
@@ -284,7 +283,4 @@ class TimeBandJoinSuite extends PunctuatedStreamTest {
   }
 }
 
-class TimeBandJoinRocksDBSuite extends TimeBandJoinSuite {
-  override protected def sparkConf = super.sparkConf
-    .set(SQLConf.STATE_STORE_PROVIDER_CLASS.key, "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class TimeBandJoinRocksDBSuite extends TimeBandJoinSuite with OnRocksDB

@@ -6,10 +6,9 @@ import scala.collection.mutable
 import scala.util.Random
 
 import punctuated.compat.MemoryStream
-import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.declaration.Declaration._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Property test of a watermark on a join-key column as a range punctuation
@@ -110,8 +109,6 @@ class WatermarkKeyJoinPropertySuite extends PunctuatedStreamTest {
   }
 }
 
-class WatermarkKeyJoinPropertyRocksDBSuite extends WatermarkKeyJoinPropertySuite {
+class WatermarkKeyJoinPropertyRocksDBSuite extends WatermarkKeyJoinPropertySuite with OnRocksDB {
   override protected def seeds: Seq[Int] = Seq(5, 6)
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
 }

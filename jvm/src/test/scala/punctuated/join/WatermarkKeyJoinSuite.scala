@@ -8,7 +8,7 @@ import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Watermarks as punctuations of joins without a time band ([[WatermarkPunctuations.onKey]],
@@ -325,7 +325,4 @@ class WatermarkKeyJoinSuite extends PunctuatedStreamTest {
   }
 }
 
-class WatermarkKeyJoinRocksDBSuite extends WatermarkKeyJoinSuite {
-  override protected def sparkConf = super.sparkConf
-    .set(SQLConf.STATE_STORE_PROVIDER_CLASS.key, "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class WatermarkKeyJoinRocksDBSuite extends WatermarkKeyJoinSuite with OnRocksDB

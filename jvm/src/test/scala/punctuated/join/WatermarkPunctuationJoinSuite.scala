@@ -12,7 +12,7 @@ import org.apache.spark.sql.types.{MetadataBuilder, TimestampType}
 
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Watermarks as punctuations ([[WatermarkPunctuations]], Tucker et al. 2003: a watermark is
@@ -217,7 +217,4 @@ class WatermarkPunctuationJoinSuite extends PunctuatedStreamTest {
   }
 }
 
-class WatermarkPunctuationJoinRocksDBSuite extends WatermarkPunctuationJoinSuite {
-  override protected def sparkConf = super.sparkConf
-    .set(SQLConf.STATE_STORE_PROVIDER_CLASS.key, "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class WatermarkPunctuationJoinRocksDBSuite extends WatermarkPunctuationJoinSuite with OnRocksDB

@@ -156,8 +156,4 @@ class AtLeastRangeSuite extends PunctuatedStreamTest {
   }
 }
 
-class AtLeastRangeRocksDBSuite extends AtLeastRangeSuite {
-  override protected def sparkConf = super.sparkConf.set(
-    org.apache.spark.sql.internal.SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class AtLeastRangeRocksDBSuite extends AtLeastRangeSuite with OnRocksDB

@@ -162,7 +162,4 @@ class TableFunctionsSuite extends PunctuatedStreamTest {
   }
 }
 
-class TableFunctionsRocksDBSuite extends TableFunctionsSuite {
-  override protected def sparkConf = super.sparkConf
-    .set(SQLConf.STATE_STORE_PROVIDER_CLASS.key, "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class TableFunctionsRocksDBSuite extends TableFunctionsSuite with OnRocksDB

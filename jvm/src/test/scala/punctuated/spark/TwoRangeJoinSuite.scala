@@ -169,8 +169,4 @@ class TwoRangeJoinSuite extends TwoRangeStreams {
   }
 }
 
-class TwoRangeJoinRocksDBSuite extends TwoRangeJoinSuite {
-  override protected def sparkConf = super.sparkConf.set(
-    org.apache.spark.sql.internal.SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class TwoRangeJoinRocksDBSuite extends TwoRangeJoinSuite with OnRocksDB

@@ -183,8 +183,4 @@ class TwoRangeSchemeSuite extends TwoRangeStreams {
   }
 }
 
-class TwoRangeSchemeRocksDBSuite extends TwoRangeSchemeSuite {
-  override protected def sparkConf = super.sparkConf.set(
-    org.apache.spark.sql.internal.SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class TwoRangeSchemeRocksDBSuite extends TwoRangeSchemeSuite with OnRocksDB

@@ -12,7 +12,7 @@ import org.apache.spark.unsafe.types.UTF8String
 
 import punctuated.input.{InputSpec, KeyScheme}
 import punctuated.join.JoinInputState
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 import punctuated.state.StoreNamespace
 
 /**
@@ -138,8 +138,4 @@ class MultiJoinDistinctValuesSuite extends PunctuatedStreamTest {
 }
 
 /** [[MultiJoinDistinctValuesSuite]] on RocksDB state stores. */
-class MultiJoinDistinctValuesRocksDBSuite extends MultiJoinDistinctValuesSuite {
-  override protected def sparkConf = super.sparkConf
-    .set(org.apache.spark.sql.internal.SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-      "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class MultiJoinDistinctValuesRocksDBSuite extends MultiJoinDistinctValuesSuite with OnRocksDB

@@ -13,7 +13,7 @@ import org.apache.spark.sql.types._
 
 import punctuated.conf.PunctuatedConf
 import punctuated.input.{InputSpec, KeyScheme}
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * [[PunctuatedMultiJoinExec]] run directly, one micro-batch after another on real state
@@ -120,8 +120,4 @@ class MultiJoinExecSuite extends PunctuatedStreamTest {
   }
 }
 
-class MultiJoinExecRocksDBSuite extends MultiJoinExecSuite {
-  override protected def sparkConf = super.sparkConf
-    .set(org.apache.spark.sql.internal.SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-      "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class MultiJoinExecRocksDBSuite extends MultiJoinExecSuite with OnRocksDB

@@ -7,7 +7,7 @@ import org.apache.spark.sql.internal.SQLConf
 import punctuated.checkpoint.MigrationRequests
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Lazy per-key completion of a migrated plan's new nodes (`jisc`, [[MultiJoinCompletion]]),
@@ -171,8 +171,4 @@ class MultiJoinLazyCompletionSuite extends PunctuatedStreamTest with XYRows {
 }
 
 /** [[MultiJoinLazyCompletionSuite]] on RocksDB state stores. */
-class MultiJoinLazyCompletionRocksDBSuite extends MultiJoinLazyCompletionSuite {
-  override protected def sparkConf = super.sparkConf
-    .set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-      "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class MultiJoinLazyCompletionRocksDBSuite extends MultiJoinLazyCompletionSuite with OnRocksDB

@@ -8,7 +8,7 @@ import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Plan migration inside the multi-way join ([[MultiJoinMigration]]): a query restarted from
@@ -193,11 +193,8 @@ class MultiJoinMigrationSuite extends PunctuatedStreamTest with XYRows {
 }
 
 /** [[MultiJoinMigrationSuite]] on RocksDB state stores. */
-class MultiJoinMigrationRocksDBSuite extends MultiJoinMigrationSuite {
-  override protected def runs: Seq[(String, Int)] = Seq("moving_state" -> 1, "jisc" -> 4, "parallel_track" -> 4)
+class MultiJoinMigrationRocksDBSuite extends MultiJoinMigrationSuite with OnRocksDB {
+  override protected def runs: Seq[(String, Int)] = Seq("jisc" -> 4, "parallel_track" -> 4)
   override protected def runs4: Seq[(String, Int)] = Seq("moving_state" -> 1)
   override protected def twoRangeRuns: Seq[(String, Int)] = Seq("jisc" -> 4)
-  override protected def sparkConf = super.sparkConf
-    .set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-      "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
 }

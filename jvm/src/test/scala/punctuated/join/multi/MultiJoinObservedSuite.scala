@@ -10,7 +10,7 @@ import punctuated.checkpoint.PlanRecord
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.join.multi.MultiJoinPlan._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /** A row of [[MultiJoinObservedSuite]]'s streams: two columns and the marker. */
 case class Obs(k: Option[Long], v: Option[Long], is_punct: Boolean = false)
@@ -143,7 +143,4 @@ class MultiJoinObservedSuite extends PunctuatedStreamTest {
   }
 }
 
-class MultiJoinObservedRocksDBSuite extends MultiJoinObservedSuite {
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class MultiJoinObservedRocksDBSuite extends MultiJoinObservedSuite with OnRocksDB

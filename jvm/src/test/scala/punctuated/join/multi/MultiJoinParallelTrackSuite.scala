@@ -8,7 +8,7 @@ import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * The `parallel_track` migration strategy ([[ParallelTrack]]): a query restarted under another
@@ -143,9 +143,6 @@ class MultiJoinParallelTrackSuite extends PunctuatedStreamTest {
 }
 
 /** [[MultiJoinParallelTrackSuite]] on RocksDB state stores. */
-class MultiJoinParallelTrackRocksDBSuite extends MultiJoinParallelTrackSuite {
+class MultiJoinParallelTrackRocksDBSuite extends MultiJoinParallelTrackSuite with OnRocksDB {
   override protected def partitionCounts: Seq[Int] = Seq(4)
-  override protected def sparkConf = super.sparkConf
-    .set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-      "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
 }

@@ -9,7 +9,7 @@ import org.apache.spark.sql.internal.SQLConf
 import punctuated.checkpoint.MigrationRequests
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Property test of the multi-way join: random queries of 3–5 inputs over 1–3 join columns
@@ -323,14 +323,12 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
 }
 
 /** [[MultiJoinPropertySuite]] on RocksDB state stores (fewer cases and shapes). */
-class MultiJoinPropertyRocksDBSuite extends MultiJoinPropertySuite {
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-  override protected def cases: Int = 20
-  override protected def runs: Seq[(MultiJoinModel.Shape, Long, Int)] = super.runs.filter(_._3 == 4).take(3)
+class MultiJoinPropertyRocksDBSuite extends MultiJoinPropertySuite with OnRocksDB {
+  override protected def cases: Int = 12
+  override protected def runs: Seq[(MultiJoinModel.Shape, Long, Int)] = super.runs.filter(_._3 == 4).take(2)
   override protected def writtenRuns: Seq[(MultiJoinModel.Shape, Long, Int)] = Nil
-  override protected def treeRuns: Seq[(MultiJoinModel.Shape, Long, Int)] = super.runs.filter(_._3 == 4).take(2)
-  override protected def migrationRuns: Seq[(MultiJoinModel.Shape, Long, Int)] = super.runs.filter(_._3 == 4).take(2)
-  override protected def rangeRuns: Seq[(MultiJoinModel.Shape, Long, Int)] = super.rangeRuns.filter(_._3 > 1).take(2)
+  override protected def treeRuns: Seq[(MultiJoinModel.Shape, Long, Int)] = super.runs.filter(_._3 == 4).take(1)
+  override protected def migrationRuns: Seq[(MultiJoinModel.Shape, Long, Int)] = super.runs.filter(_._3 == 4).take(1)
+  override protected def rangeRuns: Seq[(MultiJoinModel.Shape, Long, Int)] = super.rangeRuns.filter(_._3 > 1).take(1)
   override protected def twoRangeRuns: Seq[(MultiJoinModel.Shape, Long, Int)] = super.twoRangeRuns.filter(_._3 > 1).take(1)
 }

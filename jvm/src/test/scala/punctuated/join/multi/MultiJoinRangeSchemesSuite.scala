@@ -7,7 +7,7 @@ import org.apache.spark.sql.internal.SQLConf
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.join.PunctuatedSymmetricHashJoinExec
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Range schemes (`t<=`, `t>=`) on the join columns of a multi-way join: the group runs as one
@@ -160,7 +160,4 @@ class MultiJoinRangeSchemesSuite extends PunctuatedStreamTest with XYRows {
 }
 
 /** [[MultiJoinRangeSchemesSuite]] on RocksDB state stores. */
-class MultiJoinRangeSchemesRocksDBSuite extends MultiJoinRangeSchemesSuite {
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class MultiJoinRangeSchemesRocksDBSuite extends MultiJoinRangeSchemesSuite with OnRocksDB

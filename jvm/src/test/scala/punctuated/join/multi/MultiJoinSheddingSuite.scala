@@ -10,7 +10,7 @@ import org.apache.spark.sql.internal.SQLConf
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.errors.PunctuatedAnalysisException
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Load shedding in the multi-way join ([[MultiJoinShedder]]) on real state stores: the chain
@@ -143,8 +143,11 @@ class MultiJoinSheddingSuite extends PunctuatedStreamTest {
     out.toSeq
   }
 
-  for ((plan, partitions, policy) <- Seq(("mjoin", 1, "prob"), ("mjoin", 3, "prob"), ("mjoin", 3, "life"),
-      ("mjoin", 3, "rand"), ("((a ⋈ b) ⋈ c)", 1, "prob"), ("((a ⋈ b) ⋈ c)", 3, "life"))) {
+  /** The budget runs: the plan, its partitions (cells) and the shedding policy. */
+  protected def budgetRuns: Seq[(String, Int, String)] = Seq(("mjoin", 1, "prob"), ("mjoin", 3, "prob"),
+    ("mjoin", 3, "life"), ("mjoin", 3, "rand"), ("((a ⋈ b) ⋈ c)", 1, "prob"), ("((a ⋈ b) ⋈ c)", 3, "life"))
+
+  for ((plan, partitions, policy) <- budgetRuns) {
     test(s"$plan, $policy, $partitions partition(s): budget per cell, a subset of the join, numRowsShed, restart") {
       val budget = 6L
       val uninterrupted = run(plan, partitions, policy, budget, None)
@@ -324,7 +327,7 @@ class MultiJoinSheddingSuite extends PunctuatedStreamTest {
   }
 }
 
-class MultiJoinSheddingRocksDBSuite extends MultiJoinSheddingSuite {
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
+/** [[MultiJoinSheddingSuite]] on RocksDB state stores (one budget run per plan). */
+class MultiJoinSheddingRocksDBSuite extends MultiJoinSheddingSuite with OnRocksDB {
+  override protected def budgetRuns: Seq[(String, Int, String)] = Seq(("mjoin", 3, "prob"), ("((a ⋈ b) ⋈ c)", 3, "life"))
 }

@@ -12,7 +12,7 @@ import org.apache.spark.unsafe.types.UTF8String
 
 import punctuated.input.{InputSpec, KeyScheme}
 import punctuated.join.{JoinInputState, KeyPunctuation}
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * [[MultiJoinState]] over real state stores: rows stored once per class value and found by
@@ -132,8 +132,4 @@ class MultiJoinStateSuite extends PunctuatedStreamTest {
   }
 }
 
-class MultiJoinStateRocksDBSuite extends MultiJoinStateSuite {
-  override protected def sparkConf = super.sparkConf
-    .set(org.apache.spark.sql.internal.SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-      "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class MultiJoinStateRocksDBSuite extends MultiJoinStateSuite with OnRocksDB

@@ -9,14 +9,14 @@ import org.apache.spark.sql.internal.SQLConf
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.errors.PunctuatedAnalysisException
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Tree plans inside the multi-way join (`spark.punctuated.join.plan` = a tree): left-deep
  * and bushy plans of a chain, a cycle, a star and five inputs, with intermediate state in
  * the nodes below the root. Each equals the batch join across stops and restarts over 1, 2,
  * 4 and 7 partitions, keeps the node stores its plan names, and drains to no state once
- * every value is punctuated; a restart under another tree continues, migrating to it. [[MultiJoinTreePlanRocksDBSuite]] runs the same on RocksDB (over 2 and 7 partitions).
+ * every value is punctuated; a restart under another tree continues, migrating to it. [[MultiJoinTreePlanRocksDBSuite]] runs the same on RocksDB (over 7 partitions).
  */
 class MultiJoinTreePlanSuite extends PunctuatedStreamTest with XYRows {
   import testImplicits._
@@ -221,9 +221,6 @@ class MultiJoinTreePlanSuite extends PunctuatedStreamTest with XYRows {
   }
 }
 /** [[MultiJoinTreePlanSuite]] on RocksDB state stores. */
-class MultiJoinTreePlanRocksDBSuite extends MultiJoinTreePlanSuite {
-  override protected def partitionCounts: Seq[Int] = Seq(2, 7)
-  override protected def sparkConf = super.sparkConf
-    .set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-      "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
+class MultiJoinTreePlanRocksDBSuite extends MultiJoinTreePlanSuite with OnRocksDB {
+  override protected def partitionCounts: Seq[Int] = Seq(7)
 }

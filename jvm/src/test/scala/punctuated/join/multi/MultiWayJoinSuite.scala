@@ -7,7 +7,7 @@ import org.apache.spark.sql.internal.SQLConf
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.join.PunctuatedSymmetricHashJoinExec
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Joins of three or more streams run as one [[PunctuatedMultiJoinExec]] (the `mjoin` plan)
@@ -248,11 +248,14 @@ class MultiWayJoinSuite extends PunctuatedStreamTest with XYRows {
    * @param query      the join of the three declared streams, as (x, y) tuples per stream
    * @param expected   the batch join of the three streams' rows
    */
+  /** Random cases per random-interleavings test (each a query started, restarted and run to its end). */
+  protected def randomCases: Int = 8
+
   private def randomInterleavings(seed: Int, punctuated: Seq[(Boolean, Boolean)],
       query: (DataFrame, DataFrame, DataFrame) => DataFrame,
       expected: Seq[Seq[(Long, Long)]] => Seq[(Long, Long, Long, Long)]): Unit = {
     val rng = new scala.util.Random(seed)
-    for (caseNo <- 0 until 8) {
+    for (caseNo <- 0 until randomCases) {
       val partitions = Seq(1, 2, 4, 7)(rng.nextInt(4))
       withPartitions(partitions) {
         val declared = Seq("a", "b", "c").zip(punctuated).map { case (n, (px, py)) =>
@@ -342,8 +345,7 @@ class MultiWayJoinSuite extends PunctuatedStreamTest with XYRows {
   }
 }
 
-class MultiWayJoinRocksDBSuite extends MultiWayJoinSuite {
-  override protected def sparkConf = super.sparkConf
-    .set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-      "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
+/** [[MultiWayJoinSuite]] on RocksDB state stores (fewer random cases). */
+class MultiWayJoinRocksDBSuite extends MultiWayJoinSuite with OnRocksDB {
+  override protected def randomCases: Int = 3
 }

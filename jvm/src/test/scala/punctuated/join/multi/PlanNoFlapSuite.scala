@@ -12,7 +12,7 @@ import punctuated.checkpoint.PlanRecord
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.join.multi.MultiJoinPlan._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * `auto` does not flap under steady input (Li et al. 2006, §5.2: the choice from statistics;
@@ -108,8 +108,6 @@ object PlanNoFlapSuite {
 }
 
 /** [[PlanNoFlapSuite]] on RocksDB state stores. */
-class PlanNoFlapRocksDBSuite extends PlanNoFlapSuite {
+class PlanNoFlapRocksDBSuite extends PlanNoFlapSuite with OnRocksDB {
   override protected def partitionCounts: Seq[Int] = Seq(4)
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
 }

@@ -12,7 +12,7 @@ import punctuated.checkpoint.PlanRecord
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.join.multi.MultiJoinPlan._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 import punctuated.spark.rules.PunctuatedMultiJoinReplan
 
 /**
@@ -185,8 +185,6 @@ class PlanReplanEndToEndSuite extends PunctuatedStreamTest {
 }
 
 /** [[PlanReplanEndToEndSuite]] on RocksDB state stores. */
-class PlanReplanEndToEndRocksDBSuite extends PlanReplanEndToEndSuite {
+class PlanReplanEndToEndRocksDBSuite extends PlanReplanEndToEndSuite with OnRocksDB {
   override protected def runs: Seq[(String, Int)] = Seq("jisc" -> 4)
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
 }

@@ -9,7 +9,7 @@ import org.apache.spark.sql.internal.SQLConf
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.join.TimedRow
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Load shedding in a time-band join: the paper's sliding window (Das, Gehrke and Riedewald
@@ -122,7 +122,4 @@ class SheddingBandJoinSuite extends PunctuatedStreamTest {
   }
 }
 
-class SheddingBandJoinRocksDBSuite extends SheddingBandJoinSuite {
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class SheddingBandJoinRocksDBSuite extends SheddingBandJoinSuite with OnRocksDB

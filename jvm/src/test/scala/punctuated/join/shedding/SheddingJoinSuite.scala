@@ -11,7 +11,7 @@ import org.apache.spark.sql.internal.SQLConf
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.join.PunctuatedSymmetricHashJoinExec
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
 
 /** A row of input L, `(k, v)` (declared, scheme `k`): never punctuated here, so R's rows are never purged. */
 object LRow { def apply(k: Long, v: Long): (Long, Long) = (k, v) }
@@ -248,7 +248,4 @@ class SheddingJoinSuite extends PunctuatedStreamTest {
   }
 }
 
-class SheddingJoinRocksDBSuite extends SheddingJoinSuite {
-  override protected def sparkConf = super.sparkConf.set(SQLConf.STATE_STORE_PROVIDER_CLASS.key,
-    "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider")
-}
+class SheddingJoinRocksDBSuite extends SheddingJoinSuite with OnRocksDB
