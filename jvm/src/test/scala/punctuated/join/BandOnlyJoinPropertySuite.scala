@@ -33,7 +33,10 @@ class BandOnlyJoinPropertySuite extends PunctuatedStreamTest {
   /** (name, lo, hi): b.ts - a.ts in [lo, hi]. */
   private val bands = Seq(("between", -3L, 4L), ("after", 1L, 5L), ("before", -6L, -2L))
 
-  for ((name, lo, hi) <- bands; joinType <- Seq("inner", "left_outer"); seed <- Seq(1, 2)) {
+  /** The seeds of each band and join type. */
+  protected def seeds: Seq[Int] = Seq(1, 2)
+
+  for ((name, lo, hi) <- bands; joinType <- Seq("inner", "left_outer"); seed <- seeds) {
     test(s"random interleavings vs the batch join: $joinType, $name band, seed $seed") {
       val rng = new Random((name + joinType).hashCode * 31 + seed)
       val as = MemoryStream[TimedRow]
@@ -110,4 +113,7 @@ class BandOnlyJoinPropertySuite extends PunctuatedStreamTest {
   }
 }
 
-class BandOnlyJoinPropertyRocksDBSuite extends BandOnlyJoinPropertySuite with OnRocksDB
+/** [[BandOnlyJoinPropertySuite]] on RocksDB state stores (one seed). */
+class BandOnlyJoinPropertyRocksDBSuite extends BandOnlyJoinPropertySuite with OnRocksDB {
+  override protected def seeds: Seq[Int] = Seq(1)
+}
