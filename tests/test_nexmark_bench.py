@@ -160,7 +160,17 @@ def test_benchmark_helpers_doctests():
         assert doctest.testmod(module).failed == 0, module.__name__
 
 
-def test_watermark_plan_over_the_punctuated_input(tmp_path):
+@pytest.fixture(scope="module")
+def q7_run(tmp_path_factory):
+    """One q7 run shared by the two tests below (each engine a JVM of its own): every q7
+    engine, the bid stream with its time punctuations only, warm-up and task metrics."""
+    out = tmp_path_factory.mktemp("q7")
+    run_runner(out, "q7", 150_000, "watermark,watermark_same_input,watermark_again,punctuated",
+               "--time-punctuations-only", "--forkless-fs", "--warmup-events", "50000", "--task-metrics")
+    return out
+
+
+def test_watermark_plan_over_the_punctuated_input(q7_run):
     """The optional "watermark_same_input" engine runs Spark's watermark plan over the rows our
     engine reads (punctuations generated, the streams undeclared, punctuation rows filtered out
     where they are read): Spark's own operators (no held punctuations, the watermark plan's
@@ -170,9 +180,7 @@ def test_watermark_plan_over_the_punctuated_input(tmp_path):
     first events, untimed, and the timed run still gives exactly the batch answer (its own
     checkpoint, from the first event). ``--task-metrics`` sums the timed query's tasks per stage
     kind from Spark's event log: the warm-up query's tasks are not among them."""
-    events = 150_000
-    run_runner(tmp_path, "q7", events, "watermark,watermark_same_input,punctuated", "--forkless-fs",
-               "--warmup-events", "50000", "--task-metrics")
+    tmp_path, events = q7_run, 150_000
     name = f"nexmark_q7_{events}"
     by = {s["engine"]: s for s in json.loads((tmp_path / f"{name}.json").read_text())}
     same, spark, ours = by["watermark_same_input"], by["watermark"], by["punctuated"]
@@ -204,16 +212,14 @@ def test_watermark_plan_over_the_punctuated_input(tmp_path):
     assert "| punctuated | stateful | 6 |" in md
 
 
-def test_time_punctuations_only(tmp_path):
+def test_time_punctuations_only(q7_run):
     """``--time-punctuations-only``: the punctuated and same-input engines read the bid stream
     with its ``dateTime<=`` punctuations only (the source's ``auctionPunctuations=false``): the
     same bids, fewer rows read (no punctuation per expired auction), the batch answer still; the
     Markdown says so. It is for the windowed queries only. The calibration engine
     "watermark_again" is the watermark engine under another name: the same rows, state and
     results, and the Markdown gives their ratio (the A/A comparison)."""
-    events = 150_000
-    run_runner(tmp_path, "q7", events, "watermark,watermark_same_input,watermark_again,punctuated",
-               "--time-punctuations-only")
+    tmp_path, events = q7_run, 150_000
     name = f"nexmark_q7_{events}"
     by = {s["engine"]: s for s in json.loads((tmp_path / f"{name}.json").read_text())}
     assert all(s["results_match"] is True for s in by.values()), by
