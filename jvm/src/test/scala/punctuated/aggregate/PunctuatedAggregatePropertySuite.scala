@@ -34,7 +34,10 @@ class PunctuatedAggregatePropertySuite extends PunctuatedStreamTest {
   private val cases = 30
   private val batches = 5
 
-  for (Variant(kind, retention, byC, hashed) <- Variants) {
+  /** The variants run (scheme kind, retention, partitioning). */
+  protected def variants: Seq[Variant] = Variants
+
+  for (Variant(kind, retention, byC, hashed) <- variants) {
     test(s"random interleavings: scheme '${kind.scheme}', retention $retention$hashed") {
       withSQLConf(PunctuatedConf.PunctuationRetention -> retention.toString,
           PunctuatedConf.PrefixPartitioning -> byC.toString) {
@@ -69,7 +72,11 @@ class PunctuatedAggregatePropertySuite extends PunctuatedStreamTest {
   }
 }
 
-class PunctuatedAggregatePropertyRocksDBSuite extends PunctuatedAggregatePropertySuite with OnRocksDB
+/** [[PunctuatedAggregatePropertySuite]] on RocksDB state stores (retention 2 only). */
+class PunctuatedAggregatePropertyRocksDBSuite extends PunctuatedAggregatePropertySuite with OnRocksDB {
+  override protected def variants: Seq[PunctuatedAggregatePropertySuite.Variant] =
+    PunctuatedAggregatePropertySuite.Variants.filter(_.retention == 2)
+}
 
 object PunctuatedAggregatePropertySuite {
   /** `spark.sql.shuffle.partitions` of the suites ([[punctuated.spark.PunctuatedStreamTest]]). */
