@@ -122,7 +122,7 @@ def test_smoke_run_of_the_fanout_workload(tmp_path):
     (old ``((a ⋈ b) ⋈ c ⋈ d)``, new right-deep), results equal to the batch answer."""
     out = tmp_path / "out"
     done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.migration", "--workload", "fanout", "--out", str(out), "--events", "1500",
+        [sys.executable, "-m", "benchmarks.migration", "--workload", "fanout", "--out", str(out), "--events", "800",
          "--batches", "4", "--switch-batch", "2", "--flip-batch", "1", "--key-life", "2", "--skew", "3",
          "--reps", "1", "--strategies", "jisc", "--engines", "none", "--driver-memory", "1g", "--forkless-fs"],
         cwd=ROOT, capture_output=True, text=True, timeout=1800)
