@@ -78,9 +78,9 @@ def test_runner_files_and_our_results(tmp_path, query):
 
 @pytest.mark.parametrize("query", ["q4_inner"])
 def test_aggregation_after_the_join(tmp_path, query):
-    """q4's inner query (q9 has the same shape: a maximum per auction over the join; run it
-    with ``python -m benchmarks.nexmark --query q9``): our plan in append mode gives exactly the final rows of the
-    auctions closed by the end (the batch answer over them), and purges their state."""
+    """q4's inner query: our plan in append mode gives exactly the final rows of the auctions
+    closed by the end (the batch answer over them), and purges their state. (q9 has the same
+    shape, a maximum per auction over the join: ``python -m benchmarks.nexmark --query q9``.)"""
     events = 150_000
     run_runner(tmp_path, query, events, "native,punctuated")
 
