@@ -1,7 +1,7 @@
 package punctuated.state
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, SpecializedGetters, UnsafeProjection, UnsafeRow}
+import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, InterpretedUnsafeProjection, SpecializedGetters, UnsafeRow}
 import org.apache.spark.sql.catalyst.util.{ArrayData, GenericArrayData}
 import org.apache.spark.sql.types.{ArrayType, DataType, DateType, IntegerType, LongType, StructType, TimestampNTZType, TimestampType}
 
@@ -80,8 +80,9 @@ object RangeBounds {
     private val dataType = keySchema(position).dataType
     val ordering: Ordering[Any] = KeyScheme.ordering(dataType, atLeast)
     private val getter: (SpecializedGetters, Int) => Any = InternalRow.getAccessor(dataType, nullable = true)
-    // generated when a bound is first stored: a task that only compares bounds never needs it
-    private lazy val proj = UnsafeProjection.create(Seq(BoundReference(0, dataType, nullable = true)))
+    // made when a bound is first stored, interpreted: a task stores a few bounds a micro-batch,
+    // too few to pay for generating (and looking up) a projection's code in every task
+    private lazy val proj = InterpretedUnsafeProjection.createProjection(Seq(BoundReference(0, dataType, nullable = true)))
 
     override def valueOf(key: InternalRow): Any =
       if (key.isNullAt(position)) null else InternalRow.copyValue(getter(key, position))
@@ -146,7 +147,8 @@ object RangeBounds {
     private val orders: IndexedSeq[Ordering[Any]] =
       ranges.zip(types).map { case ((_, ge), t) => KeyScheme.ordering(t, ge) }
     private val getters = types.map(t => InternalRow.getAccessor(t, nullable = true))
-    private lazy val proj = UnsafeProjection.create(types.indices.map(i =>
+    // interpreted, as in [[Single]]: a few bounds stored a micro-batch
+    private lazy val proj = InterpretedUnsafeProjection.createProjection(types.indices.map(i =>
       BoundReference(i, ArrayType(types(i), containsNull = false), nullable = false)))
 
     override def valueOf(key: InternalRow): Any = point(key, InternalRow.copyValue)
