@@ -20,6 +20,7 @@ package object compat {
   type StateStoreWriter = org.apache.spark.sql.execution.streaming.StateStoreWriter
   // StateStoreWriterCompat, TableCompat, AnalysisExceptionCompat: classes in this directory
   type StateStoreSaveExec = org.apache.spark.sql.execution.streaming.StateStoreSaveExec
+  type StateStoreRestoreExec = org.apache.spark.sql.execution.streaming.StateStoreRestoreExec
   type StreamingDeduplicateExec = org.apache.spark.sql.execution.streaming.StreamingDeduplicateExec
   type EventTimeWatermarkExec = org.apache.spark.sql.execution.streaming.EventTimeWatermarkExec
   type StatefulOperatorCustomMetric = org.apache.spark.sql.execution.streaming.StatefulOperatorCustomMetric

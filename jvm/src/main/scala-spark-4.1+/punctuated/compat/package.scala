@@ -21,6 +21,7 @@ package object compat {
   /** What the extension's operators extend: Spark's `StateStoreWriter` (4.0 adds `stateStoreNames`, `setStoreCustomMetrics`). */
   type StateStoreWriterCompat = StateStoreWriter
   type StateStoreSaveExec = org.apache.spark.sql.execution.streaming.operators.stateful.StateStoreSaveExec
+  type StateStoreRestoreExec = org.apache.spark.sql.execution.streaming.operators.stateful.StateStoreRestoreExec
   type StreamingDeduplicateExec = org.apache.spark.sql.execution.streaming.operators.stateful.StreamingDeduplicateExec
   type EventTimeWatermarkExec = org.apache.spark.sql.execution.streaming.operators.stateful.EventTimeWatermarkExec
   type StatefulOperatorCustomMetric = org.apache.spark.sql.execution.streaming.operators.stateful.StatefulOperatorCustomMetric

@@ -18,7 +18,12 @@ import punctuated.state.{SerializableHadoopConf, StoreLocations}
  * Hadoop conf again for every micro-batch: about 8 ms of the driver's time per operator and
  * batch (a conf of a thousand entries serialised), before any task starts.
  *
- * The 4.0 and 4.1 side calls `mapPartitionsWithStateStore` as before.
+ * Spark's restore step of an aggregation (`mapPartitionsWithReadStateStore`, a
+ * `ReadStateStoreRDD`) broadcasts it too; [[RunConfReadStateStoreRDD]] opens the read store
+ * with the run's conf, and hands it to the write step of the same task as Spark's does.
+ *
+ * The 4.0 and 4.1 side calls `mapPartitionsWithStateStore` and `mapPartitionsWithReadStateStore`
+ * as before.
  */
 object StateStoreRDDs {
 
@@ -43,6 +48,32 @@ object StateStoreRDDs {
       f(store, rows)
     })
   }
+
+  /** An aggregation's restore step is ours ([[withReadStateStore]]). */
+  val ownReadStore: Boolean = true
+
+  /**
+   * `f(store, rows)` for each partition of `data`, the operator's default store opened read-only
+   * at the micro-batch's version; a later [[withStateStore]] of the same task (the write step)
+   * continues from it, as Spark's write step continues from its restore step's store.
+   */
+  def withReadStateStore(
+      data: RDD[InternalRow],
+      stateInfo: StatefulOperatorStateInfo,
+      keySchema: StructType,
+      valueSchema: StructType,
+      keyStateEncoderSpec: KeyStateEncoderSpec,
+      session: org.apache.spark.sql.classic.SparkSession,
+      coordinator: Option[StateStoreCoordinatorRef],
+      hadoopConf: Broadcast[SerializableHadoopConf])(
+      f: (ReadStateStore, Iterator[InternalRow]) => Iterator[InternalRow]): RDD[InternalRow] =
+    new RunConfReadStateStoreRDD(data, stateInfo, keySchema, valueSchema, keyStateEncoderSpec,
+      new StateStoreConf(session.sessionState.conf), hadoopConf, coordinator)({ (store, rows) =>
+      // the task's thread forgets the read store when the task ends (a later task of another
+      // operator on the same thread must not continue from it)
+      TaskContext.get().addTaskCompletionListener[Unit](_ => StateStoreThreadLocalTracker.clearStore())
+      f(store, rows)
+    })
 }
 
 /**
@@ -86,6 +117,42 @@ private[compat] class RunConfStateStoreRDD(
           stateInfo.stateSchemaMetadata, useColumnFamilies = false, storeConf, conf)
     }
     if (storeConf.unloadOnCommit) context.addTaskCompletionListener[Unit](_ => StateStore.doMaintenanceAndUnload(id))
+    f(store, rows)
+  }
+}
+
+/**
+ * Spark's `ReadStateStoreRDD` (Spark 4.2) with the Hadoop conf given instead of broadcast anew:
+ * partition `p` opens the operator's store of partition `p` read-only, registers it for the
+ * task's write step (Spark's `StateStoreThreadLocalTracker`), and computes `f(store, rows)`.
+ *
+ * @param hadoopConf the run's broadcast conf the store is opened with
+ */
+private[compat] class RunConfReadStateStoreRDD(
+    data: RDD[InternalRow],
+    stateInfo: StatefulOperatorStateInfo,
+    keySchema: StructType,
+    valueSchema: StructType,
+    keyStateEncoderSpec: KeyStateEncoderSpec,
+    storeConf: StateStoreConf,
+    hadoopConf: Broadcast[SerializableHadoopConf],
+    @transient private val coordinator: Option[StateStoreCoordinatorRef])(
+    f: (ReadStateStore, Iterator[InternalRow]) => Iterator[InternalRow]) extends RDD[InternalRow](data) {
+
+  override protected def getPartitions: Array[Partition] = data.partitions
+
+  private def providerId(partition: Int) = StateStoreProviderId(
+    StateStoreId(stateInfo.checkpointLocation, stateInfo.operatorId, partition), stateInfo.queryRunId)
+
+  override protected def getPreferredLocations(partition: Partition): Seq[String] =
+    StoreLocations.of(coordinator, providerId(partition.index)).toSeq
+
+  override def compute(partition: Partition, context: TaskContext): Iterator[InternalRow] = {
+    val rows = data.iterator(partition, context)
+    val store = StateStore.getReadOnly(providerId(partition.index), keySchema, valueSchema, keyStateEncoderSpec,
+      stateInfo.storeVersion, stateInfo.stateStoreCkptIds.map(_.apply(partition.index).head),
+      stateInfo.stateSchemaMetadata, useColumnFamilies = false, storeConf, hadoopConf.value.value)
+    StateStoreThreadLocalTracker.setStore(store)
     f(store, rows)
   }
 }

@@ -5,6 +5,7 @@ import java.util.UUID
 import org.apache.spark.broadcast.Broadcast
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag
+import org.apache.spark.sql.execution.SparkPlan
 
 import punctuated.compat.StatefulOperatorStateInfo
 
@@ -44,11 +45,16 @@ final class HadoopConfPerRun(session: SparkSession) {
   }
 
   /** Gives `exec` the run's broadcast conf (a tag: it follows the operator through copies). */
-  def attach(exec: PunctuatedStatefulOperator, info: StatefulOperatorStateInfo): Unit =
+  def attach(exec: SparkPlan, info: StatefulOperatorStateInfo): Unit =
     exec.setTagValue(HadoopConfPerRun.Tag, apply(info))
 }
 
 object HadoopConfPerRun {
   /** The tag holding an operator's broadcast Hadoop conf. */
   val Tag: TreeNodeTag[Broadcast[SerializableHadoopConf]] = TreeNodeTag("punctuated.hadoopConf")
+
+  /** The run's conf `exec` was given ([[HadoopConfPerRun.attach]]), or the session's broadcast now. */
+  def of(exec: SparkPlan): Broadcast[SerializableHadoopConf] =
+    exec.getTagValue(Tag).getOrElse(
+      exec.session.sparkContext.broadcast(new SerializableHadoopConf(exec.session.sessionState.newHadoopConf())))
 }

@@ -22,20 +22,12 @@ trait PunctuatedStatefulOperator extends StateStoreWriterCompat {
 
   override def shouldRunAnotherBatch(newInputWatermark: Long): Boolean = false
 
-  /**
-   * The coordinator Spark's own stateful operators use to place tasks where their stores
-   * live (`stateStoreCoordinator` is package-private in Scala, public in bytecode).
-   */
-  protected def stateStoreCoordinator: StateStoreCoordinatorRef = {
-    val manager = session.sessionState.streamingQueryManager
-    manager.getClass.getMethod("stateStoreCoordinator").invoke(manager).asInstanceOf[StateStoreCoordinatorRef]
-  }
+  /** Spark's state-store coordinator ([[StoreLocations.coordinator]]). */
+  protected def stateStoreCoordinator: StateStoreCoordinatorRef = StoreLocations.coordinator(session)
 
   /**
    * The session's Hadoop conf, for opening extra state stores in tasks: the run's, given by
    * the rule that planned the operator ([[HadoopConfPerRun]]), or broadcast now.
    */
-  protected def broadcastHadoopConf(): Broadcast[SerializableHadoopConf] =
-    getTagValue(HadoopConfPerRun.Tag).getOrElse(
-      sparkContext.broadcast(new SerializableHadoopConf(session.sessionState.newHadoopConf())))
+  protected def broadcastHadoopConf(): Broadcast[SerializableHadoopConf] = HadoopConfPerRun.of(this)
 }

@@ -1,5 +1,6 @@
 package punctuated.state
 
+import org.apache.spark.sql.classic.SparkSession
 import org.apache.spark.sql.execution.streaming.state.{StateStoreCoordinatorRef, StateStoreProviderId}
 
 /**
@@ -12,6 +13,15 @@ import org.apache.spark.sql.execution.streaming.state.{StateStoreCoordinatorRef,
  * }}}
  */
 object StoreLocations {
+
+  /**
+   * The coordinator Spark's own stateful operators use to place tasks where their stores
+   * live (`stateStoreCoordinator` is package-private in Scala, public in bytecode).
+   */
+  def coordinator(session: SparkSession): StateStoreCoordinatorRef = {
+    val manager = session.sessionState.streamingQueryManager
+    manager.getClass.getMethod("stateStoreCoordinator").invoke(manager).asInstanceOf[StateStoreCoordinatorRef]
+  }
 
   /** The executor the coordinator last saw `id` loaded on, if any (driver side only). */
   def of(coordinator: Option[StateStoreCoordinatorRef], id: StateStoreProviderId): Option[String] =

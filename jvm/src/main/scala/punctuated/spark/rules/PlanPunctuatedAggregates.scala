@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, ExprId, Grea
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.execution.{ColumnarRule, GenerateExec, ProjectExec, SparkPlan}
 import org.apache.spark.sql.execution.aggregate.BaseAggregateExec
-import punctuated.compat.{EventTimeWatermarkExec, StateStoreSaveExec}
+import punctuated.compat.{EventTimeWatermarkExec, StateStoreRDDs, StateStoreRestoreExec, StateStoreSaveExec}
 import org.apache.spark.sql.catalyst.expressions.Explode
 
 import punctuated.aggregate._
@@ -19,7 +19,9 @@ import punctuated.input.Watermarks
  * each stateful operator its state location): the state-store save step of a punctuated
  * aggregation (its merge step computes the hidden counts of the aggregation's
  * [[AggregateLayout]]) becomes a [[PunctuatedAggregateExec]] with the same keys, state
- * location and output mode. Spark's restore step, which reads the same state store, stays.
+ * location and output mode. Spark's restore step, which reads the same state store, becomes a
+ * [[PunctuatedRestoreExec]] (the same reads, the store opened with the run's Hadoop conf) on
+ * Spark 4.2; on 4.0 and 4.1 it stays Spark's.
  */
 case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule {
 
@@ -75,6 +77,14 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
                     else Some(AggregatePartitionWideRows(ordinal, wideKinds))
                 }
                 val partitionedBy = ReplicatingShuffles.applied(prefix, replicated)
+                // Spark's restore step of the same store: ours opens it with the run's Hadoop conf (4.2)
+                val restored = if (!StateStoreRDDs.ownReadStore) child else child.transformUp {
+                  case r: StateStoreRestoreExec if r.stateInfo.map(_.operatorId) == s.stateInfo.map(_.operatorId) =>
+                    val restore = PunctuatedRestoreExec(r.keyExpressions, r.stateInfo, r.stateFormatVersion, r.child)
+                    restore.copyTagsFrom(r)
+                    hadoopConfs.attach(restore, s.stateInfo.get)
+                    restore
+                }
                 val exec = PunctuatedAggregateExec(
                   keyExpressions = s.keyExpressions,
                   stateInfo = s.stateInfo,
@@ -90,7 +100,7 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
                   eventTimeWatermark = s.eventTimeWatermarkForEviction,
                   useWatermark = layout.watermarks.nonEmpty && Watermarks.usable(
                     session.sessionState.conf, watermarks, "aggregation", layout.watermarks.map(_.time.name)),
-                  child = child)
+                  child = restored)
                 exec.copyTagsFrom(s)
                 hadoopConfs.attach(exec, s.stateInfo.get)
                 once(s.stateInfo.get) {
