@@ -91,16 +91,9 @@ private[compat] class RunConfStateStoreRDD(
     keyStateEncoderSpec: KeyStateEncoderSpec,
     storeConf: StateStoreConf,
     hadoopConf: Broadcast[SerializableHadoopConf],
-    @transient private val coordinator: Option[StateStoreCoordinatorRef])(
-    f: (StateStore, Iterator[InternalRow]) => Iterator[InternalRow]) extends RDD[InternalRow](data) {
-
-  override protected def getPartitions: Array[Partition] = data.partitions
-
-  private def providerId(partition: Int) = StateStoreProviderId(
-    StateStoreId(stateInfo.checkpointLocation, stateInfo.operatorId, partition), stateInfo.queryRunId)
-
-  override protected def getPreferredLocations(partition: Partition): Seq[String] =
-    StoreLocations.of(coordinator, providerId(partition.index)).toSeq
+    coordinator: Option[StateStoreCoordinatorRef])(
+    f: (StateStore, Iterator[InternalRow]) => Iterator[InternalRow])
+  extends OperatorStoreRDD(data, stateInfo, coordinator) {
 
   override def compute(partition: Partition, context: TaskContext): Iterator[InternalRow] = {
     val id = providerId(partition.index)
@@ -136,16 +129,9 @@ private[compat] class RunConfReadStateStoreRDD(
     keyStateEncoderSpec: KeyStateEncoderSpec,
     storeConf: StateStoreConf,
     hadoopConf: Broadcast[SerializableHadoopConf],
-    @transient private val coordinator: Option[StateStoreCoordinatorRef])(
-    f: (ReadStateStore, Iterator[InternalRow]) => Iterator[InternalRow]) extends RDD[InternalRow](data) {
-
-  override protected def getPartitions: Array[Partition] = data.partitions
-
-  private def providerId(partition: Int) = StateStoreProviderId(
-    StateStoreId(stateInfo.checkpointLocation, stateInfo.operatorId, partition), stateInfo.queryRunId)
-
-  override protected def getPreferredLocations(partition: Partition): Seq[String] =
-    StoreLocations.of(coordinator, providerId(partition.index)).toSeq
+    coordinator: Option[StateStoreCoordinatorRef])(
+    f: (ReadStateStore, Iterator[InternalRow]) => Iterator[InternalRow])
+  extends OperatorStoreRDD(data, stateInfo, coordinator) {
 
   override def compute(partition: Partition, context: TaskContext): Iterator[InternalRow] = {
     val rows = data.iterator(partition, context)
@@ -155,4 +141,22 @@ private[compat] class RunConfReadStateStoreRDD(
     StateStoreThreadLocalTracker.setStore(store)
     f(store, rows)
   }
+}
+
+/**
+ * What both RDDs above share with Spark's `BaseStateStoreRDD`: the partitions of `data`, and
+ * each placed where the coordinator last saw the operator's store of that partition loaded.
+ */
+private[compat] abstract class OperatorStoreRDD(
+    data: RDD[InternalRow],
+    stateInfo: StatefulOperatorStateInfo,
+    @transient private val coordinator: Option[StateStoreCoordinatorRef]) extends RDD[InternalRow](data) {
+
+  override protected def getPartitions: Array[Partition] = data.partitions
+
+  protected def providerId(partition: Int): StateStoreProviderId = StateStoreProviderId(
+    StateStoreId(stateInfo.checkpointLocation, stateInfo.operatorId, partition), stateInfo.queryRunId)
+
+  override protected def getPreferredLocations(partition: Partition): Seq[String] =
+    StoreLocations.of(coordinator, providerId(partition.index)).toSeq
 }
