@@ -7,8 +7,9 @@ import java.util.EnumSet
 import org.apache.hadoop.conf.Configuration
 import org.apache.hadoop.fs.{CreateFlag, FileContext, FileSystem, Options, Path, RawLocalFileSystem}
 import org.apache.hadoop.fs.permission.FsPermission
-import org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager
 import org.scalatest.funsuite.AnyFunSuite
+
+import punctuated.compat.CheckpointFileManager
 
 /**
  * The local file system without forked commands writes what Hadoop's own writes: the same
