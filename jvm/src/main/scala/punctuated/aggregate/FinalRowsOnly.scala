@@ -24,7 +24,7 @@ import punctuated.input.PunctuationOutputs
  *
  * {{{
  *   Project [if (out > 0) null else starts AS starts, ...]        Project [knownnullable(starts) AS starts, ...]
- *   +- Generate explode(punctuation_outputs(rows, kinds, ...))  =>  +- HashAggregate(final)
+ *   +- Generate explode(punctuation_outputs(counts))            =>  +- HashAggregate(final)
  *      +- HashAggregate(final)                                          +- PunctuatedAggregate (emit = false)
  *         +- PunctuatedAggregate (emit = false)
  * }}}
@@ -40,16 +40,16 @@ object FinalRowsOnly {
    * `IF(out > 0, NULL, x)` (no operator above and no result column reads the punctuations), the
    * `Generate` goes and each such column is `x`. Then the aggregation's physical operator has
    * nothing that uses its punctuations (`emit = false`), so it outputs the same rows as the
-   * physical rewrite below; its hidden counts stay referenced by the last result column
-   * ([[FinalValue]]), which keeps them from column pruning and keeps the aggregates in their order
-   * (the state's schema). Output columns, types and nullability are the projection's.
+   * physical rewrite below; its hidden counts (`punctuation_counts`) stay referenced by the last
+   * result column ([[FinalValue]]), which keeps them from column pruning and keeps the aggregates
+   * in their order (the state's schema). Output columns, types and nullability are the projection's.
    *
    * {{{
    *   Project [if (out > 0) null else starts AS starts, if (out > 0) null else bids AS bids]
-   *   +- Generate explode(punctuation_outputs(rows, kinds, invalid, received)) AS out
-   *      +- Aggregate [window], [window.start AS starts, count(1) FILTER (kind = 0) AS bids, rows, kinds, ...]
+   *   +- Generate explode(punctuation_outputs(counts)) AS out
+   *      +- Aggregate [window], [window.start AS starts, count(1) FILTER (kind = 0) AS bids, counts]
    *   ==>
-   *   Project [knownnullable(starts) AS starts, final_value(bids, rows, kinds, invalid, received) AS bids]
+   *   Project [knownnullable(starts) AS starts, final_value(bids, counts) AS bids]
    *   +- Aggregate (the same)
    * }}}
    */

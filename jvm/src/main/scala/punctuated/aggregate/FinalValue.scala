@@ -13,7 +13,7 @@ import org.apache.spark.sql.types.DataType
  * (its physical operator reads them), with no `Generate` above the aggregation to reference them.
  *
  * {{{
- *   final_value(bids, __punctuation_rows, __punctuation_kinds, ...)  ==  bids
+ *   final_value(bids, __punctuation_counts)  ==  bids
  * }}}
  */
 case class FinalValue(child: Expression, hidden: Seq[Expression]) extends Expression {

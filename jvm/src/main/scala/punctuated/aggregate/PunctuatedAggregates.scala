@@ -3,7 +3,7 @@ package punctuated.aggregate
 import scala.collection.mutable.ArrayBuffer
 
 import org.apache.spark.sql.catalyst.expressions._
-import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, BitOrAgg, Complete, Count}
+import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, Complete}
 import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, EventTimeWatermark, Generate, LogicalPlan, Project}
 import org.apache.spark.sql.types.{IntegerType, MetadataBuilder}
 
@@ -22,10 +22,10 @@ import punctuated.input.{KeyScheme, TimeKeys}
  *   Aggregate(g, aggs, input)
  *   ==>
  *   Project(g, if(out > 0, NULL, agg) ...)                       results (punctuations: NULLs)
- *     Generate(explode(punctuation_outputs(rows, kinds)) AS out)  final row + punctuations
+ *     Generate(explode(punctuation_outputs(counts)) AS out)     final row + punctuations
  *       Aggregate(g', aggs FILTER (kind = 0),                      Spark's streaming aggregation;
- *                 count(kind) FILTER (kind = 0)  AS rows,           its state-store save step
- *                 bit_or(1 << kind) FILTER (kind > 0) AS kinds, ...) is PunctuatedAggregateExec
+ *                 punctuation_counts(kind) AS counts)               its state-store save step
+ *                                                                   is PunctuatedAggregateExec
  *         Project(input.*, punctuation_kind(...) AS kind, g')
  *           input (projections on the way keep the punctuations' columns)
  * }}}
@@ -52,8 +52,7 @@ import punctuated.input.{KeyScheme, TimeKeys}
  */
 object PunctuatedAggregates {
 
-  val RowsColumn = "__punctuation_rows"
-  val KindsColumn = "__punctuation_kinds"
+  val CountsColumn = "__punctuation_counts"
   val OutColumn = "__punctuation_out"
   /** Metadata flag on the grouping column that lets Spark's append-mode check pass. */
   val CheckFlag = "punctuated.appendCheck"
@@ -114,7 +113,7 @@ object PunctuatedAggregates {
     val withKind = Project(found.plan.output :+ kindAlias, found.plan)
     val input = Project(withKind.output ++ groupAliases.flatten, withKind)
 
-    // the aggregation: user aggregates see data rows only; hidden counts for the operator
+    // the aggregation: user aggregates see data rows only; the hidden counts for the operator
     val isData = PunctuationSources.isData(kind)
     def outside(e: Expression): Expression = e match {
       case ae: AggregateExpression =>
@@ -137,20 +136,12 @@ object PunctuatedAggregates {
           exprId = al.exprId, qualifier = al.qualifier, explicitMetadata = al.explicitMetadata)
       case other => results += other; other
     }
-    def hidden(name: String, fn: org.apache.spark.sql.catalyst.expressions.aggregate.AggregateFunction,
-        filter: Expression, id: ExprId) =
-      Alias(AggregateExpression(fn, Complete, isDistinct = false, Some(filter), id), name)()
-    val tag = PunctuationTag(kindAlias)
-    val rows = hidden(RowsColumn, Count(Seq(tag)), isData, layout.dataRows)
-    val kindBits = hidden(KindsColumn, BitOrAgg(ShiftLeft(Literal(1L), tag)), GreaterThan(kind, Literal(0)), layout.kinds)
-    val invalid = hidden(RowsColumn + "_invalid", Count(Seq(tag)), EqualTo(kind, Literal(PunctuationKind.Invalid)), layout.invalid)
-    val received = hidden(RowsColumn + "_punctuations", Count(Seq(tag)), Not(isData), layout.received)
+    val counts = Alias(AggregateExpression(PunctuationCounts(PunctuationTag(kindAlias)), Complete,
+      isDistinct = false, filter = None, resultId = layout.counts), CountsColumn)()
     val aggregate = Aggregate(newGrouping,
-      (newGrouping.filterNot(g => results.exists(_.exprId == g.exprId)) ++ results.toSeq) ++
-        Seq(rows, kindBits, invalid, received),
+      (newGrouping.filterNot(g => results.exists(_.exprId == g.exprId)) ++ results.toSeq) :+ counts,
       input, a.hint)
-    val generate = Generate(Explode(PunctuationOutputs(rows.toAttribute, kindBits.toAttribute,
-        Seq(invalid.toAttribute, received.toAttribute))),
+    val generate = Generate(Explode(PunctuationOutputs(counts.toAttribute)),
       unrequiredChildIndex = Nil, outer = false, qualifier = None, generatorOutput = Seq(out), aggregate)
     val marker = if (!conf.emitPunctuations) Nil
       else Seq(Alias(isPunctuation, markerName(found))())

@@ -80,7 +80,7 @@ object IgnoredPunctuations {
   /** The filter for this kind is somewhere below already (it carries a copy of the kind). */
   private def present(kind: PunctuationKind, plan: LogicalPlan): Boolean =
     plan.exists(_.expressions.exists(_.exists {
-      case k: PunctuationKind => k.layout.kinds == kind.layout.kinds
+      case k: PunctuationKind => k.layout.counts == kind.layout.counts
       case _ => false
     }))
 }

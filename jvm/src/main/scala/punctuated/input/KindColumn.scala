@@ -80,9 +80,8 @@ object KindColumn {
       case i => i
     }
     val layouts = found.sources.zip(kinds).map { case (s, ks) => SourceLayout.of(s, ks, child) }
-    val ids = Seq.fill(4)(NamedExpression.newExprId)
     val layout = AggregateLayout(closing.map(_._1).toSeq, closing.map(_._2).toSeq, closing.map(_._3).toSeq, implied,
-      ids(0), ids(1), ids(2), ids(3), found.sources.map(_.name).distinct)
+      NamedExpression.newExprId, found.sources.map(_.name).distinct)
     val kindAlias = Alias(PunctuationKind(children.toSeq, layouts, layout, conf.failOnInvalidPunctuations),
       PunctuationKind.ColumnName)()
     Some((kindAlias, layout, substituted.toSet))

@@ -67,10 +67,8 @@ object SourceLayout {
  *                    punctuations cover it (setCombine, Tucker et al. 2003, Table 3)
  * @param implied     kinds every data group implies at once (a `punctuated.unique` key of a
  *                    stream read directly, within the grouping columns)
- * @param dataRows    result id of the hidden `count(kind) FILTER (kind = 0)`: data rows
- * @param kinds       result id of the hidden `bit_or(1 << kind) FILTER (kind > 0)`
- * @param invalid     result id of the hidden `count(kind) FILTER (kind = -1)`
- * @param received    result id of the hidden `count(kind) FILTER (kind <> 0)`
+ * @param counts      result id of the hidden `punctuation_counts(kind)`: per group its data
+ *                    rows, closing kinds, invalid and received punctuations
  * @param streams     names of the streams read, for messages
  * @param watermarks  kinds an event-time watermark closes at each micro-batch, with no
  *                    punctuation rows (see `punctuated.aggregate.WatermarkClosing`)
@@ -80,10 +78,7 @@ final case class AggregateLayout(
     closingNames: Seq[String],
     branches: Seq[Int],
     implied: Seq[Int],
-    dataRows: ExprId,
-    kinds: ExprId,
-    invalid: ExprId,
-    received: ExprId,
+    counts: ExprId,
     streams: Seq[String],
     watermarks: Seq[WatermarkKind] = Nil) {
 

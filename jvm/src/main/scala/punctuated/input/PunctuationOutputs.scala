@@ -16,25 +16,24 @@ import org.apache.spark.sql.types.{ArrayType, DataType, IntegerType}
  * its grouping attributes) leave as separate rows.
  *
  * {{{
- *   dataRows = 3, kinds = 0b10   ->  [0, 1]    the final row, then a punctuation of kind 1
- *   dataRows = 0, kinds = 0b10   ->  [1]       a punctuation only
+ *   counts (rows 3, kinds 0b10, ...)   ->  [0, 1]    the final row, then a punctuation of kind 1
+ *   counts (rows 0, kinds 0b10, ...)   ->  [1]       a punctuation only
  * }}}
+ *
+ * @param counts the aggregation's hidden counts (`punctuation_counts`, a struct whose first
+ *               field counts the data rows and whose second holds the kinds, NULL for none);
+ *               its other fields are read by the physical operator only
  */
-case class PunctuationOutputs(dataRows: Expression, kinds: Expression, counts: Seq[Expression])
-  extends Expression {
+case class PunctuationOutputs(counts: Expression) extends UnaryExpression {
 
-  // `counts` (the other hidden counts) are read by the physical operator only; referencing
-  // them here keeps the optimizer from pruning them
-  override def children: Seq[Expression] = dataRows +: kinds +: counts
+  override def child: Expression = counts
   override def dataType: DataType = ArrayType(IntegerType, containsNull = false)
   override def nullable: Boolean = false
   override def prettyName: String = "punctuation_outputs"
 
   override def eval(input: InternalRow): Any = {
-    val data = dataRows.eval(input)
-    val bits = kinds.eval(input)
-    PunctuationOutputs.outputs(if (data == null) 0L else data.asInstanceOf[Long],
-      if (bits == null) 0L else bits.asInstanceOf[Long])
+    val c = counts.eval(input).asInstanceOf[InternalRow]
+    PunctuationOutputs.outputs(c.getLong(0), if (c.isNullAt(1)) 0L else c.getLong(1))
   }
 
   /**
@@ -43,19 +42,16 @@ case class PunctuationOutputs(dataRows: Expression, kinds: Expression, counts: S
    * would split them, with a row conversion per group).
    */
   override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
-    val data = dataRows.genCode(ctx)
-    val bits = kinds.genCode(ctx)
+    val c = counts.genCode(ctx)
     val outputs = classOf[PunctuationOutputs].getName.stripSuffix("$")
     ev.copy(code = code"""
-      |${data.code}
-      |${bits.code}
+      |${c.code}
       |${CodeGenerator.javaType(dataType)} ${ev.value} = $outputs.outputs(
-      |  ${data.isNull} ? 0L : ${data.value}, ${bits.isNull} ? 0L : ${bits.value});
+      |  ${c.value}.getLong(0), ${c.value}.isNullAt(1) ? 0L : ${c.value}.getLong(1));
       |""".stripMargin, isNull = FalseLiteral)
   }
 
-  override protected def withNewChildrenInternal(newChildren: IndexedSeq[Expression]): Expression =
-    copy(dataRows = newChildren(0), kinds = newChildren(1), counts = newChildren.drop(2))
+  override protected def withNewChildInternal(newChild: Expression): Expression = copy(counts = newChild)
 }
 
 object PunctuationOutputs {
@@ -89,9 +85,8 @@ object PunctuationOutputs {
 
 /**
  * The value of its child (a punctuated operator's kind column), opaque to the optimizer: the
- * hidden counts of a punctuated aggregation count `punctuation_tag(kind)`, which no
- * simplification turns into a user's `count(1)` (they would then be computed once, under the
- * user's name); a punctuated deduplication filters on `punctuation_tag(kind) IS NOT NULL`.
+ * hidden counts of a punctuated aggregation read `punctuation_tag(kind)`; a punctuated
+ * deduplication filters on `punctuation_tag(kind) IS NOT NULL`.
  *
  * It also carries, as a field that is not a child, the [[PunctuationKind]] that computes the
  * column: what the physical rules need (the operator's [[AggregateLayout]], its streams)
@@ -100,7 +95,7 @@ object PunctuationOutputs {
  * relation whose output includes `kind`).
  *
  * {{{
- *   Aggregate(g, ..., count(punctuation_tag(kind)) FILTER (kind = 0) AS __punctuation_rows, ...)
+ *   Aggregate(g, ..., punctuation_counts(punctuation_tag(kind)) AS __punctuation_counts)
  *     LocalRelation [..., kind]          -- this micro-batch: no new data
  *   PunctuationTag.kinds(aggregate.aggregateExpressions)   // kind's id -> its PunctuationKind
  * }}}

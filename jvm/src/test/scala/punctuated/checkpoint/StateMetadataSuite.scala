@@ -146,6 +146,33 @@ class StateMetadataSuite extends PunctuatedStreamTest {
     }
   }
 
+  test("aggregation: a group's stored value ends with its hidden counts, laid out as the four count/bit_or buffers") {
+    // earlier releases computed the hidden counts as count, bit_or, count, count (each with a
+    // FILTER); one punctuation_counts aggregate keeps that buffer, so their checkpoints still read
+    withTempDir { checkpoint =>
+      val (bids, b) = bidsStream()
+      testStream(b.groupBy("auction").agg(count("*").as("n")), OutputMode.Append())(
+        StartStream(checkpointLocation = checkpoint.getCanonicalPath),
+        AddData(bids, bid(1, 100, 5.0), bid(1, 101, 7.5), bid(2, 100, 3.0)),
+        CheckNewAnswer(),
+        StopStream)
+      val groups = readStore(checkpoint, "default")
+      val tag = org.apache.spark.sql.catalyst.expressions.Literal(0)
+      val count1 = org.apache.spark.sql.catalyst.expressions.aggregate.Count(Seq(tag)).aggBufferAttributes.head
+      val bits = org.apache.spark.sql.catalyst.expressions.aggregate.BitOrAgg(
+        org.apache.spark.sql.catalyst.expressions.ShiftLeft(
+          org.apache.spark.sql.catalyst.expressions.Literal(1L), tag)).aggBufferAttributes.head
+      val earlier = Seq(count1, bits, count1, count1).map(a => (a.name, a.dataType, a.nullable))
+      val value = groups.schema("value").dataType.asInstanceOf[org.apache.spark.sql.types.StructType]
+      assert(value.fields.toSeq.takeRight(4).map(f => (f.name, f.dataType, f.nullable)) == earlier, value)
+      // auction 1: two data rows, no closing kind yet (NULL), no invalid or received punctuation
+      val one = groups.where("key.auction = 1").select("value").collect().map(_.getStruct(0)).head
+      val n = one.length
+      assert((one.getLong(n - 4), one.isNullAt(n - 3), one.getLong(n - 2), one.getLong(n - 1)) == ((2L, true, 0L, 0L)),
+        one)
+    }
+  }
+
   test("deduplication: state-metadata lists its seen keys and held punctuations, statestore reads the keys") {
     withTempDir { checkpoint =>
       val (bids, b) = bidsStream()

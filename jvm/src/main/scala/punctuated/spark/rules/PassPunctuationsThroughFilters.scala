@@ -54,7 +54,7 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
     else {
       // the kind columns aggregations read (by their layouts' ids), looked up once if needed
       lazy val aggregated: Set[ExprId] = plan.collect {
-        case a: Aggregate => PunctuationTag.kinds(a.aggregateExpressions).values.map(_.layout.kinds)
+        case a: Aggregate => PunctuationTag.kinds(a.aggregateExpressions).values.map(_.layout.counts)
       }.flatten.toSet
       plan.transformUp {
         case j @ Join(left, right, _, cond, _) if cond.isDefined => PunctuationColumns.find(cond).fold(j: LogicalPlan) { mark =>
@@ -82,7 +82,7 @@ case class PassPunctuationsThroughFilters(session: SparkSession) extends Rule[Lo
           val passed = passThrough(child, markers, Set.empty)
           // under an aggregation, punctuation rows of schemes that close none of its keys go no
           // further (a deduplication passes them on to the operators above it)
-          val newChild = kinds.filter(k => aggregated.contains(k.layout.kinds)).foldLeft(passed)((c, k) =>
+          val newChild = kinds.filter(k => aggregated.contains(k.layout.counts)).foldLeft(passed)((c, k) =>
             IgnoredPunctuations.dropped(k, k.sources.map(s => k.children(s.marker)), c))
           if (newChild eq child) p else p.copy(child = newChild)
       }

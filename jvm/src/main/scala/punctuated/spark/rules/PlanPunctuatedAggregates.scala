@@ -54,15 +54,13 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
         // then, where nothing uses an aggregation's output punctuations, its final rows go out as they are
         FinalRowsOnly(policed.transformUp {
           case s: StateStoreSaveExec if s.stateInfo.isDefined =>
-            (s.child, layouts.find(l => merged(s.child).exists(_.resultId == l.dataRows))) match {
+            (s.child, layouts.find(l => merged(s.child).exists(_.resultId == l.counts))) match {
               case (agg: BaseAggregateExec, Some(layout)) =>
-                def ordinal(id: ExprId, output: Seq[Attribute]) = {
-                  val buffer = agg.aggregateExpressions.find(_.resultId == id).get
-                    .aggregateFunction.inputAggBufferAttributes.head
-                  output.indexWhere(_.exprId == buffer.exprId)
-                }
-                val kindsBuffer = agg.aggregateExpressions.find(_.resultId == layout.kinds).get
-                  .aggregateFunction.inputAggBufferAttributes.head.exprId
+                // the hidden counts' buffer (rows, kinds, invalid, received: PunctuationCounts)
+                val counts = agg.aggregateExpressions.find(_.resultId == layout.counts).get
+                  .aggregateFunction.inputAggBufferAttributes
+                def ordinal(i: Int) = s.child.output.indexWhere(_.exprId == counts(i).exprId)
+                val kindsBuffer = counts(1).exprId
                 // hashed by the grouping columns every part-of-key scheme fixes (a new checkpoint;
                 // else as it was started): their punctuations go to one partition, the others'
                 // (a range, another part of the key) to every partition
@@ -91,11 +89,9 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
                   outputMode = s.outputMode,
                   stateFormatVersion = s.stateFormatVersion,
                   layout = layout,
-                  ordinals = AggregateOrdinals(ordinal(layout.dataRows, s.child.output),
-                    ordinal(layout.kinds, s.child.output), ordinal(layout.invalid, s.child.output),
-                    ordinal(layout.received, s.child.output)),
+                  ordinals = AggregateOrdinals(ordinal(0), ordinal(1), ordinal(2), ordinal(3)),
                   partitionWide = replicated.map(ThroughShuffle(_)).getOrElse(Gathered(kindsBuffer)),
-                  emit = emitting.contains(layout.dataRows),
+                  emit = emitting.contains(layout.counts),
                   settings = conf,
                   eventTimeWatermark = s.eventTimeWatermarkForEviction,
                   useWatermark = layout.watermarks.nonEmpty && Watermarks.usable(
@@ -126,7 +122,7 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
   }
 
   /**
-   * Aggregations (by their data-row count id) whose output punctuations are used: by a
+   * Aggregations (by their hidden counts' id) whose output punctuations are used: by a
    * punctuated operator downstream, or by the results (`spark.punctuated.emitPunctuations`
    * and the marker column selected).
    */
