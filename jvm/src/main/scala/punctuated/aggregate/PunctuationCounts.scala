@@ -22,8 +22,9 @@ import punctuated.input.{PunctuationKind, PunctuationTag}
  *   rows of kinds 0, 0, 2, -1   ->   (rows 2, kinds 0b100, invalid 1, received 2)
  * }}}
  *
- * One aggregate instead of four filtered ones: each aggregation stage (partial, merge,
- * restore, save, final) generates one update without filters rather than four. The buffer is
+ * One aggregate instead of four filtered ones: each aggregation stage (the partial one, the
+ * merges around the state store, the final one) generates one update without filters rather
+ * than four. The buffer is
  * the four aggregates' buffers in the same order, with their names, types and nullability
  * ([[PunctuationCounts.bufferOf]]): the state a punctuated aggregation stores (its groups'
  * buffers) is laid out as by the four, so checkpoints written with them are read as they are.
