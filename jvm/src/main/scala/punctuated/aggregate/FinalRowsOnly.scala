@@ -2,7 +2,8 @@ package punctuated.aggregate
 
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Expression, GreaterThan, If, KnownNullable, Literal, NamedExpression}
 import org.apache.spark.sql.catalyst.expressions.Explode
-import org.apache.spark.sql.catalyst.plans.logical.{Generate, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.optimizer.CollapseProject
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Generate, LogicalPlan, Project}
 import org.apache.spark.sql.execution.{GenerateExec, ProjectExec, SparkPlan}
 
 import punctuated.input.PunctuationOutputs
@@ -64,7 +65,18 @@ object FinalRowsOnly {
           Alias(FinalValue(a.child, outputs.children), a.name)(a.exprId, a.qualifier, a.explicitMetadata,
             a.nonInheritableMetadataKeys)
       })
-      Project(kept, child)
+      collapsed(kept, child)
+  }
+
+  /**
+   * `Project(list, child)`, folded into the aggregation below as the optimizer's
+   * `CollapseProject` would fold it in every micro-batch: here once, when the query starts.
+   */
+  private def collapsed(list: Seq[NamedExpression], child: LogicalPlan): LogicalPlan = child match {
+    case agg: Aggregate if CollapseProject.canCollapseExpressions(list, agg.aggregateExpressions, false) &&
+        list.forall(_.references.forall(at => agg.aggregateExpressions.exists(_.exprId == at.exprId))) =>
+      agg.copy(aggregateExpressions = CollapseProject.buildCleanedProjectList(list, agg.aggregateExpressions))
+    case _ => Project(list, child)
   }
 
   def apply(plan: SparkPlan): SparkPlan = plan.transformUp {

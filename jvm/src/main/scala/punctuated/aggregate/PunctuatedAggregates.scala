@@ -110,8 +110,14 @@ object PunctuatedAggregates {
     val replace: Map[ExprId, Attribute] = grouping.zip(newGrouping).collect {
       case (g, n) if g.exprId != n.exprId => g.exprId -> n
     }.toMap
-    val withKind = Project(found.plan.output :+ kindAlias, found.plan)
-    val input = Project(withKind.output ++ groupAliases.flatten, withKind)
+    // the input's columns the aggregation, its kind and its keys read (the others are pruned here,
+    // not by the optimizer in every micro-batch)
+    val read = a.references ++ kindAlias.references ++ AttributeSet(groupAliases.flatten.flatMap(_.references))
+    val withKind = Project(found.plan.output.filter(read.contains) :+ kindAlias, found.plan)
+    // above it, what the aggregation reads: its keys (the substituted ones as g'), inputs and kind
+    val aggregated = AttributeSet(a.references.filterNot(at => replace.contains(at.exprId)))
+    val input = Project(withKind.output.filter(at => aggregated.contains(at) || at.exprId == kindAlias.exprId) ++
+      groupAliases.flatten, withKind)
 
     // the aggregation: user aggregates see data rows only; the hidden counts for the operator
     val isData = PunctuationSources.isData(kind)
