@@ -122,6 +122,24 @@ def driver_lines(summaries) -> list[str]:
         f"| {x['engine']} | {x['driver']['jit_s']:g} | {x['driver']['rules_ms_per_batch']:g} |" for x in timed]
 
 
+def first_and_rest_lines(summaries) -> list[str]:
+    """The table of the first micro-batch against the later ones (summed), or nothing.
+
+    >>> first_and_rest_lines([{"engine": "e", "first_and_rest": {"first_ms": 900, "first_planning_ms": 300,
+    ...                                                          "rest_ms": 2200, "rest_planning_ms": 220}}])[-1]
+    '| e | 900 | 300 | 2,200 | 220 |'
+    """
+    timed = [x for x in summaries if x.get("first_and_rest")]
+    if not timed:
+        return []
+    return ["", "The first micro-batch (a cold JVM's first plan, generated code and checkpoint files) and "
+                "the later ones summed (medians over the repetitions), ms:", "",
+            "| engine | first micro-batch | its planning | later micro-batches | their planning |",
+            "|---|---:|---:|---:|---:|"] + [
+        "| {e} | {first_ms:,g} | {first_planning_ms:,g} | {rest_ms:,g} | {rest_planning_ms:,g} |".format(
+            e=x["engine"], **x["first_and_rest"]) for x in timed]
+
+
 def markdown(summaries, ratios, report, args, command, name, expected, expected_all, cores) -> str:
     """The run's Markdown: medians with their spread (min–max over the repetitions), the ratios
     as medians and spreads of the per-repetition ratios, and the machine's load."""
@@ -172,6 +190,7 @@ def markdown(summaries, ratios, report, args, command, name, expected, expected_
                   "|---|---:|---:|---:|"]
         lines += [f"| {x['engine']} | {x['mean_batch_ms']} | {x['mean_planning_ms']} | "
                   f"{x['mean_state_commit_ms']} |" for x in timed]
+    lines += first_and_rest_lines(summaries)
     lines += task_metrics_lines(summaries)
     lines += driver_lines(summaries)
     lines += ["", "Ratios (repetition k of one engine over repetition k of the other; median and min–max):", ""]

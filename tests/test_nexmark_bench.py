@@ -69,6 +69,11 @@ def test_runner_files_and_our_results(tmp_path, query):
     assert "throughput punctuated / native" in md and "Command:" in md
     assert ("--forkless-fs" in md) == (query == "q20")
     assert "Where a micro-batch's time goes" in md
+    # the first micro-batch apart from the later ones (summed)
+    for s in summaries:
+        split = s["first_and_rest"]
+        assert split["first_ms"] >= split["first_planning_ms"] > 0 and split["rest_ms"] >= split["rest_planning_ms"] > 0, s
+    assert "| engine | first micro-batch | its planning | later micro-batches | their planning |" in md
     # the JVM's JIT and Catalyst's rules over the timed run, per engine
     for s in summaries:
         assert s["driver"]["jit_s"] > 0 and s["driver"]["rules_ms_per_batch"] > 0, s

@@ -44,14 +44,16 @@ object FinalRowsOnly {
    * physical rewrite below; its hidden counts (`punctuation_counts`) stay referenced by the last
    * result column ([[FinalValue]]), which keeps them from column pruning and keeps the aggregates
    * in their order (the state's schema). Output columns, types and nullability are the projection's.
+   * The projection left is folded into the aggregation (as the optimizer's `CollapseProject` would
+   * fold it again in every micro-batch).
    *
    * {{{
    *   Project [if (out > 0) null else starts AS starts, if (out > 0) null else bids AS bids]
    *   +- Generate explode(punctuation_outputs(counts)) AS out
    *      +- Aggregate [window], [window.start AS starts, count(1) FILTER (kind = 0) AS bids, counts]
    *   ==>
-   *   Project [knownnullable(starts) AS starts, final_value(bids, counts) AS bids]
-   *   +- Aggregate (the same)
+   *   Aggregate [window], [window.start AS starts,
+   *                        final_value(knownnullable(count(1) FILTER (kind = 0)), punctuation_counts(...)) AS bids]
    * }}}
    */
   def logical(plan: LogicalPlan): LogicalPlan = plan.transformUp {

@@ -26,8 +26,9 @@ import punctuated.input.{KeyScheme, TimeKeys}
  *       Aggregate(g', aggs FILTER (kind = 0),                      Spark's streaming aggregation;
  *                 punctuation_counts(kind) AS counts)               its state-store save step
  *                                                                   is PunctuatedAggregateExec
- *         Project(input.*, punctuation_kind(...) AS kind, g')
- *           input (projections on the way keep the punctuations' columns)
+ *         Project(read, kind, g')                                   read: the columns the
+ *           Project(read, punctuation_kind(...) AS kind)                aggregation, its kind
+ *             input (projections on the way keep the punctuations' columns)   and keys read
  * }}}
  *
  * A punctuation row lands in the group its pattern names (its other grouping columns are

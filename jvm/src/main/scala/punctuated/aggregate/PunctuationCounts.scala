@@ -39,7 +39,7 @@ case class PunctuationCounts(tag: PunctuationTag) extends DeclarativeAggregate {
   override def dataType: DataType = PunctuationCounts.ResultType
   override def prettyName: String = "punctuation_counts"
 
-  private val buffer = PunctuationCounts.bufferOf(tag)
+  private lazy val buffer = PunctuationCounts.bufferOf(tag)
   private def rows = buffer(0)
   private def kinds = buffer(1)
   private def invalid = buffer(2)

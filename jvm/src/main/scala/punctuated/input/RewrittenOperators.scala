@@ -13,7 +13,7 @@ import punctuated.declaration.AttributeKind
  *
  * {{{
  *   Generate(explode(punctuation_outputs(...)))       aggregateOutput: a punctuated stream
- *     Aggregate(g', ..., Project(_, Project(input.*, punctuation_kind(...) AS kind, ...)))
+ *     Aggregate(g', ..., Project(_, Project(cols, punctuation_kind(...) AS kind)))
  *   Deduplicate(keys, Project(input.*, punctuation_kind(...) AS kind))   isDeduplicateInput
  *   Deduplicate(keys', Project(_, keys', Project(input.*, punctuation_kind(...) AS kind)))  (keys on time)
  * }}}
