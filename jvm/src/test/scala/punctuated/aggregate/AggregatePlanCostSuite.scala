@@ -2,7 +2,7 @@ package punctuated.aggregate
 
 import org.apache.spark.sql.catalyst.expressions.{Alias, AttributeReference, If}
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, Final}
-import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Generate}
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Generate, Project}
 import org.apache.spark.sql.execution.{GenerateExec, InputAdapter, ProjectExec, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.aggregate.HashAggregateExec
 import org.apache.spark.sql.functions.{col, count, max}
@@ -91,7 +91,14 @@ class AggregatePlanCostSuite extends PunctuatedStreamTest {
       },
       AssertOnQuery("the plan each micro-batch re-optimizes has no Generate; the optimizer keeps the " +
           "hidden counts and leaves no append-check flag") { q =>
-        assert(!q.lastExecution.analyzed.exists(_.isInstanceOf[Generate]), q.lastExecution.analyzed.treeString)
+        val analyzed = q.lastExecution.analyzed
+        assert(!analyzed.exists(_.isInstanceOf[Generate]), analyzed.treeString)
+        // nor a projection above the aggregation (folded into it at start), and the projections
+        // below it carry only what the aggregation, its kind and its key read: not `bidder`
+        assert(!analyzed.exists { case Project(_, _: Aggregate) => true; case _ => false }, analyzed.treeString)
+        val below = analyzed.collect { case Aggregate(_, _, p1 @ Project(_, p2: Project), _) => Seq(p1, p2) }.flatten
+        assert(below.size == 2 && below.forall(p => !p.output.exists(_.name == "bidder")) &&
+          below.forall(_.output.exists(_.name == "price")), analyzed.treeString)
         val optimized = q.lastExecution.optimizedPlan
         val aggregates = optimized.collect { case a: Aggregate => a }
         assert(aggregates.size == 1)
