@@ -63,6 +63,10 @@ class PunctuatedExtensions extends (SparkSessionExtensions => Unit) {
     // only, in the plan every micro-batch re-optimizes (less for Spark's optimizer to go over).
     extensions.injectPostHocResolutionRule(DropUnusedPunctuationOutputs)
 
+    // At start(), after Spark's output-mode check: the event-time flags that let it pass are
+    // dropped and filters let punctuation rows through once, not in every micro-batch's optimizer.
+    extensions.injectPostHocResolutionRule(ApplyPerBatchRewritesAtStart)
+
     // Batch reads (not streams) of a declared catalog table leave its punctuation rows out, so
     // batch answers are the streaming ones (spark.punctuated.batch.includePunctuations=true keeps them).
     extensions.injectPostHocResolutionRule(DropPunctuationsFromBatchReads)
@@ -72,7 +76,8 @@ class PunctuatedExtensions extends (SparkSessionExtensions => Unit) {
     extensions.injectOptimizerRule(_ => DropCopiedPunctuationMarks)
 
     // Per micro-batch: undo the event-time flags that let punctuated outer joins and
-    // append-mode aggregations pass Spark's start-time checks (no watermark is involved).
+    // append-mode aggregations pass Spark's start-time checks (no watermark is involved);
+    // a started query's plan has none left (ApplyPerBatchRewritesAtStart), EXPLAIN's has.
     extensions.injectOptimizerRule(DropOuterJoinCheckFlag)
 
     // Per micro-batch: filters between a declared source and a punctuated join or aggregation let

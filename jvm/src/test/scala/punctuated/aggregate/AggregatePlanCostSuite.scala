@@ -2,10 +2,11 @@ package punctuated.aggregate
 
 import org.apache.spark.sql.catalyst.expressions.{Alias, AttributeReference, If}
 import org.apache.spark.sql.catalyst.expressions.aggregate.{AggregateExpression, Final}
-import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Generate, Project}
+import org.apache.spark.sql.Row
+import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Filter, Generate, Project}
 import org.apache.spark.sql.execution.{GenerateExec, InputAdapter, ProjectExec, SparkPlan, WholeStageCodegenExec}
 import org.apache.spark.sql.execution.aggregate.HashAggregateExec
-import org.apache.spark.sql.functions.{col, count, max}
+import org.apache.spark.sql.functions.{col, count, max, window}
 import org.apache.spark.sql.streaming.OutputMode
 
 import punctuated.compat.{MemoryStream, StateStoreRestoreExec, StreamExecution}
@@ -14,6 +15,7 @@ import punctuated.input.{PunctuationOutputs, PunctuationTag}
 import punctuated.join.Bid
 import punctuated.join.JoinTestData._
 import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.rules.{DropOuterJoinCheckFlag, PassPunctuationsThroughFilters}
 import punctuated.state.HadoopConfPerRun
 
 /**
@@ -130,6 +132,40 @@ class AggregatePlanCostSuite extends PunctuatedStreamTest {
         ProcessAllAvailable(),
         AssertOnQuery("the Generate stays") { q => assert(generatesAbove(q) == Seq(true)); true })
     }
+  }
+
+  test("what the extension's optimizer rules found in every micro-batch's plan is done once, at start") {
+    import EventTimeAggregateSuite._
+    val input = MemoryStream[TimedReading]
+    val r = declare(input.toDF(), "readings", Schemes -> "ts<=", Marker -> "is_punct")
+    // a window adds `ts IS NOT NULL` to the analyzed plan; the aggregation's key is flagged for
+    // Spark's append-mode check
+    val out = r.groupBy(window(col("ts"), "10 minutes")).agg(count("*").as("n")).select(col("window.start"), col("n"))
+    val leftForEachBatch = AssertOnQuery("the plan each micro-batch re-optimizes has no append-check flag, " +
+        "its filter already lets punctuations through, and neither rule finds anything in it") { q =>
+      val analyzed = q.lastExecution.analyzed
+      val flagged = analyzed.flatMap(_.expressions.flatMap(_.collect {
+        case a: AttributeReference if a.metadata.contains(PunctuatedAggregates.CheckFlag) => a
+        case a: Alias if a.explicitMetadata.exists(_.contains(PunctuatedAggregates.CheckFlag)) => a
+      }))
+      assert(flagged.isEmpty, analyzed.treeString)
+      val filters = analyzed.collect { case f: Filter => f }
+      assert(filters.nonEmpty && filters.forall(_.condition.references.exists(_.name == "is_punct")), analyzed.treeString)
+      assert(DropOuterJoinCheckFlag(spark)(analyzed) eq analyzed)
+      assert(PassPunctuationsThroughFilters(spark)(analyzed) eq analyzed)
+      true
+    }
+    testStream(out, OutputMode.Append())(
+      AddData(input, reading(1, "10:01", 20.0), reading(2, "10:08", 21.5), reading(1, "10:12", 19.0)),
+      CheckNewAnswer(),
+      leftForEachBatch,
+      AddData(input, upTo("10:10")),
+      CheckNewAnswer(Row(t("10:00"), 2L)),
+      StopStream,
+      StartStream(),
+      AddData(input, reading(3, "10:15", 25.0), upTo("10:20")),
+      CheckNewAnswer(Row(t("10:10"), 2L)),
+      leftForEachBatch)
   }
 
   test("the tasks' Hadoop conf: one broadcast per run, shared by the run's aggregations; a new run broadcasts anew") {
