@@ -1,0 +1,71 @@
+"""Pooling recorded NEXMark series pair by pair (``benchmarks/pooled_pairs.py``): the pairs'
+direction, the first micro-batch left out of the later span, the A/A figure, and the figures the
+results README quotes from the recorded CSV files."""
+
+from __future__ import annotations
+
+import csv
+import doctest
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write_series(path: Path, ms: dict) -> Path:
+    """A CSV as benchmarks/nexmark.py records it: ``ms[engine][rep]`` lists each batch's ms."""
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["engine", "rep", "batch", "events", "input_rows", "state_rows", "punctuations_held",
+                    "batch_ms", "planning_ms", "state_commit_ms", "live_working_set"])
+        for engine, reps in ms.items():
+            for rep, batches in enumerate(reps):
+                for batch, t in enumerate(batches):
+                    w.writerow([engine, rep, batch, 0, 0, 0, 0, t, 0, 0, ""])
+    return path
+
+
+def test_pairs_span_and_a_over_a(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT))
+    from benchmarks import pooled_pairs
+
+    assert doctest.testmod(pooled_pairs).failed == 0
+    # ours: a slow first batch, then faster than Spark's plan
+    one = write_series(tmp_path / "one.csv", {
+        "watermark": [[100, 50, 50], [100, 50, 50]],
+        "watermark_again": [[100, 50, 50], [100, 100, 100]],
+        "punctuated": [[200, 40, 40], [200, 40, 40]],
+    })
+    two = write_series(tmp_path / "two.csv", {
+        "watermark": [[100, 50, 50]],
+        "watermark_again": [[100, 50, 50]],
+        "punctuated": [[300, 50, 50]],
+    })
+    figures = pooled_pairs.pooled([one, two])
+    whole, later = figures[("whole", "punctuated/watermark")], figures[("later", "punctuated/watermark")]
+    assert whole["n"] == 3 and later["n"] == 3
+    # whole runs: 200/280, 200/280, 200/400 (Spark's time over ours)
+    assert whole["median"] == round(200 / 280, 3)
+    # after the first batch: 100/80 twice, 100/100
+    assert later["median"] == 1.25 and 1.0 <= later["low"] <= 1.25
+    assert figures[("later", "punctuated/watermark_again")]["median"] == 1.25
+    # A/A: the second copy's throughput over the first's (the first's time over the second's)
+    aa = figures[("whole", "A/A")]
+    assert aa["n"] == 3 and aa["median"] == 1.0 and round(200 / 300, 3) <= aa["low"] <= 1.0
+
+
+def test_the_readme_figures_reproduce_from_the_recorded_series(monkeypatch, capsys):
+    monkeypatch.syspath_prepend(str(ROOT))
+    from benchmarks import pooled_pairs
+
+    names = ["nexmark_q7_2000000_time_only_plan_s54", "nexmark_q7_2000000_time_only_plan2_s54",
+             "nexmark_q7_2000000_time_only_s55"]
+    figures = pooled_pairs.pooled([pooled_pairs.resolve(n) for n in names])
+    assert figures[("whole", "punctuated/watermark")] == {
+        "n": 27, "median": 0.972, "low": 0.953, "high": 0.992, "geomean": 0.967}
+    assert figures[("later", "punctuated/watermark")]["median"] == 1.003
+    four = pooled_pairs.pooled([pooled_pairs.resolve(n) for n in names + ["nexmark_q7_2000000_time_only_start_s55"]])
+    assert (four[("whole", "punctuated/watermark")]["median"], four[("later", "punctuated/watermark")]["median"]) == (0.968, 1.005)
+    readme = (ROOT / "benchmarks" / "results" / "README.md").read_text()
+    assert "0.972 (0.953–0.992)" in readme and "0.968 (0.941–0.980)" in readme
+    assert pooled_pairs.main(names) == 0
+    assert "27 pairs, median 0.972 (95 % 0.953–0.992)" in capsys.readouterr().out
