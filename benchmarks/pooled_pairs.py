@@ -7,8 +7,9 @@ of each other engine of the same series. Per pair, throughput from the summed mi
 (the other engine's time over ours: above 1 is ours faster), over the whole run and over the
 micro-batches after the first (where a cold JVM's first plan, generated code and checkpoint
 files are). Per other engine: the median of the pairs, a 95 % interval by resampling the pairs
-(seeded, so the figures reproduce) and the geometric mean; the first engine against the second
-is the A/A figure when both are Spark's plan (``watermark``, ``watermark_again``). Run::
+(seeded, so the figures reproduce) and the geometric mean; the A/A figure is the second other
+engine's throughput over the first's (``watermark_again`` / ``watermark``, as the reports give it).
+Run::
 
     python -m benchmarks.pooled_pairs nexmark_q7_2000000_time_only_s55 nexmark_q7_2000000_time_only_start_s55
 
