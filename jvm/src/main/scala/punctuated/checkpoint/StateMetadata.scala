@@ -84,12 +84,15 @@ object StoreSchemas {
   /**
    * An aggregation: its groups in the default store (Spark's own layout for the state format
    * version: key = grouping key, value = the aggregation buffers) and its held punctuations.
+   * The default store's schema file is the one Spark's planned `StateStoreSaveExec` writes and
+   * checks at every run's first micro-batch, before our rules run, with the same key and value
+   * layout: checking it again would only read it again.
    */
   def aggregate(exec: PunctuatedAggregateExec): Seq[StoreSchema] = {
     val key = DataTypeUtils.fromAttributes(exec.keyExpressions)
     val value = StreamingAggregationStateManager.createStateManager(
       exec.keyExpressions, exec.child.output, exec.stateFormatVersion).getStateValueSchema
-    Seq(StoreSchema(StateStoreId.DEFAULT_STORE_NAME, key, value, 0), held)
+    Seq(StoreSchema(StateStoreId.DEFAULT_STORE_NAME, key, value, 0, ownSchemaFile = false), held)
   }
 
   /**
@@ -119,8 +122,8 @@ object StoreSchemas {
  * cannot read them. [[write]] runs where our operator is planned, after
  * [[CheckpointDeclarations.verify]] and before any store opens:
  *
- *  - every store's schema (but one whose schema file Spark's planned operator also checks
- *    with its own layout: [[StoreSchemas.deduplicate]]) goes through Spark's own check
+ *  - every store's schema (but one whose schema file Spark's planned operator also checks:
+ *    [[StoreSchemas.aggregate]]'s groups, [[StoreSchemas.deduplicate]]'s seen keys) goes through Spark's own check
  *    (`StateSchemaCompatibilityChecker.validateAndMaybeEvolveStateSchema`, schema format 2):
  *    written when absent, compared when present (an incompatible change fails with Spark's
  *    `STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE` / `..._VALUE_...`);
@@ -135,8 +138,9 @@ object StoreSchemas {
  * run, and would refuse ours (`STREAMING_STATEFUL_OPERATOR_NOT_MATCH_IN_STATE_METADATA`).
  * Our operator's name is in the operator's own record ([[CheckpointDeclarations]]).
  *
- * Cost per micro-batch, on the driver: one read of the metadata file and one per store's
- * schema file (small files), a write only when they are not ours yet.
+ * Cost per run, on the driver, at its first micro-batch: one read of the metadata file (its bytes
+ * compared) and one per store's own schema file (small files), a write only when they are not
+ * ours yet.
  */
 object StateMetadata {
   /** Spark's schema file format used for our stores (key and value schemas only). */
@@ -164,25 +168,32 @@ object StateMetadata {
           s.valueSchema, Some(s.encoderSpec))),
         session.sessionState, SchemaVersion, storeName = s.name)
     }
-    val wanted = metadata(info, recordedName, stores)
-    if (!read(info, hadoopConf).exists(same(_, wanted))) overwrite(info, wanted, hadoopConf)
-  }
-
-  /** The operator metadata in the checkpoint, if any can be read. */
-  def read(info: StatefulOperatorStateInfo, hadoopConf: Configuration): Option[OperatorStateMetadataV1] =
-    try {
-      new OperatorStateMetadataV1Reader(CheckpointDeclarations.operatorDir(info), hadoopConf).read()
-        .collect { case m: OperatorStateMetadataV1 => m }
-    } catch { case NonFatal(_) => None }
-
-  private def same(a: OperatorStateMetadataV1, b: OperatorStateMetadataV1): Boolean =
-    a.operatorInfo == b.operatorInfo && a.stateStoreInfo.toSeq == b.stateStoreInfo.toSeq
-
-  private def overwrite(info: StatefulOperatorStateInfo, m: OperatorStateMetadataV1, hadoopConf: Configuration): Unit = {
     val path = metadataPath(info)
     val fm = CheckpointFileManager.create(path.getParent, hadoopConf)
-    fm.mkdirs(path.getParent)
-    // writes and closes, or cancels and rethrows
-    OperatorStateMetadataUtils.writeMetadata(fm.createAtomic(path, overwriteIfPossible = true), m, path)
+    val wanted = bytes(metadata(info, recordedName, stores), path)
+    if (!stored(fm, path).exists(java.util.Arrays.equals(_, wanted))) {
+      fm.mkdirs(path.getParent)
+      val out = fm.createAtomic(path, overwriteIfPossible = true)
+      try { out.write(wanted); out.close() } catch { case NonFatal(e) => out.cancel(); throw e }
+    }
   }
+
+  /**
+   * The metadata file's bytes as Spark's v1 writer writes them: compared with the stored file
+   * as they are, with no JSON parsing (Spark's reader extracts the case classes by reflection,
+   * some 30 ms on a run's first micro-batch). A file in another layout is rewritten.
+   */
+  private def bytes(m: OperatorStateMetadataV1, path: Path): Array[Byte] = {
+    val buffer = new java.io.ByteArrayOutputStream()
+    OperatorStateMetadataUtils.writeMetadata(
+      new CheckpointFileManager.CancellableFSDataOutputStream(buffer) { override def cancel(): Unit = () }, m, path)
+    buffer.toByteArray
+  }
+
+  /** The stored metadata file's bytes, if there is one that can be read. */
+  private def stored(fm: CheckpointFileManager, path: Path): Option[Array[Byte]] =
+    try {
+      val in = fm.open(path)
+      try Some(in.readAllBytes()) finally in.close()
+    } catch { case NonFatal(_) => None }
 }

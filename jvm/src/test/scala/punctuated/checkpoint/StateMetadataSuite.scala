@@ -134,6 +134,8 @@ class StateMetadataSuite extends PunctuatedStreamTest {
       val groups = readStore(checkpoint, "default").selectExpr("key.auction").as[Long].collect().toSeq.sorted
       assert(groups == Seq(1L, 2L), groups.toString)
       assert(new File(checkpoint, "state/0/0/punctuations/_metadata/schema").isFile)
+      // the groups' schema file is the one Spark's planned save step writes and checks
+      assert(new File(checkpoint, "state/0/0/_metadata/schema").isFile)
 
       // a restart passes Spark's checks; auction 1's group is final and forgotten
       testStream(counts, OutputMode.Append())(
@@ -142,6 +144,38 @@ class StateMetadataSuite extends PunctuatedStreamTest {
         CheckNewAnswer((1L, 2L)),
         StopStream)
       assert(readStore(checkpoint, "default").selectExpr("key.auction").as[Long].collect().toSeq == Seq(2L))
+      assert(storesInMetadata(checkpoint).map(_._3) == Seq("default", "punctuations"))
+    }
+  }
+
+  test("operator metadata: rewritten at a run's start only when its bytes are not ours") {
+    withTempDir { checkpoint =>
+      val (bids, b) = bidsStream()
+      val counts = b.groupBy("auction").agg(count("*").as("n"))
+      def run(data: Bid*) = testStream(counts, OutputMode.Append())(
+        StartStream(checkpointLocation = checkpoint.getCanonicalPath),
+        AddData(bids, data: _*),
+        ProcessAllAvailable(),
+        StopStream)
+      val file = new File(checkpoint, "state/0/_metadata/metadata")
+      val crc = new File(checkpoint, "state/0/_metadata/.metadata.crc")
+      run(bid(1, 100, 5.0))
+      val ours = java.nio.file.Files.readAllBytes(file.toPath)
+      assert(new String(ours, "UTF-8").contains("\"punctuations\""), new String(ours, "UTF-8"))
+
+      // a restart finds its own file: not written again
+      assert(file.setLastModified(1000000L))
+      run(bid(2, 100, 3.0))
+      assert(file.lastModified() == 1000000L, "the metadata file was rewritten")
+
+      // a file listing other stores (as Spark's own save step writes it: the default store only)
+      // is replaced by ours at the next start
+      val sparks = new String(ours, "UTF-8").replaceAll(""",\{[^{}]*"punctuations"[^{}]*\}""", "")
+      assert(!sparks.contains("punctuations"), sparks)
+      java.nio.file.Files.write(file.toPath, sparks.getBytes("UTF-8"))
+      crc.delete()
+      run(bid(3, 100, 1.0))
+      assert(java.util.Arrays.equals(java.nio.file.Files.readAllBytes(file.toPath), ours))
       assert(storesInMetadata(checkpoint).map(_._3) == Seq("default", "punctuations"))
     }
   }

@@ -100,13 +100,14 @@ case class PlanPunctuatedAggregates(session: SparkSession) extends ColumnarRule 
                 exec.copyTagsFrom(s)
                 hadoopConfs.attach(exec, s.stateInfo.get)
                 once(s.stateInfo.get) {
+                  val hadoopConf = session.sessionState.newHadoopConf()
                   // before any of its state stores is opened: the state's declarations are followable
                   CheckpointDeclarations.verify(s.stateInfo.get, OperatorRecords.keyed(exec.shortName,
                     StateLayouts.Aggregate, exec.stateStoreNames, kinds.find(_.layout == layout).get,
-                    partitionedBy), session.sessionState.newHadoopConf())
+                    partitionedBy), hadoopConf)
                   // Spark's metadata and schema files describe its save step: ours replace them
                   StateMetadata.write(s.stateInfo.get, s.shortName, StoreSchemas.aggregate(exec), session,
-                    session.sessionState.newHadoopConf())
+                    hadoopConf)
                 }
                 exec
               case _ => s

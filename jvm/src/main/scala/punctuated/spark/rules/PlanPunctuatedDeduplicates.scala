@@ -86,13 +86,14 @@ case class PlanPunctuatedDeduplicates(session: SparkSession) extends ColumnarRul
             exec.copyTagsFrom(d)
             hadoopConfs.attach(exec, d.stateInfo.get)
             once(d.stateInfo.get) {
+              val hadoopConf = session.sessionState.newHadoopConf()
               // before any of its state stores is opened: the state's declarations are followable
               CheckpointDeclarations.verify(d.stateInfo.get, OperatorRecords.keyed(exec.shortName,
                 StateLayouts.Deduplicate, exec.stateStoreNames, own, partitionedBy),
-                session.sessionState.newHadoopConf())
+                hadoopConf)
               // Spark's metadata and schema files describe its deduplication: ours replace them
               StateMetadata.write(d.stateInfo.get, d.shortName, StoreSchemas.deduplicate(exec), session,
-                session.sessionState.newHadoopConf())
+                hadoopConf)
             }
             exec
         }

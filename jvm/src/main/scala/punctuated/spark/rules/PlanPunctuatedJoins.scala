@@ -87,12 +87,13 @@ case class PlanPunctuatedJoins(session: SparkSession) extends ColumnarRule {
         exec.copyTagsFrom(j)
         hadoopConfs.attach(exec, j.stateInfo.get)
         once(j.stateInfo.get) {
+          val hadoopConf = session.sessionState.newHadoopConf()
           // before any of its state stores is opened: the state's declarations are followable
           CheckpointDeclarations.verify(j.stateInfo.get, OperatorRecords.join(exec,
-            mark.left.map(_.declaration), mark.right.map(_.declaration)), session.sessionState.newHadoopConf())
+            mark.left.map(_.declaration), mark.right.map(_.declaration)), hadoopConf)
           // Spark's metadata and schema files describe its join: ours replace them
           StateMetadata.write(j.stateInfo.get, j.shortName, StoreSchemas.join(exec), session,
-            session.sessionState.newHadoopConf())
+            hadoopConf)
         }
         exec
       }
