@@ -140,8 +140,10 @@ case class PunctuatedAggregateExec(
    */
   private[aggregate] def reportStoreMetrics(store: StateStore, heldStore: StateStore): Unit = {
     setStoreMetrics(store)
-    longMetric("stateMemory") += heldStore.metrics.memoryUsedBytes
-    setStoreCustomMetrics(heldStore.metrics.customMetrics)
+    // read once: a provider's metrics are not free (HDFS-backed: a size estimate of its maps)
+    val held = heldStore.metrics
+    longMetric("stateMemory") += held.memoryUsedBytes
+    setStoreCustomMetrics(held.customMetrics)
     setOperatorMetrics(stateStoreNames.size)
   }
 }

@@ -133,8 +133,10 @@ case class PunctuatedDeduplicateExec(
    */
   private[dedup] def reportStoreMetrics(store: StateStore, heldStore: StateStore): Unit = {
     setStoreMetrics(store)
-    longMetric("stateMemory") += heldStore.metrics.memoryUsedBytes
-    setStoreCustomMetrics(heldStore.metrics.customMetrics)
+    // read once: a provider's metrics are not free (HDFS-backed: a size estimate of its maps)
+    val held = heldStore.metrics
+    longMetric("stateMemory") += held.memoryUsedBytes
+    setStoreCustomMetrics(held.customMetrics)
     setOperatorMetrics(stateStoreNames.size)
   }
 }

@@ -404,7 +404,6 @@ class JoinInputState(
 
   def abortIfNeeded(): Unit = if (!rows.hasCommitted) rows.abort()
 
-  def numRows: Long = rows.metrics.numKeys
   /**
    * Held punctuations of this partition: whole-key ones, and this partition's copies of the
    * partition-wide ones (every partition holds a copy of each, and each copy is counted).
@@ -416,7 +415,6 @@ class JoinInputState(
    * without reading the index.
    */
   def numIndexEntries: Long = index.map(_.numEntries).getOrElse(0L)
-  def memoryUsedBytes: Long = rows.metrics.memoryUsedBytes
 }
 
 object JoinInputState {

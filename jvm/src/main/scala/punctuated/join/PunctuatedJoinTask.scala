@@ -98,22 +98,25 @@ private[join] class PunctuatedJoinTask(
       // read before the commit; a band's bounds are range punctuations held too
       val held = states.map(_.numPunctuations).sum + band.map(_.boundsHeld).getOrElse(0)
       val buckets = band.map(_.indexBuckets).getOrElse(0)
+      val stores = states.map(_.rowsStore) ++ shared
       metric("commitTimeMs") += timed {
         band.foreach(_.flush())
         states.foreach(_.prepareCommit())
-        (states.map(_.rowsStore) ++ shared).foreach(_.commit())
+        stores.foreach(_.commit())
       }
-      metric("numTotalStateRows") += states.map(_.numRows).sum
+      // every store's own metrics, read once per store (a provider's metrics are not free: the
+      // HDFS-backed provider estimates the size of the maps it keeps, RocksDB reads native
+      // properties): rows from the inputs' stores; as Spark's setStoreMetrics reports one
+      // store's, memory and the provider's custom metrics (RocksDB's) summed over every store
+      val storeMetrics = stores.map(_.metrics)
+      metric("numTotalStateRows") += storeMetrics.take(states.size).map(_.numKeys).sum
       metric(PunctuationsHeld) += held
       metric(RangeIndexEntries) += states.map(_.numIndexEntries).sum
       metric(TimeIndexBuckets) += buckets
       metric(ClosedValuesRemembered) += states.map(_.numClosedValues).sum
       metric(ClosedValuesForgotten) += states.map(_.numClosedValuesForgotten).sum
-      // every store's own metrics (as Spark's setStoreMetrics reports one store's): memory and
-      // the provider's custom metrics (RocksDB's), summed over the join's stores
-      val stores = states.map(_.rowsStore) ++ shared
-      metric("stateMemory") += stores.map(_.metrics.memoryUsedBytes).sum
-      stores.foreach(s => reportCustomStoreMetrics(s.metrics.customMetrics))
+      metric("stateMemory") += storeMetrics.map(_.memoryUsedBytes).sum
+      storeMetrics.foreach(m => reportCustomStoreMetrics(m.customMetrics))
       metric("numUpdatedStateRows") += stored
       val shed = shedder.map(_.shed).getOrElse(Array(0L, 0L))
       metric("numRemovedStateRows") += purged + shed.sum

@@ -269,8 +269,10 @@ private[multi] class MultiJoinTask(
     metric(ClosedValuesRemembered) += states.map(_.numClosedValues).sum
     metric(ClosedValuesForgotten) += states.map(_.numClosedValuesForgotten).sum
     metric(RangeIndexEntries) += states.map(_.numIndexEntries).sum
-    metric("stateMemory") += stores.map(_.metrics.memoryUsedBytes).sum
-    stores.foreach(s => exec.reportCustomStoreMetrics(s.metrics.customMetrics))
+    // each store's metrics read once (not free: the HDFS-backed provider estimates its maps' size)
+    val storeMetrics = stores.map(_.metrics)
+    metric("stateMemory") += storeMetrics.map(_.memoryUsedBytes).sum
+    storeMetrics.foreach(m => exec.reportCustomStoreMetrics(m.customMetrics))
     metric("numUpdatedStateRows") += stored
     val shed = shedder.map(_.shed.sum).getOrElse(0L)
     metric("numRemovedStateRows") += purged + migration.cleared + parallel.cleared + shed
