@@ -25,7 +25,8 @@ object PassThrough {
   sealed trait Step
 
   /**
-   * Rows and columns pass as they are: Filter, SubqueryAlias, View, EventTimeWatermark, and
+   * Rows and columns pass as they are: Filter, SubqueryAlias, View, EventTimeWatermark,
+ * [[StreamColumns]] (the columns read, above a stream), and
    * the Expand of sliding windows (each row once per window; a punctuation row's copies are
    * one punctuation), and the Generate copying a band-only join's input into its time buckets
    * ([[punctuated.join.BandBuckets]]).
@@ -52,7 +53,7 @@ object PassThrough {
 
   def step(node: LogicalPlan): Step = node match {
     case p: Project => Projection(p)
-    case _: Filter | _: SubqueryAlias | _: View | _: EventTimeWatermark => Transparent(node.children.head)
+    case _: Filter | _: SubqueryAlias | _: View | _: EventTimeWatermark | _: StreamColumns => Transparent(node.children.head)
     case e: Expand if e.output.exists(_.metadata.contains("spark.timeWindow")) => Transparent(e.child)
     case j: Join => PunctuationColumns.find(j.condition).map(PunctuatedJoin(j, _)).getOrElse(Stop)
     case u: Union => UnionOf(u)

@@ -84,6 +84,11 @@ class PunctuatedExtensions extends (SparkSessionExtensions => Unit) {
     // punctuation rows through (select passes punctuations).
     extensions.injectOptimizerRule(PassPunctuationsThroughFilters)
 
+    // Per micro-batch, after Spark's operator optimizations: the stream columns a filter reads
+    // (put in at start so that Spark's column pruning leaves that part of the plan alone in
+    // every pass) become an ordinary projection again, before physical planning.
+    extensions.injectPreCBORule(ReplaceStreamColumnsWithProjections)
+
     // Per micro-batch: find the groups of three or more inner joins that run as one multi-way
     // join (spark.punctuated.join.plan) and stamp each member join's mark with its group.
     extensions.injectOptimizerRule(MarkMultiWayJoins)
