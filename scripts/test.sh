@@ -2,6 +2,12 @@
 # Set up (scripts/setup.sh), then run every test: scalatest (sbt test), one of Spark's own
 # streaming suites with the extension loaded (scripts/spark-suites.sh; all of them take over an
 # hour, recorded in benchmarks/results/spark_suites.md), and pytest.
+#
+# pytest runs beside scalatest, not after it: each keeps about one core busy (Spark's
+# micro-batches wait on files and threads much of the time), so on 2 cores the two together
+# take little longer than the longer of them (recorded in benchmarks/results/ci_time.md).
+# pytest's output goes to a file and is printed once scalatest and Spark's suites are done.
+#
 # Every part runs even when an earlier one fails; the end of the output names each failed
 # part and, for scalatest, each failed test with its message (the logs are long: a CI that
 # shows only the last lines still shows what failed). Exits non-zero if any part failed.
@@ -11,14 +17,26 @@ cd "$root"
 scripts/setup.sh
 logs="$(mktemp -d)"
 failed=()
+started=$SECONDS
 
-echo "== scalatest =="
+# pytest exits 5 when it collects no test: that is a failure here too (any non-zero status is).
+.venv/bin/python -m pytest -q "$@" > "$logs/pytest.log" 2>&1 &
+pytest_pid=$!
+# a CI that stops this script stops pytest too (its Spark JVM ends with it)
+trap 'kill "$pytest_pid" 2>/dev/null || true' EXIT
+
+echo "== scalatest (pytest runs beside it: $logs/pytest.log) =="
 scripts/sbt test 2>&1 | tee "$logs/scalatest.log" || failed+=("scalatest (sbt test)")
+echo "== scalatest done after $(( (SECONDS - started) / 60 )) min =="
 echo "== Spark's own suites with the extension loaded (a subset; all: scripts/spark-suites.sh) =="
 scripts/spark-suites.sh --with-plugin StreamingLeftSemiJoinWithVCFSuite || failed+=("Spark's own suites")
-echo "== pytest =="
-# pytest exits 5 when it collects no test: that is a failure here too.
-.venv/bin/python -m pytest -q "$@" || failed+=("pytest")
+echo "== pytest (waiting for it) =="
+pytest_rc=0
+wait "$pytest_pid" || pytest_rc=$?
+trap - EXIT
+cat "$logs/pytest.log"
+echo "== pytest done; $(( (SECONDS - started) / 60 )) min since the tests started =="
+[ "$pytest_rc" -eq 0 ] || failed+=("pytest")
 
 if [ "${#failed[@]}" -eq 0 ]; then
   echo "== every test passed =="
@@ -31,5 +49,9 @@ if grep -q '\*\*\* FAILED \*\*\*' "$logs/scalatest.log"; then
   awk '/^\[info\] [A-Za-z0-9]+Suite:$/ { suite = $2 }
        /\*\*\* FAILED \*\*\*/ { print "in " suite; n = 25 }
        n > 0 && /^\[(info|error)\]/ { print; n-- }' "$logs/scalatest.log" | cut -c1-400 | head -400
+fi
+if [ "$pytest_rc" -ne 0 ]; then
+  echo "-- pytest's summary --"
+  sed -n '/short test summary info/,$p' "$logs/pytest.log" | cut -c1-400 | head -100
 fi
 exit 1
