@@ -4,8 +4,9 @@
 # hour, recorded in benchmarks/results/spark_suites.md), and pytest.
 #
 # pytest runs beside scalatest, not after it: each keeps about one core busy (Spark's
-# micro-batches wait on files and threads much of the time), so on 2 cores the two together
-# take little longer than the longer of them (recorded in benchmarks/results/ci_time.md).
+# micro-batches wait on files and threads much of the time), so on 2 cores each takes about
+# a fifth longer than alone and both together well under their sum (measured in
+# benchmarks/results/ci_time.md: 60 min against about 100).
 # pytest's output goes to a file and is printed once scalatest and Spark's suites are done.
 #
 # Every part runs even when an earlier one fails; the end of the output names each failed
