@@ -539,4 +539,9 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
   }
 }
 
-class PunctuatedJoinRocksDBSuite extends PunctuatedJoinSuite with OnRocksDB
+class PunctuatedJoinRocksDBSuite extends PunctuatedJoinSuite with OnRocksDB {
+  // what is refused, planned or dropped before any state is stored does not depend on the provider
+  override protected def onRocksDB(name: String): Boolean =
+    !Seq("other operators", "filters between", "an unsafe query", "queries without declarations",
+      "invalid punctuations").exists(name.startsWith)
+}

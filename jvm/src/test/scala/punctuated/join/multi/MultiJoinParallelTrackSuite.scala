@@ -145,4 +145,5 @@ class MultiJoinParallelTrackSuite extends PunctuatedStreamTest {
 /** [[MultiJoinParallelTrackSuite]] on RocksDB state stores. */
 class MultiJoinParallelTrackRocksDBSuite extends MultiJoinParallelTrackSuite with OnRocksDB {
   override protected def partitionCounts: Seq[Int] = Seq(4)
+  override protected def onRocksDB(name: String): Boolean = name.startsWith("chain of three")
 }

@@ -12,7 +12,7 @@ import punctuated.checkpoint.PlanRecord
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.join.multi.MultiJoinPlan._
-import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
+import punctuated.spark.PunctuatedStreamTest
 
 /**
  * `auto` does not flap under steady input (Li et al. 2006, §5.2: the choice from statistics;
@@ -26,7 +26,8 @@ import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
  * are stored (0), so the tree looked cheaper (140 against 240); under `((a ⋈ b) ⋈ c)` nothing
  * looks b up by v (fan-out 1 by default) and the MJoin looked cheaper (24 against 32): a switch
  * at every re-planning. Here every re-planning sees the same statistics and keeps its plan.
- * On 1 and 4 partitions; [[PlanNoFlapRocksDBSuite]] on RocksDB.
+ * On 1 and 4 partitions, on the HDFS-backed store only: the statistics and the plan's choice do not
+ * depend on the provider (PlanReplanEndToEndRocksDBSuite re-plans on RocksDB across a restart).
  */
 class PlanNoFlapSuite extends PunctuatedStreamTest {
   import testImplicits._
@@ -105,9 +106,4 @@ object PlanNoFlapSuite {
   /** The chain's inputs as the planner sees them (b punctuates k and v separately). */
   val inputs: Seq[PunctuationReach.Input] = Seq(PunctuationReach.Input("a", Set(0), Seq(Set(0))),
     PunctuationReach.Input("b", Set(0, 1), Seq(Set(0), Set(1))), PunctuationReach.Input("c", Set(1), Seq(Set(1))))
-}
-
-/** [[PlanNoFlapSuite]] on RocksDB state stores. */
-class PlanNoFlapRocksDBSuite extends PlanNoFlapSuite with OnRocksDB {
-  override protected def partitionCounts: Seq[Int] = Seq(4)
 }
