@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_both_engines_give_the_same_results_and_ours_keeps_the_open_auctions(tmp_path, monkeypatch):
+def test_both_engines_give_the_same_results_and_ours_keeps_the_open_auctions(tmp_path, monkeypatch, child_jvms):
     monkeypatch.syspath_prepend(str(ROOT))
     from benchmarks import auction_join
 

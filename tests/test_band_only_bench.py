@@ -10,14 +10,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_both_engines_give_the_batch_answer_and_bounded_state(tmp_path, monkeypatch):
+def test_both_engines_give_the_batch_answer_and_bounded_state(tmp_path, monkeypatch, child_jvms):
     monkeypatch.syspath_prepend(str(ROOT))
     from benchmarks import band_only_join
 
     out = tmp_path / "out"
     # main() itself stops with an error unless both engines' results equal the batch join's
     assert band_only_join.main(["--rows", "4000", "--batches", "4", "--seconds-per-batch", "600", "--band", "2",
-                                "--repeats", "1", "--forkless-fs", "--out", str(out)]) == 0
+                                "--repeats", "1", "--driver-memory", "1g", "--forkless-fs", "--out", str(out)]) == 0
     report = json.loads((out / "band_only_join.json").read_text())
     assert report["exact_rows"] > 0
     per_batch_rows = 4000 // 4

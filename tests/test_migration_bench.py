@@ -1,6 +1,7 @@
 """Smoke run of the plan-migration benchmark (``benchmarks/migration.py``): tiny sizes, one
 repetition, the engines ``none`` and ``jisc`` (and ``parallel_track`` where the build has it), the old
-plan a right-deep tree, every engine on the local file system without forked commands.
+plan a right-deep tree, every engine on the local file system without forked commands; the
+fanout workload with ``jisc`` alone (``none`` is the first run's).
 Asserts its output files and that every engine's results equal the batch answer (row count and
 checksum), the switch happened for ``jisc`` and a strategy the build refuses is reported, not
 run. No timing is asserted. The figures' arithmetic is checked without Spark."""
@@ -90,13 +91,13 @@ def test_parallel_track_own_stage_ends_when_the_old_plan_is_dropped():
 
 
 @pytest.mark.spark
-def test_smoke_run_results_agree_across_strategies(tmp_path):
+def test_smoke_run_results_agree_across_strategies(tmp_path, child_env):
     out = tmp_path / "out"
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks.migration", "--out", str(out), "--events", "400", "--batches", "4",
          "--switch-batch", "2", "--key-life", "2", "--reps", "1", "--strategies", "jisc,parallel_track",
          "--engines", "none", "--driver-memory", "1g", "--forkless-fs", "--old-plan", "(a ⋈ (b ⋈ (c ⋈ d)))"],
-        cwd=ROOT, capture_output=True, text=True, timeout=1800)
+        cwd=ROOT, capture_output=True, text=True, timeout=1800, env=child_env)
     assert done.returncode == 0, done.stderr[-4000:]
     for suffix in (".json", ".md"):
         assert (out / f"migration{suffix}").is_file()
@@ -117,17 +118,19 @@ def test_smoke_run_results_agree_across_strategies(tmp_path):
 
 
 @pytest.mark.spark
-def test_smoke_run_of_the_fanout_workload(tmp_path):
+def test_smoke_run_of_the_fanout_workload(tmp_path, child_env):
     """The selectivity flip end to end: a punctuating k1, the default plans of the workload
-    (old ``((a ⋈ b) ⋈ c ⋈ d)``, new right-deep), results equal to the batch answer."""
+    (old ``((a ⋈ b) ⋈ c ⋈ d)``, new right-deep), the switch's results equal to the batch answer.
+    (``jisc`` alone, ``--engines ''``: the engine without migration is the previous test's.)"""
     out = tmp_path / "out"
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks.migration", "--workload", "fanout", "--out", str(out), "--events", "800",
          "--batches", "4", "--switch-batch", "2", "--flip-batch", "1", "--key-life", "2", "--skew", "3",
-         "--reps", "1", "--strategies", "jisc", "--engines", "none", "--driver-memory", "1g", "--forkless-fs"],
-        cwd=ROOT, capture_output=True, text=True, timeout=1800)
+         "--reps", "1", "--strategies", "jisc", "--engines", "", "--driver-memory", "1g", "--forkless-fs"],
+        cwd=ROOT, capture_output=True, text=True, timeout=1800, env=child_env)
     assert done.returncode == 0, done.stderr[-4000:]
     report = json.loads((out / "migration.json").read_text())["report"]
+    assert set(report["results_match"]) == {"jisc"}
     assert report["results_identical"], report["results_match"]
     assert report["engines"]["jisc"]["migrations"]["median"] == 1
     md = (out / "migration.md").read_text()

@@ -10,13 +10,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_both_engines_measured_and_our_rules_ranked(tmp_path, monkeypatch):
+def test_both_engines_measured_and_our_rules_ranked(tmp_path, monkeypatch, child_jvms):
     monkeypatch.syspath_prepend(str(ROOT))
     from benchmarks import planning_cost
 
     out = tmp_path / "out"
     assert planning_cost.main(["--query", "q7", "--reps", "1", "--events", "20000", "--events-per-batch", "10000",
-                               "--warmup-plans", "5", "--plans", "5", "--rounds", "2", "--out", str(out),
+                               "--warmup-plans", "5", "--plans", "5", "--rounds", "2", "--driver-memory", "1g", "--out", str(out),
                                "--name", "pc"]) == 0
     report = json.loads((out / "pc.json").read_text())
     summary = report["summary"]

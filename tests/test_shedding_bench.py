@@ -85,7 +85,7 @@ def test_batched_module_examples():
     assert res.attempted > 0 and res.failed == 0
 
 
-def test_budget_against_sparks_own_join(tmp_path):
+def test_budget_against_sparks_own_join(tmp_path, child_env):
     """The user's view (benchmarks/shedding_budget.py) at a tiny size: Spark's own join keeps
     every row and gives the exact result; under the budget the state stays at the budget, the
     results are fewer than exact, and PROB keeps more of them than RAND on skewed keys."""
@@ -95,7 +95,7 @@ def test_budget_against_sparks_own_join(tmp_path):
     cmd = [sys.executable, "-m", "benchmarks.shedding_budget", "--rows", "8000", "--batches", "2",
            "--budget", "300", "--domain", "8000", "--repeats", "1", "--driver-memory", "1g",
            "--out", str(tmp_path)]
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=900, env=child_env)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads((tmp_path / "shedding_budget.json").read_text())
     f, exact = report["results"], report["exact_rows"]

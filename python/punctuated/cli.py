@@ -39,12 +39,17 @@ def local_session(warehouse: str, app: str = "punctuated", driver_memory: str = 
                   extra_conf: dict[str, str] | None = None):
     """A local SparkSession with the bundled extension, its warehouse under ``warehouse``.
 
-    ``extra_conf``: more Spark settings, e.g. ``forkless_local_fs()``.
+    ``extra_conf``: more Spark settings, e.g. ``forkless_local_fs()``; its
+    ``spark.driver.extraJavaOptions`` are added to the session's own (Derby's home under
+    ``warehouse``), not put in their place.
     """
     from pyspark.sql import SparkSession
 
     import punctuated
 
+    extra = dict(extra_conf or {})
+    java_options = " ".join(o for o in (f"-Dderby.system.home={warehouse}",
+                                        extra.pop("spark.driver.extraJavaOptions", "")) if o)
     builder = (
         SparkSession.builder.master("local[2]")
         .appName(app)
@@ -53,9 +58,9 @@ def local_session(warehouse: str, app: str = "punctuated", driver_memory: str = 
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.warehouse.dir", str(Path(warehouse) / "warehouse"))
-        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={warehouse}")
+        .config("spark.driver.extraJavaOptions", java_options)
     )
-    for key, value in (extra_conf or {}).items():
+    for key, value in extra.items():
         builder = builder.config(key, value)
     spark = punctuated.configure_spark(builder).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")

@@ -145,6 +145,7 @@ def _check_driver_kills(tmp_path: Path, cases: list) -> set:
     return seen
 
 
-def test_driver_kills_at_each_point_then_restart_from_the_checkpoint(tmp_path):
+def test_driver_kills_at_each_point_then_restart_from_the_checkpoint(tmp_path, child_jvms):
+    # child_jvms (tests/conftest.py): the child drivers' JVMs start faster; kills and results as before
     seen = _check_driver_kills(tmp_path, DRIVER_KILLS)
     assert seen == {"in-batch", "state-committed", "between-batches"}
