@@ -209,4 +209,6 @@ class PrefixPartitioningSuite extends PunctuatedStreamTest {
   }
 }
 
-class PrefixPartitioningRocksDBSuite extends PrefixPartitioningSuite with OnRocksDB
+class PrefixPartitioningRocksDBSuite extends PrefixPartitioningSuite with OnRocksDB {
+  override protected def onRocksDB(name: String): Boolean = restartsOrBatchAnswers(name)
+}

@@ -440,4 +440,6 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
   }
 }
 
-class PunctuatedAggregateRocksDBSuite extends PunctuatedAggregateSuite with OnRocksDB
+class PunctuatedAggregateRocksDBSuite extends PunctuatedAggregateSuite with OnRocksDB {
+  override protected def onRocksDB(name: String): Boolean = restartsOrBatchAnswers(name)
+}

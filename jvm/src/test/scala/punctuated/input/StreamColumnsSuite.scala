@@ -113,4 +113,6 @@ class StreamColumnsSuite extends PunctuatedStreamTest {
   }
 }
 
-class StreamColumnsRocksDBSuite extends StreamColumnsSuite with OnRocksDB
+class StreamColumnsRocksDBSuite extends StreamColumnsSuite with OnRocksDB {
+  override protected def onRocksDB(name: String): Boolean = restartsOrBatchAnswers(name)
+}

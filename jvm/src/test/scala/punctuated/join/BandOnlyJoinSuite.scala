@@ -336,4 +336,6 @@ class BandOnlyJoinSuite extends PunctuatedStreamTest {
   }
 }
 
-class BandOnlyJoinRocksDBSuite extends BandOnlyJoinSuite with OnRocksDB
+class BandOnlyJoinRocksDBSuite extends BandOnlyJoinSuite with OnRocksDB {
+  override protected def onRocksDB(name: String): Boolean = restartsOrBatchAnswers(name)
+}

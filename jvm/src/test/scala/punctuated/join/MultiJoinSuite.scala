@@ -175,4 +175,5 @@ class MultiJoinSuite extends PunctuatedStreamTest {
 
 class MultiJoinRocksDBSuite extends MultiJoinSuite with OnRocksDB {
   override protected def randomCases: Int = 4
+  override protected def onRocksDB(name: String): Boolean = restartsOrBatchAnswers(name)
 }

@@ -111,4 +111,6 @@ class TimeBandJoinPropertySuite extends PunctuatedStreamTest {
   }
 }
 
-class TimeBandJoinPropertyRocksDBSuite extends TimeBandJoinPropertySuite with OnRocksDB
+class TimeBandJoinPropertyRocksDBSuite extends TimeBandJoinPropertySuite with OnRocksDB {
+  override protected def onRocksDB(name: String): Boolean = name.endsWith("seed 1")
+}

@@ -283,4 +283,6 @@ class TimeBandJoinSuite extends PunctuatedStreamTest {
   }
 }
 
-class TimeBandJoinRocksDBSuite extends TimeBandJoinSuite with OnRocksDB
+class TimeBandJoinRocksDBSuite extends TimeBandJoinSuite with OnRocksDB {
+  override protected def onRocksDB(name: String): Boolean = restartsOrBatchAnswers(name)
+}

@@ -325,4 +325,6 @@ class WatermarkKeyJoinSuite extends PunctuatedStreamTest {
   }
 }
 
-class WatermarkKeyJoinRocksDBSuite extends WatermarkKeyJoinSuite with OnRocksDB
+class WatermarkKeyJoinRocksDBSuite extends WatermarkKeyJoinSuite with OnRocksDB {
+  override protected def onRocksDB(name: String): Boolean = restartsOrBatchAnswers(name)
+}

@@ -217,4 +217,6 @@ class WatermarkPunctuationJoinSuite extends PunctuatedStreamTest {
   }
 }
 
-class WatermarkPunctuationJoinRocksDBSuite extends WatermarkPunctuationJoinSuite with OnRocksDB
+class WatermarkPunctuationJoinRocksDBSuite extends WatermarkPunctuationJoinSuite with OnRocksDB {
+  override protected def onRocksDB(name: String): Boolean = restartsOrBatchAnswers(name)
+}

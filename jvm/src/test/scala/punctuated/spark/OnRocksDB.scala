@@ -28,6 +28,19 @@ trait OnRocksDB extends PunctuatedStreamTest {
    */
   protected def onRocksDB(name: String): Boolean = true
 
+  /**
+   * For [[onRocksDB]]: the tests whose names say they restart from a checkpoint or compare a
+   * run with the batch answer (random interleavings, a seed): the state store's whole cycle of
+   * puts, purges, commits and reloads.
+   */
+  protected def restartsOrBatchAnswers(name: String): Boolean = OnRocksDB.RestartsOrBatchAnswers.findFirstIn(name).isDefined
+
   override protected def test(testName: String, testTags: Tag*)(testFun: => Any)(implicit pos: source.Position): Unit =
     if (onRocksDB(testName)) super.test(testName, testTags: _*)(testFun)(pos)
+}
+
+object OnRocksDB {
+  /** Test names of [[OnRocksDB.restartsOrBatchAnswers]]. */
+  val RestartsOrBatchAnswers: scala.util.matching.Regex =
+    "(?i)restart|checkpoint|random|seed|batch answer|batch join|exactly once".r
 }

@@ -90,10 +90,8 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
    * under the MJoin and under a random tree plan.
    */
   protected def rangeRuns: Seq[(Shape, Long, Int)] = Seq(
-    (Shape("chain a(x1) b(x1,x2) c(x2)", IndexedSeq(Set(0, 1), Set(0, 1, 2), Set(0, 2))), 31L, 1),
     (Shape("chain a(x1) b(x1,x2) c(x2)", IndexedSeq(Set(0, 1), Set(0, 1, 2), Set(0, 2))), 32L, 4),
     (Shape("cycle a(x1,x3) b(x1,x2) c(x2,x3)", IndexedSeq(Set(0, 1, 3), Set(0, 1, 2), Set(0, 2, 3))), 33L, 2),
-    (Shape("star d(x1,x2,x3) a(x1) b(x2) c(x3)", IndexedSeq(Set(0, 1, 2, 3), Set(0, 1), Set(0, 2), Set(0, 3))), 34L, 4),
     (randomShape("random, 4 inputs", 4, 2, new Random(35)), 35L, 7),
     (randomShape("random, 5 inputs", 5, 3, new Random(36)), 36L, 4))
 
@@ -116,9 +114,7 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
    * where an input with two classes is safe only with a scheme on each alone: a chain, a star.)
    */
   protected def twoRangeRuns: Seq[(Shape, Long, Int)] = Seq(
-    (Shape("cycle a(x1,x3) b(x1,x2) c(x2,x3)", IndexedSeq(Set(0, 1, 3), Set(0, 1, 2), Set(0, 2, 3))), 42L, 4),
     (Shape("cycle a(x1,x3) b(x1,x2) c(x2,x3)", IndexedSeq(Set(0, 1, 3), Set(0, 1, 2), Set(0, 2, 3))), 45L, 1),
-    (randomShape("random, 4 inputs", 4, 2, new Random(44)), 44L, 4),
     (randomShape("random, 5 inputs", 5, 3, new Random(46)), 46L, 2))
 
   for ((shape, seed, parts) <- twoRangeRuns) {
@@ -143,8 +139,11 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
     }
   }
 
-  /** Runs also made under a random tree plan (left-deep or bushy, by the seed). */
-  protected def treeRuns: Seq[(Shape, Long, Int)] = runs
+  /**
+   * Runs also made under a random tree plan (left-deep or bushy, by the seed): each shape once
+   * (the range and two-range runs above run every shape under a tree too; CI's time).
+   */
+  protected def treeRuns: Seq[(Shape, Long, Int)] = runs.filter(_._3 > 1)
 
   for ((shape, seed, parts) <- treeRuns) {
     val plan = randomTree(shape.inputs, new Random(seed * 31 + parts))
@@ -179,10 +178,10 @@ class MultiJoinPropertySuite extends PunctuatedStreamTest {
   }
 
   /** Runs also made with random plan switches, under each migration strategy. */
-  protected def migrationRuns: Seq[(Shape, Long, Int)] = runs.take(4) ++ runs.drop(7).take(1)
+  protected def migrationRuns: Seq[(Shape, Long, Int)] = Seq(runs(1), runs(2), runs(7))
   protected def strategies: Seq[String] = MultiJoinMigration.Strategies
   /** Of [[migrationRuns]], the first this many also run under `parallel_track` (the suite's time). */
-  protected def parallelTrackRuns: Int = 3
+  protected def parallelTrackRuns: Int = 2
 
   for (((shape, seed, parts), r) <- migrationRuns.zipWithIndex; strategy <- strategies
        if strategy != "parallel_track" || r < parallelTrackRuns) {

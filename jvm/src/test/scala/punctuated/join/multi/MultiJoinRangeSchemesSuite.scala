@@ -160,4 +160,6 @@ class MultiJoinRangeSchemesSuite extends PunctuatedStreamTest with XYRows {
 }
 
 /** [[MultiJoinRangeSchemesSuite]] on RocksDB state stores. */
-class MultiJoinRangeSchemesRocksDBSuite extends MultiJoinRangeSchemesSuite with OnRocksDB
+class MultiJoinRangeSchemesRocksDBSuite extends MultiJoinRangeSchemesSuite with OnRocksDB {
+  override protected def onRocksDB(name: String): Boolean = restartsOrBatchAnswers(name)
+}

@@ -333,4 +333,5 @@ class MultiJoinSheddingSuite extends PunctuatedStreamTest {
 /** [[MultiJoinSheddingSuite]] on RocksDB state stores (one budget run per plan). */
 class MultiJoinSheddingRocksDBSuite extends MultiJoinSheddingSuite with OnRocksDB {
   override protected def budgetRuns: Seq[(String, Int, String)] = Seq(("((a ⋈ b) ⋈ c)", 1, "prob"))
+  override protected def onRocksDB(name: String): Boolean = restartsOrBatchAnswers(name)
 }

@@ -223,4 +223,5 @@ class MultiJoinTreePlanSuite extends PunctuatedStreamTest with XYRows {
 /** [[MultiJoinTreePlanSuite]] on RocksDB state stores. */
 class MultiJoinTreePlanRocksDBSuite extends MultiJoinTreePlanSuite with OnRocksDB {
   override protected def partitionCounts: Seq[Int] = Seq(4)
+  override protected def onRocksDB(name: String): Boolean = restartsOrBatchAnswers(name)
 }

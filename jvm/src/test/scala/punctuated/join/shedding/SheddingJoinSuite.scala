@@ -254,4 +254,5 @@ class SheddingJoinSuite extends PunctuatedStreamTest {
 /** [[SheddingJoinSuite]] on RocksDB state stores (two budget runs). */
 class SheddingJoinRocksDBSuite extends SheddingJoinSuite with OnRocksDB {
   override protected def budgetRuns: Seq[(Int, String)] = Seq(1 -> "prob", 3 -> "life")
+  override protected def onRocksDB(name: String): Boolean = restartsOrBatchAnswers(name)
 }
