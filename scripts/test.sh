@@ -3,10 +3,9 @@
 # streaming suites with the extension loaded (scripts/spark-suites.sh; all of them take over an
 # hour, recorded in benchmarks/results/spark_suites.md), and pytest.
 #
-# pytest runs beside scalatest, not after it: each keeps about one core busy (Spark's
-# micro-batches wait on files and threads much of the time), so on 2 cores each takes about
-# a fifth longer than alone and both together well under their sum (measured in
-# benchmarks/results/ci_time.md: 60 min against about 100).
+# pytest runs beside scalatest, not after it: where the 2 cores have room each takes about a
+# fifth longer than alone and both together well under their sum (60 min against about 100);
+# where they are busy it costs nothing (benchmarks/results/ci_time.md).
 # pytest's output goes to a file and is printed once scalatest and Spark's suites are done.
 #
 # Every part runs even when an earlier one fails; the end of the output names each failed
