@@ -24,7 +24,8 @@ trait OnRocksDB extends PunctuatedStreamTest {
    * other tests repeat a case on more partition counts, or check what does not depend on the
    * state store (a plan's choice, an error), keeps the tests that store, purge and restart from
    * the checkpoint: what the provider does differently. (The suites must fit CI's time:
-   * benchmarks/results/ci_time.md.)
+   * benchmarks/results/ci_time.md.) `PUNCTUATED_ROCKSDB_ALL_TESTS=1 scripts/sbt test` runs
+   * every test on RocksDB anyway.
    */
   protected def onRocksDB(name: String): Boolean = true
 
@@ -36,7 +37,9 @@ trait OnRocksDB extends PunctuatedStreamTest {
   protected def restartsOrBatchAnswers(name: String): Boolean = OnRocksDB.RestartsOrBatchAnswers.findFirstIn(name).isDefined
 
   override protected def test(testName: String, testTags: Tag*)(testFun: => Any)(implicit pos: source.Position): Unit =
-    if (onRocksDB(testName)) super.test(testName, testTags: _*)(testFun)(pos)
+    if (sys.env.contains("PUNCTUATED_ROCKSDB_ALL_TESTS") || onRocksDB(testName)) {
+      super.test(testName, testTags: _*)(testFun)(pos)
+    }
 }
 
 object OnRocksDB {
