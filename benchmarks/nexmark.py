@@ -285,9 +285,10 @@ def offset_events(offset) -> int:
     return int(offset)
 
 
-def run_engine(spark, engine: str, args, tmp: Path, bar):
-    """Runs one engine over all events; returns (per-batch rows, result, seconds, error, progress
-    reports)."""
+def run_engine(spark, engine: str, args, tmp: Path, bar=None):
+    """Runs one engine over all events (``args``: the runner's options, ``parser()``); returns
+    (per-batch rows, result, seconds, error, progress reports). ``bar``: a progress bar updated
+    with the events done (None: none)."""
     tables, _ = QUERIES[args.query]
     for t in tables:
         read_stream(spark, t, args, engine).createOrReplaceTempView(t)
@@ -298,12 +299,14 @@ def run_engine(spark, engine: str, args, tmp: Path, bar):
     return run_query(spark, build, engine, mode, tmp / f"ckpt-{engine}", args.events, bar)
 
 
-def run_query(spark, build, engine: str, mode: str, checkpoint: Path, events: int, bar, after_batch=None):
+def run_query(spark, build, engine: str, mode: str, checkpoint: Path, events: int, bar=None, after_batch=None):
     """Runs the streaming DataFrame ``build()`` to the end of its ``events`` (Trigger.AvailableNow,
-    results checksummed per batch, then ``after_batch(batch_id)`` if given); returns (per-batch
+    results checksummed per batch, then ``after_batch(batch_id)`` if given; ``bar``, if given, is
+    updated with the events done); returns (per-batch
     rows, result, seconds, error, progress reports). ``error`` is Spark's first message line
     when it refuses or fails the query."""
     totals = {"rows": 0, "checksum": 0}
+    bar = bar or _NoBar()
 
     def sink(df, batch_id):
         n, h = checksum(df)
@@ -364,7 +367,7 @@ def warm_up(spark, args, tmp: Path) -> None:
     in its own fresh process; the timed run starts from nothing but the JVM (new query, new
     checkpoint, the same events from the first)."""
     warm = argparse.Namespace(**{**vars(args), "events": args.warmup_events})
-    run_engine(spark, args.child, warm, tmp / "warmup", _NoBar())
+    run_engine(spark, args.child, warm, tmp / "warmup")
 
 
 def driver_counters(spark, reset: bool = False) -> dict:
@@ -471,7 +474,7 @@ def child(args) -> int:
             if args.warmup_events:
                 warm_up(spark, args, tmp)
             before = driver_counters(spark, reset=True)
-            per_batch, totals, elapsed, error, progress = run_engine(spark, args.child, args, tmp, _NoBar())
+            per_batch, totals, elapsed, error, progress = run_engine(spark, args.child, args, tmp)
             result = {"per_batch": per_batch, "totals": totals, "seconds": elapsed, "error": error,
                       "events_per_second": args.events / elapsed if error is None and elapsed else None,
                       "driver": driver_delta(before, driver_counters(spark))}
@@ -543,7 +546,9 @@ def engine_summary(engine: str, reps: list, args, command: str, reference: dict,
     return s, per_batch
 
 
-def main(argv=None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The runner's command line; ``parser().parse_args([...])`` also gives the ``args`` of
+    ``run_engine`` (e.g. ``["--query", "q4", "--events", "1000"]``: the defaults for the rest)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--query", choices=sorted(QUERIES), required=True)
     ap.add_argument("--events", type=int, default=2_000_000, help="events of the global sequence")
@@ -577,6 +582,11 @@ def main(argv=None) -> int:
                          "punctuations that close the windows; default: also each expired auction")
     harness.add_forkless_option(ap)
     ap.add_argument("--child", help=argparse.SUPPRESS)  # internal: reference | <engine>
+    return ap
+
+
+def main(argv=None) -> int:
+    ap = parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = ap.parse_args(argv)
     if args.child:

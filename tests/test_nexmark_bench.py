@@ -123,21 +123,18 @@ def test_q4_outer_average_is_refused(spark, tmp_path):
     Both refusals come at ``start()``, before any event: rather than a runner of its own (three
     JVMs to refuse two queries), the runner's child code (``run_engine``) runs in this session,
     and the runner's ``engine_summary`` records what the child would have reported."""
-    import argparse
-
     from benchmarks import nexmark
 
     assert "q4_inner" in nexmark.PER_CLOSED_AUCTION and "q4" not in nexmark.PER_CLOSED_AUCTION
     sql = nexmark.query_sql("q4", "watermark", 10_000, 1_000_000)
     assert "{" not in sql and "MILLISECONDS" in sql
-    # the runner's defaults (python -m benchmarks.nexmark --query q4 --events 1000)
-    args = argparse.Namespace(query="q4", events=1000, events_per_batch=100_000, events_per_second=10_000,
-                              partitions=2, seed=0, base_time=0, time_punctuations_only=False)
+    # the runner's options: python -m benchmarks.nexmark --query q4 --events 1000
+    args = nexmark.parser().parse_args(["--query", "q4", "--events", "1000"])
     reference = {"expected": [0, 0], "expected_all": [0, 0], "live": {}}
     assert spark.conf.get("spark.punctuated.safety.mode", "strict") == "strict"
     by = {}
     for engine in ("native", "punctuated"):
-        per_batch, totals, seconds, error, _ = nexmark.run_engine(spark, engine, args, tmp_path, nexmark._NoBar())
+        per_batch, totals, seconds, error, _ = nexmark.run_engine(spark, engine, args, tmp_path)
         assert per_batch == [] and totals is None and error, (engine, error)
         run = {"per_batch": per_batch, "totals": totals, "seconds": seconds, "error": error,
                "events_per_second": None, "rep": 0}
