@@ -12,7 +12,7 @@ import org.apache.spark.sql.streaming.OutputMode
 
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
-import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
+import punctuated.spark.{NotOnRocksDB, OnRocksDB, PunctuatedStreamTest}
 
 /** A timed reading; a punctuation row sets only `ts` ("no more readings with ts <= this"). */
 case class TimedReading(sensor: Option[Long], ts: Option[Timestamp], temp: Option[Double], is_punct: Boolean = false)
@@ -73,7 +73,7 @@ class EventTimeAggregateSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 0, punctuations = 2))
   }
 
-  test("sliding window(ts, '10 minutes', '5 minutes'): each window closes once, when its end is passed") {
+  test("sliding window(ts, '10 minutes', '5 minutes'): each window closes once, when its end is passed", NotOnRocksDB) {
     val (input, r) = readings()
     val out = r.groupBy(window(col("ts"), "10 minutes", "5 minutes")).agg(count("*").as("n"))
       .select(col("window.start"), col("n"))
@@ -94,7 +94,7 @@ class EventTimeAggregateSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 0, punctuations = 2))
   }
 
-  test("sliding windows by sensor: a punctuation on the sensor (ts NULL) closes its windows before time does") {
+  test("sliding windows by sensor: a punctuation on the sensor (ts NULL) closes its windows before time does", NotOnRocksDB) {
     // Spark pushes the window's `ts IS NOT NULL` below the sliding window's Expand, where it
     // dropped the punctuations that leave ts NULL: sensor 1's windows waited for time
     val (input, r) = sensorReadings()
@@ -132,7 +132,7 @@ class EventTimeAggregateSuite extends PunctuatedStreamTest {
       CheckNewAnswer(Row(t("09:55"), 1L), Row(t("10:00"), 2L), Row(t("10:05"), 1L)))
   }
 
-  test("a scheme that closes no key (sensor under GROUP BY window) is dropped where the stream is read") {
+  test("a scheme that closes no key (sensor under GROUP BY window) is dropped where the stream is read", NotOnRocksDB) {
     // "sensor; ts<=" under a window alone: sensor punctuations close nothing here; they are
     // filtered above the source, not carried to the operator and ignored there (an invalid
     // punctuation still reaches it: counted, with invalidPunctuations=drop)
@@ -166,7 +166,7 @@ class EventTimeAggregateSuite extends PunctuatedStreamTest {
       AssertOnQuery("the filter is planned once after a restart too") { q => dropFilter(q).size == 1 }) }
   }
 
-  test("SQL: GROUP BY date_trunc('hour', ts), and to_date(ts) with another key column") {
+  test("SQL: GROUP BY date_trunc('hour', ts), and to_date(ts) with another key column", NotOnRocksDB) {
     val (input, r) = readings()
     r.createOrReplaceTempView("timed_readings")
     val hourly = sql("SELECT date_trunc('hour', ts) AS hour, count(*) AS n, max(temp) AS top " +
@@ -191,7 +191,7 @@ class EventTimeAggregateSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 1, punctuations = 2))
   }
 
-  test("SQL: window(...).start, unix_seconds(ts) div 60 and CAST(ts + INTERVAL 830 MINUTES AS DATE) as keys") {
+  test("SQL: window(...).start, unix_seconds(ts) div 60 and CAST(ts + INTERVAL 830 MINUTES AS DATE) as keys", NotOnRocksDB) {
     val cases = Seq(
       "window(ts, '10 minutes').start" -> Seq(Row(t("10:00"), 2L)),
       "unix_seconds(ts) div 60" -> Seq(Row(t("10:00").getTime / 60000, 1L), Row(t("10:09").getTime / 60000, 1L)),
@@ -210,7 +210,7 @@ class EventTimeAggregateSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("a range on a DATE column (day<=) closes GROUP BY trunc(day, 'MM') at the month's last day") {
+  test("a range on a DATE column (day<=) closes GROUP BY trunc(day, 'MM') at the month's last day", NotOnRocksDB) {
     val input = MemoryStream[(Option[java.sql.Date], Option[Int], Boolean)]
     val days = declare(input.toDF().toDF("day", "v", "p"), "daily", Schemes -> "day<=", Marker -> "p")
     days.createOrReplaceTempView("daily_values")
@@ -228,7 +228,7 @@ class EventTimeAggregateSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 1, punctuations = 2))
   }
 
-  test("late rows of a closed window fail the query with spark.punctuated.lateRows=fail") {
+  test("late rows of a closed window fail the query with spark.punctuated.lateRows=fail", NotOnRocksDB) {
     val (input, r) = readings()
     val out = r.groupBy(window(col("ts"), "10 minutes")).agg(count("*"))
     testStream(out, OutputMode.Append())(
@@ -239,7 +239,7 @@ class EventTimeAggregateSuite extends PunctuatedStreamTest {
       ExpectFailure[SparkException](e => assert(e.getMessage.contains("PUNCTUATED_LATE_ROW"), e.getMessage)))
   }
 
-  test("GROUP BY hour(ts): strict safety refuses it naming the expression and why; warn keeps the state") {
+  test("GROUP BY hour(ts): strict safety refuses it naming the expression and why; warn keeps the state", NotOnRocksDB) {
     val (input, r) = readings()
     val byHour = r.groupBy(hour(col("ts")).as("h")).agg(count("*"))
     val e = intercept[AnalysisException] {
@@ -260,10 +260,7 @@ class EventTimeAggregateSuite extends PunctuatedStreamTest {
   }
 }
 
-class EventTimeAggregateRocksDBSuite extends EventTimeAggregateSuite with OnRocksDB {
-  // windows on RocksDB with restarts: EventTimeAggregatePropertyRocksDBSuite
-  override protected def onRocksDB(name: String): Boolean = name.startsWith("tumbling") || name.startsWith("chained")
-}
+class EventTimeAggregateRocksDBSuite extends EventTimeAggregateSuite with OnRocksDB
 
 object EventTimeAggregateSuite {
   /** 2024-03-10 at `hhmm` ("10:05", "10:09:59.999999"), UTC. */

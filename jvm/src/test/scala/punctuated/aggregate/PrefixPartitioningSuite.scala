@@ -20,7 +20,7 @@ import punctuated.compat.{MemoryStream, StateStoreSaveExec, StreamExecution}
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.input.{KeyPrefix, PunctuationReplicatingExchangeExec}
-import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
+import punctuated.spark.{NotOnRocksDB, OnRocksDB, PunctuatedStreamTest}
 
 /**
  * An aggregation whose punctuations fix part of its grouping key (`sensor` of `GROUP BY
@@ -71,7 +71,7 @@ class PrefixPartitioningSuite extends PunctuatedStreamTest {
   private val sensor2Early = Seq(Row(2L, t("09:55"), 1L), Row(2L, t("10:00"), 1L))
   private val sensor2Late = Seq(Row(2L, t("10:05"), 1L), Row(2L, t("10:10"), 1L))
 
-  test("hashed by sensor: a sensor's punctuation closes its windows in its own partition, a range in every one") {
+  test("hashed by sensor: a sensor's punctuation closes its windows in its own partition, a range in every one", NotOnRocksDB) {
     val (input, out) = perSensor()
     val checkpoint = newCheckpoint()
     testStream(out, OutputMode.Append())(
@@ -127,7 +127,7 @@ class PrefixPartitioningSuite extends PunctuatedStreamTest {
     assert(record(checkpoint).partitionedBy.isEmpty)
   }
 
-  test("hashed by the columns every part-of-key scheme fixes; none in common, or a range alone: the whole key") {
+  test("hashed by the columns every part-of-key scheme fixes; none in common, or a range alone: the whole key", NotOnRocksDB) {
     def grouped(schemes: String, by: String*): (MemoryStream[TimedReading], DataFrame) = {
       val input = MemoryStream[TimedReading]
       val r = declare(input.toDF(), "readings", Schemes -> schemes, Marker -> "is_punct")
@@ -185,7 +185,7 @@ class PrefixPartitioningSuite extends PunctuatedStreamTest {
     assert(record(checkpoint).partitionedBy == Some(Seq(0)))
   }
 
-  test("an aggregation whose output a join reads in the same stage keeps the whole key; under a union it need not") {
+  test("an aggregation whose output a join reads in the same stage keeps the whole key; under a union it need not", NotOnRocksDB) {
     // Spark plans exchanges first: a join above the aggregation on its whole key found the
     // aggregation's hashing matching the other side's and did not shuffle it. The save step
     // as our rule finds it: Spark's own aggregation's plan (an undeclared stream)
@@ -209,6 +209,4 @@ class PrefixPartitioningSuite extends PunctuatedStreamTest {
   }
 }
 
-class PrefixPartitioningRocksDBSuite extends PrefixPartitioningSuite with OnRocksDB {
-  override protected def onRocksDB(name: String): Boolean = restartsOrBatchAnswers(name)
-}
+class PrefixPartitioningRocksDBSuite extends PrefixPartitioningSuite with OnRocksDB

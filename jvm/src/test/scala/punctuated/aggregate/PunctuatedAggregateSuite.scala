@@ -13,7 +13,7 @@ import punctuated.declaration.Declaration._
 import punctuated.input.PunctuationKind
 import punctuated.join.JoinTestData._
 import punctuated.join.{Auction, Bid}
-import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
+import punctuated.spark.{NotOnRocksDB, OnRocksDB, PunctuatedStreamTest}
 
 /** Reading of a sensor: hour punctuated by a range scheme `hour<=`. */
 case class Reading(sensor: Option[Long], hour: Option[Int], temp: Option[Double], is_punct: Boolean = false)
@@ -43,7 +43,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
   }
 
 
-  test("generated code: the kind column and the partial aggregation stay in one whole-stage loop, punctuations decoded") {
+  test("generated code: the kind column and the partial aggregation stay in one whole-stage loop, punctuations decoded", NotOnRocksDB) {
     withSQLConf(PunctuatedConf.InvalidPunctuations -> "drop")(generatedCode())
   }
 
@@ -75,7 +75,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       })
   }
 
-  test("group by a punctuated column: a group's final row comes when its punctuation does") {
+  test("group by a punctuated column: a group's final row comes when its punctuation does", NotOnRocksDB) {
     val (bids, b) = bidsStream()
     val totals = b.groupBy("auction").agg(count("*").as("n"), sum("price").as("total"), max("price").as("top"))
     testStream(totals, OutputMode.Append())(
@@ -97,7 +97,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 0, punctuations = 0))
   }
 
-  test("memoryUsedBytes counts the held-punctuations store too, not only the groups'") {
+  test("memoryUsedBytes counts the held-punctuations store too, not only the groups'", NotOnRocksDB) {
     withSQLConf(PunctuatedConf.PunctuationRetention -> "2") {
       val (bids, b) = bidsStream()
       val totals = b.groupBy("auction").agg(count("*").as("n"))
@@ -123,7 +123,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("a punctuation in the same batch as the group's first rows closes it at once") {
+  test("a punctuation in the same batch as the group's first rows closes it at once", NotOnRocksDB) {
     val (bids, b) = bidsStream()
     val totals = b.groupBy("auction").agg(avg("price").as("mean"))
     testStream(totals, OutputMode.Append())(
@@ -132,7 +132,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 0, punctuations = 0))
   }
 
-  test("range scheme hour<=: one punctuation closes every earlier hour; late rows are dropped") {
+  test("range scheme hour<=: one punctuation closes every earlier hour; late rows are dropped", NotOnRocksDB) {
     val (input, r) = readings()
     val hottest = r.groupBy("hour").agg(max("temp").as("max_temp"))
     testStream(hottest, OutputMode.Append())(
@@ -152,7 +152,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 0, punctuations = 2))   // "hour <= 12", in both
   }
 
-  test("range punctuations reach every partition through the aggregation's own shuffle: one job per micro-batch") {
+  test("range punctuations reach every partition through the aggregation's own shuffle: one job per micro-batch", NotOnRocksDB) {
     // the micro-batches' jobs, by batch id (Spark sets it as a local property of each job)
     val jobs = new java.util.concurrent.ConcurrentHashMap[String, Integer]()
     val listener = new org.apache.spark.scheduler.SparkListener {
@@ -192,7 +192,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
     } finally spark.sparkContext.removeSparkListener(listener)
   }
 
-  test("late rows fail the query with spark.punctuated.lateRows=fail") {
+  test("late rows fail the query with spark.punctuated.lateRows=fail", NotOnRocksDB) {
     val (input, r) = readings()
     val hottest = r.groupBy("hour").agg(max("temp"))
     testStream(hottest, OutputMode.Append())(
@@ -242,7 +242,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("closed values are remembered compactly: sequential ids merge into one interval per partition") {
+  test("closed values are remembered compactly: sequential ids merge into one interval per partition", NotOnRocksDB) {
     val (bids, b) = bidsStream()
     val totals = b.groupBy("auction").agg(sum("price"))
     val ids = 1L to 60L
@@ -256,7 +256,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       AssertCounted("numLateRowsDropped", 60))
   }
 
-  test("spark.punctuated.lateRows.maxRemembered bounds what is remembered; the rest is counted as forgotten") {
+  test("spark.punctuated.lateRows.maxRemembered bounds what is remembered; the rest is counted as forgotten", NotOnRocksDB) {
     val (bids, b) = bidsStream()
     val totals = b.groupBy("auction").agg(sum("price"))
     val far = Seq(1L, 1000L, 1000000L, 1000000000L)    // no interval can merge them
@@ -272,7 +272,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       })
   }
 
-  test("group by a join's output: each auction's total when the auction closes") {
+  test("group by a join's output: each auction's total when the auction closes", NotOnRocksDB) {
     val auctions = MemoryStream[Auction]
     val (bids, b) = bidsStream()
     val a = declare(auctions.toDF(), "auctions", Unique -> "id", Marker -> "is_punct")
@@ -292,7 +292,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       })
   }
 
-  test("chained aggregations: the first one's punctuations close the second one's groups") {
+  test("chained aggregations: the first one's punctuations close the second one's groups", NotOnRocksDB) {
     val (bids, b) = bidsStream()
     val perBidder = b.groupBy("auction", "bidder").agg(max("price").as("best"))
     val perAuction = perBidder.groupBy("auction").agg(count("*").as("bidders"), sum("best").as("sum_best"))
@@ -306,7 +306,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       AssertOnQuery(q => settledProgress(q).stateOperators.forall(_.numRowsTotal == 0)))
   }
 
-  test("a filter between the stream and the aggregation lets punctuations through") {
+  test("a filter between the stream and the aggregation lets punctuations through", NotOnRocksDB) {
     val (bids, b) = bidsStream()
     val totals = b.filter($"price" > 2.0).groupBy("auction").agg(sum("price").as("total"))
     testStream(totals, OutputMode.Append())(
@@ -314,7 +314,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       CheckNewAnswer((1L, 5.0)))
   }
 
-  test("update mode: changed groups each batch, closed groups leave the state") {
+  test("update mode: changed groups each batch, closed groups leave the state", NotOnRocksDB) {
     val (bids, b) = bidsStream()
     val totals = b.groupBy("auction").agg(sum("price").as("total"))
     testStream(totals, OutputMode.Update())(
@@ -325,7 +325,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 1, punctuations = 0))
   }
 
-  test("punctuations reach the results with emitPunctuations=true") {
+  test("punctuations reach the results with emitPunctuations=true", NotOnRocksDB) {
     withSQLConf(PunctuatedConf.EmitPunctuations -> "true") {
       val (bids, b) = bidsStream()
       val totals = b.groupBy("auction").agg(sum("price").as("total"))
@@ -336,7 +336,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("invalid punctuations fail the query, or are counted with invalidPunctuations=drop") {
+  test("invalid punctuations fail the query, or are counted with invalidPunctuations=drop", NotOnRocksDB) {
     val (bids, b) = bidsStream()
     val totals = b.groupBy("auction").agg(sum("price"))
     testStream(totals, OutputMode.Append())(
@@ -351,7 +351,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       AssertCounted("numInvalidPunctuationsDropped", 1))
   }
 
-  test("an invalid punctuation in a group that stays open is counted once, not again with each later batch") {
+  test("an invalid punctuation in a group that stays open is counted once, not again with each later batch", NotOnRocksDB) {
     val (bids, b) = bidsStream()
     val totals = b.groupBy("auction").agg(sum("price"))
     testStream(totals, OutputMode.Append())(
@@ -369,7 +369,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       AssertCounted("numPunctuationsReceived", 1))
   }
 
-  test("grouping columns no scheme closes: start() fails in strict mode, naming the fix") {
+  test("grouping columns no scheme closes: start() fails in strict mode, naming the fix", NotOnRocksDB) {
     val (bids, b) = bidsStream()
     val perBidder = b.groupBy("bidder").agg(sum("price"))
     val e = intercept[Exception] {
@@ -380,7 +380,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       text.contains("punctuated.schemes"), text)
   }
 
-  test("union of two sensor streams: an hour closes only when both streams closed it (setCombine)") {
+  test("union of two sensor streams: an hour closes only when both streams closed it (setCombine)", NotOnRocksDB) {
     val (a, ra) = readings()
     val b = MemoryStream[Reading]
     val rb = declare(b.toDF(), "readings_b", Schemes -> "hour<=", Marker -> "is_punct")
@@ -430,7 +430,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 1, punctuations = 0))
   }
 
-  test("aggregations over undeclared streams are Spark's own") {
+  test("aggregations over undeclared streams are Spark's own", NotOnRocksDB) {
     val input = MemoryStream[Bid]
     val totals = input.toDF().groupBy("auction").agg(sum("price"))
     testStream(totals, OutputMode.Update())(
@@ -440,6 +440,4 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
   }
 }
 
-class PunctuatedAggregateRocksDBSuite extends PunctuatedAggregateSuite with OnRocksDB {
-  override protected def onRocksDB(name: String): Boolean = restartsOrBatchAnswers(name)
-}
+class PunctuatedAggregateRocksDBSuite extends PunctuatedAggregateSuite with OnRocksDB

@@ -9,7 +9,7 @@ import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.declaration.Declaration._
 import punctuated.input.BandBucketColumns
-import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
+import punctuated.spark.{NotOnRocksDB, OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Band-only joins (`b.ts BETWEEN a.ts - X AND a.ts + Y`, no equality predicate) run as an
@@ -91,7 +91,7 @@ class BandOnlyJoinSuite extends PunctuatedStreamTest {
       AssertMetric("numTimeIndexBuckets", 0))
   }
 
-  test("a punctuation of another scheme (time NULL) reaches the join through the bucket copies") {
+  test("a punctuation of another scheme (time NULL) reaches the join through the bucket copies", NotOnRocksDB) {
     // a's own key punctuations: the optimizer's inferred `ts IS NOT NULL` below the copies must let them pass
     val (as, bs, joined) = bandOnly(aSchemes = "ts<=; k")
     testStream(joined)(
@@ -102,7 +102,7 @@ class BandOnlyJoinSuite extends PunctuatedStreamTest {
       CheckNewAnswer((10L, 12L)))
   }
 
-  test("left outer: each unmatched row once, null-padded when the other input's bound passes its band") {
+  test("left outer: each unmatched row once, null-padded when the other input's bound passes its band", NotOnRocksDB) {
     val (as, bs, joined) = bandOnly("left_outer")
     testStream(joined)(
       AddData(as, row(10, 0), row(20, 0)),
@@ -115,7 +115,7 @@ class BandOnlyJoinSuite extends PunctuatedStreamTest {
       AssertRows(0))
   }
 
-  test("right outer: the right input is the single side, its unmatched rows once") {
+  test("right outer: the right input is the single side, its unmatched rows once", NotOnRocksDB) {
     val (as, bs, joined) = bandOnly("right_outer")
     testStream(joined)(
       AddData(as, row(10, 0)),
@@ -131,7 +131,7 @@ class BandOnlyJoinSuite extends PunctuatedStreamTest {
       AssertRows(0))
   }
 
-  test("left semi and left anti: each left row once, however many buckets its partners sit in") {
+  test("left semi and left anti: each left row once, however many buckets its partners sit in", NotOnRocksDB) {
     for (kind <- Seq("left_semi", "left_anti")) {
       val (as, bs, joined) = bandOnly(kind)
       val semi = kind == "left_semi"
@@ -148,7 +148,7 @@ class BandOnlyJoinSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("timestamps with INTERVAL bounds, and SQL: the band alone joins and purges") {
+  test("timestamps with INTERVAL bounds, and SQL: the band alone joins and purges", NotOnRocksDB) {
     val (as, bs) = (MemoryStream[StampedRow], MemoryStream[StampedRow])
     declare(as.toDF(), "a", Schemes -> "ts<=", Marker -> "p").createOrReplaceTempView("band_only_a")
     declare(bs.toDF(), "b", Schemes -> "ts<=", Marker -> "p").createOrReplaceTempView("band_only_b")
@@ -171,7 +171,7 @@ class BandOnlyJoinSuite extends PunctuatedStreamTest {
       AssertRows(0))
   }
 
-  test("a watermark acts as the time punctuation of its input; a window over the output closes") {
+  test("a watermark acts as the time punctuation of its input; a window over the output closes", NotOnRocksDB) {
     def t(m: Int) = new Timestamp(Timestamp.valueOf("2026-01-01 12:00:00").getTime + m * 60000L)
     def r(m: Int) = StampedRow(Some(0), Some(t(m)), Some(m))
     def upTo(m: Int) = StampedRow(None, Some(t(m)), None, p = true)
@@ -213,7 +213,7 @@ class BandOnlyJoinSuite extends PunctuatedStreamTest {
       CheckNewAnswer((t(0), 4L), (t(10), 1L)))
   }
 
-  test("in a join of three streams the band-only join stays a binary band join, purged by its band") {
+  test("in a join of three streams the band-only join stays a binary band join, purged by its band", NotOnRocksDB) {
     val (as, bs, cs) = (MemoryStream[TimedRow], MemoryStream[TimedRow], MemoryStream[TimedRow])
     val a = declare(as.toDF(), "a", Schemes -> "ts<=", Marker -> "p")
     val b = declare(bs.toDF(), "b", Schemes -> "ts<=; k", Marker -> "p")
@@ -235,7 +235,7 @@ class BandOnlyJoinSuite extends PunctuatedStreamTest {
       }) }
   }
 
-  test("strict safety: the band alone must purge each input; the message names the time column") {
+  test("strict safety: the band alone must purge each input; the message names the time column", NotOnRocksDB) {
     // b punctuates no time: a's rows could wait forever (no key punctuation can help: no key)
     val (_, _, unsafe) = bandOnly(bSchemes = "v")
     val e = intercept[AnalysisException] {
@@ -275,7 +275,7 @@ class BandOnlyJoinSuite extends PunctuatedStreamTest {
       CheckNewAnswer((10L, 12L), (10L, 11L)))
   }
 
-  test("over a band join's output: the lower join's time punctuations stay punctuations, never rows") {
+  test("over a band join's output: the lower join's time punctuations stay punctuations, never rows", NotOnRocksDB) {
     // ab = a ⋈ b ON k AND b.ts BETWEEN a.ts AND a.ts + 3 emits output punctuations on a.ts and
     // b.ts (their markers set); abc = ab ⋈ c ON c.ts BETWEEN b.ts - 1 AND b.ts + 1 (no key):
     // the upper join copies ab's rows into buckets, and must see those rows as punctuations (one
@@ -317,7 +317,7 @@ class BandOnlyJoinSuite extends PunctuatedStreamTest {
       AllRows(0))
   }
 
-  test("what cannot run on buckets is refused naming why, whatever the safety mode") {
+  test("what cannot run on buckets is refused naming why, whatever the safety mode", NotOnRocksDB) {
     val (as, bs) = (MemoryStream[TimedRow], MemoryStream[TimedRow])
     val a = declare(as.toDF(), "a", Schemes -> "ts<=", Marker -> "p")
     val b = declare(bs.toDF(), "b", Schemes -> "ts<=", Marker -> "p")
@@ -336,6 +336,4 @@ class BandOnlyJoinSuite extends PunctuatedStreamTest {
   }
 }
 
-class BandOnlyJoinRocksDBSuite extends BandOnlyJoinSuite with OnRocksDB {
-  override protected def onRocksDB(name: String): Boolean = restartsOrBatchAnswers(name)
-}
+class BandOnlyJoinRocksDBSuite extends BandOnlyJoinSuite with OnRocksDB

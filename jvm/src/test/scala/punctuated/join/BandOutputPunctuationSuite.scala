@@ -10,7 +10,7 @@ import org.apache.spark.sql.streaming.OutputMode
 
 import punctuated.aggregate.PunctuatedAggregateExec
 import punctuated.declaration.Declaration._
-import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
+import punctuated.spark.{NotOnRocksDB, OnRocksDB, PunctuatedStreamTest}
 
 /**
  * A time-band join's output punctuations on time ([[TimeBandJoin.outputBound]]): windows of a
@@ -86,7 +86,7 @@ class BandOutputPunctuationSuite extends PunctuatedStreamTest {
       })
   }
 
-  test("the output bound never moves back: repeated and weaker punctuations emit nothing new") {
+  test("the output bound never moves back: repeated and weaker punctuations emit nothing new", NotOnRocksDB) {
     val (as, bs, out) = windowsOverBand()
     testStream(out, OutputMode.Append())(
       AddData(as, r(1, "10:05:00", 0), r(1, "10:15:00", 0)),
@@ -103,7 +103,7 @@ class BandOutputPunctuationSuite extends PunctuatedStreamTest {
       CheckNewAnswer(Row(t("10:10:00"), t("10:20:00"), 1L, 2)))
   }
 
-  test("the time columns projected away before the aggregation: groups of k close by the key punctuations alone") {
+  test("the time columns projected away before the aggregation: groups of k close by the key punctuations alone", NotOnRocksDB) {
     val (as, bs, joined) = bandJoin("k; ts<=")   // b: "bk; bts<="
     val out = joined.select(col("k"), col("bv"), col("p"), col("bp")).groupBy("k").agg(count("*").as("n"))
     testStream(out, OutputMode.Append())(
@@ -120,7 +120,4 @@ class BandOutputPunctuationSuite extends PunctuatedStreamTest {
   }
 }
 
-class BandOutputPunctuationRocksDBSuite extends BandOutputPunctuationSuite with OnRocksDB {
-  // more on RocksDB, with restarts: BandOutputPunctuationPropertyRocksDBSuite
-  override protected def onRocksDB(name: String): Boolean = name.startsWith("a window of a.ts")
-}
+class BandOutputPunctuationRocksDBSuite extends BandOutputPunctuationSuite with OnRocksDB

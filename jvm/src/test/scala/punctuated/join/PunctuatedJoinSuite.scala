@@ -12,7 +12,7 @@ import org.apache.spark.sql.internal.SQLConf
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.join.JoinTestData._
-import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
+import punctuated.spark.{NotOnRocksDB, OnRocksDB, PunctuatedStreamTest}
 
 /**
  * The auction join (auctions `unique id`, bids `schemes auction`), scripted batch by batch,
@@ -187,7 +187,7 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 0, punctuations = 0))
   }
 
-  test("invalid punctuations fail the query (default) or are dropped and counted") {
+  test("invalid punctuations fail the query (default) or are dropped and counted", NotOnRocksDB) {
     val invalid = Bid(Some(1), Some(100), None, is_punct = true)    // two attributes set
     val (_, bids, joined) = auctionJoin()
     testStream(joined)(
@@ -285,7 +285,7 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       CheckNewAnswer((1L, 100L, 5.0)))
   }
 
-  test("other operators between source and join drop punctuations; the input counts as undeclared") {
+  test("other operators between source and join drop punctuations; the input counts as undeclared", NotOnRocksDB) {
     val (auctions, bids, joined) = auctionJoin(bidsFilter = _.dropDuplicates("auction", "bidder"))
     val e = intercept[AnalysisException](joined.writeStream.format("memory").queryName("dedup").start())
     assert(e.getCondition == "PUNCTUATED_UNSAFE_QUERY" && e.getMessage.contains("input auctions"), e.getMessage)
@@ -298,7 +298,7 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("filters between source and join let punctuations through") {
+  test("filters between source and join let punctuations through", NotOnRocksDB) {
     val (auctions, bids, joined) = auctionJoin(bidsFilter = _.where(col("price") > 4.0))
     testStream(joined)(
       AddData(auctions, auction(1, 10)),
@@ -500,7 +500,7 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
       AssertMetric("numRangeIndexEntries", 3))              // a's x 30 and y 1, b's x 30
   }
 
-  test("an unsafe query fails at start in strict mode, runs in warn and off") {
+  test("an unsafe query fails at start in strict mode, runs in warn and off", NotOnRocksDB) {
     def query() = {
       val bids = MemoryStream[Bid]
       val people = MemoryStream[(Long, String)]
@@ -524,7 +524,7 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("queries without declarations run Spark's own join") {
+  test("queries without declarations run Spark's own join", NotOnRocksDB) {
     val l = MemoryStream[(Long, String)]
     val r = MemoryStream[(Long, String)]
     val joined = l.toDF().toDF("k", "a").join(r.toDF().toDF("k", "b"), "k")
@@ -539,9 +539,4 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
   }
 }
 
-class PunctuatedJoinRocksDBSuite extends PunctuatedJoinSuite with OnRocksDB {
-  // what is refused, planned or dropped before any state is stored does not depend on the provider
-  override protected def onRocksDB(name: String): Boolean =
-    !Seq("other operators", "filters between", "an unsafe query", "queries without declarations",
-      "invalid punctuations").exists(name.startsWith)
-}
+class PunctuatedJoinRocksDBSuite extends PunctuatedJoinSuite with OnRocksDB

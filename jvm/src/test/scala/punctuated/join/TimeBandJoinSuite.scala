@@ -9,7 +9,7 @@ import punctuated.compat.MemoryStream
 import org.apache.spark.sql.functions.{date_add, expr}
 
 import punctuated.declaration.Declaration._
-import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
+import punctuated.spark.{NotOnRocksDB, OnRocksDB, PunctuatedStreamTest}
 
 /** A row of a band join's input: key, time, value, marker (NULL = None). */
 case class TimedRow(k: Option[Int], ts: Option[Long], v: Option[Int], p: Boolean = false)
@@ -51,7 +51,7 @@ class TimeBandJoinSuite extends PunctuatedStreamTest {
       plan.collect { case r: PunctuationReplicatingExchangeExec => r }.size == 2
   }
 
-  test("a unique key's punctuations are released with the rows the band purges: they do not pile up") {
+  test("a unique key's punctuations are released with the rows the band purges: they do not pile up", NotOnRocksDB) {
     val (as, bs) = (MemoryStream[TimedRow], MemoryStream[TimedRow])
     // a: one row per k (its unique key), like NEXMark's people; b: ts<= only
     val a = declare(as.toDF(), "a", Schemes -> "ts<=", Unique -> "k", Marker -> "p")
@@ -118,7 +118,7 @@ class TimeBandJoinSuite extends PunctuatedStreamTest {
       AssertMetric("numTimeIndexBuckets", 0))
   }
 
-  test("late rows are dropped and counted; rows whose band the other input closed are joined, not stored") {
+  test("late rows are dropped and counted; rows whose band the other input closed are joined, not stored", NotOnRocksDB) {
     val (as, bs, joined) = bandJoin()
     testStream(joined)(
       AddData(as, row(1, 10, 0)),
@@ -168,7 +168,7 @@ class TimeBandJoinSuite extends PunctuatedStreamTest {
       AssertRows(0))
   }
 
-  test("key punctuations keep working alongside: a row goes when either rule says so") {
+  test("key punctuations keep working alongside: a row goes when either rule says so", NotOnRocksDB) {
     val (as, bs, joined) = bandJoin(bSchemes = "ts<=; k")
     testStream(joined)(
       AddData(as, row(1, 10, 0), row(2, 10, 0)),
@@ -181,7 +181,7 @@ class TimeBandJoinSuite extends PunctuatedStreamTest {
       AssertRows(0))
   }
 
-  test("left outer: a row b's bound put out of reach is emitted null-padded, no watermark") {
+  test("left outer: a row b's bound put out of reach is emitted null-padded, no watermark", NotOnRocksDB) {
     val (as, bs, joined) = bandJoin("left_outer")
     testStream(joined)(
       AddData(as, row(1, 10, 0), row(2, 10, 0)),
@@ -193,7 +193,7 @@ class TimeBandJoinSuite extends PunctuatedStreamTest {
       AssertRows(1))
   }
 
-  test("strict and one-sided forms on timestamps (INTERVAL) and dates (date_add)") {
+  test("strict and one-sided forms on timestamps (INTERVAL) and dates (date_add)", NotOnRocksDB) {
     val as = MemoryStream[StampedRow]
     val bs = MemoryStream[StampedRow]
     val a = declare(as.toDF(), "a", Schemes -> "ts<=", Marker -> "p")
@@ -240,7 +240,7 @@ class TimeBandJoinSuite extends PunctuatedStreamTest {
       AssertRows(1))
   }
 
-  test("strict safety: a band join is refused when the other input has no range on its time column") {
+  test("strict safety: a band join is refused when the other input has no range on its time column", NotOnRocksDB) {
     // b punctuates neither its join key nor its time column: a's rows could wait forever
     val (_, _, joined) = bandJoin(bSchemes = "v")
     val e = intercept[AnalysisException] {
@@ -257,7 +257,7 @@ class TimeBandJoinSuite extends PunctuatedStreamTest {
     safe.writeStream.format("memory").queryName("band_safe").start().stop()
   }
 
-  test("SQL BETWEEN (a Between until the optimizer replaces it): strict safety counts the band, rows purge by it") {
+  test("SQL BETWEEN (a Between until the optimizer replaces it): strict safety counts the band, rows purge by it", NotOnRocksDB) {
     val (as, bs) = (MemoryStream[TimedRow], MemoryStream[TimedRow])
     // b punctuates only its time column: a's rows can go by the band alone
     declare(as.toDF(), "a", Schemes -> "k", Marker -> "p").createOrReplaceTempView("band_sql_a")
@@ -283,6 +283,4 @@ class TimeBandJoinSuite extends PunctuatedStreamTest {
   }
 }
 
-class TimeBandJoinRocksDBSuite extends TimeBandJoinSuite with OnRocksDB {
-  override protected def onRocksDB(name: String): Boolean = restartsOrBatchAnswers(name)
-}
+class TimeBandJoinRocksDBSuite extends TimeBandJoinSuite with OnRocksDB

@@ -8,7 +8,7 @@ import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
-import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
+import punctuated.spark.{NotOnRocksDB, OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Watermarks as punctuations of joins without a time band ([[WatermarkPunctuations.onKey]],
@@ -115,7 +115,7 @@ class WatermarkKeyJoinSuite extends PunctuatedStreamTest {
       AssertRows(0))
   }
 
-  test("strict safety counts a watermark on a join-key column as a range scheme, and only there") {
+  test("strict safety counts a watermark on a join-key column as a range scheme, and only there", NotOnRocksDB) {
     val (as, bs) = (MemoryStream[StampedRow], MemoryStream[StampedRow])
     // without b's watermark, nothing b sends purges a's rows
     val unsafe = join(declaredA(as), plainB(bs, watermark = false))
@@ -131,7 +131,7 @@ class WatermarkKeyJoinSuite extends PunctuatedStreamTest {
     try assert(q.isActive) finally q.stop()
   }
 
-  test("three streams: strict counts a watermark on a join column of a multi-way group as that input's range scheme") {
+  test("three streams: strict counts a watermark on a join column of a multi-way group as that input's range scheme", NotOnRocksDB) {
     // a(k) ⋈ b(k, ts) ⋈ c(ts), a "k", b "k; ts", c undeclared: only c's watermark on ts closes
     // c for a's and b's rows (Li et al. 2006, Theorem 2, c's range scheme on its join column)
     val (as, bs, cs) = (MemoryStream[StampedRow], MemoryStream[StampedRow], MemoryStream[StampedRow])
@@ -153,7 +153,7 @@ class WatermarkKeyJoinSuite extends PunctuatedStreamTest {
     } finally q.stop()
   }
 
-  test("a watermark added to a running query's key column is refused before the state is touched; removing it resumes") {
+  test("a watermark added to a running query's key column is refused before the state is touched; removing it resumes", NotOnRocksDB) {
     val checkpoint = java.nio.file.Files.createTempDirectory("wm-key").toFile.getCanonicalPath
     val (as, bs) = (MemoryStream[StampedRow], MemoryStream[StampedRow])
     withSQLConf(PunctuatedConf.SafetyMode -> "warn") {
@@ -219,7 +219,7 @@ class WatermarkKeyJoinSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("three streams: a watermark added to a multi-way join's key column is refused (no range index); removing it resumes") {
+  test("three streams: a watermark added to a multi-way join's key column is refused (no range index); removing it resumes", NotOnRocksDB) {
     val checkpoint = java.nio.file.Files.createTempDirectory("wm-mj").toFile.getCanonicalPath
     val (as, bs, cs) = (MemoryStream[StampedRow], MemoryStream[StampedRow], MemoryStream[StampedRow])
     def query(watermark: Boolean) = {
@@ -252,7 +252,7 @@ class WatermarkKeyJoinSuite extends PunctuatedStreamTest {
   }
 
   for (perOperator <- Seq(true, false)) {
-    test(s"three streams, a watermark on another column, per-operator watermarks $perOperator: one multi-way join") {
+    test(s"three streams, a watermark on another column, per-operator watermarks $perOperator: one multi-way join", NotOnRocksDB) {
       // Spark's per-operator propagation looks each stateful operator up by id in the previous
       // batch's plan: the group's lower join stands there as a member holding nothing (without
       // it the batch after the watermark was first set failed)
@@ -294,7 +294,7 @@ class WatermarkKeyJoinSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("late rows by policy: fail names the input and the watermark") {
+  test("late rows by policy: fail names the input and the watermark", NotOnRocksDB) {
     withSQLConf(PunctuatedConf.LateRows -> "fail") {
       val (as, bs) = (MemoryStream[StampedRow], MemoryStream[StampedRow])
       testStream(join(declaredA(as), plainB(bs)))(
@@ -307,7 +307,7 @@ class WatermarkKeyJoinSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("under the max policy with two watermarks, neither is a punctuation (and strict says so)") {
+  test("under the max policy with two watermarks, neither is a punctuation (and strict says so)", NotOnRocksDB) {
     withSQLConf(SQLConf.STREAMING_MULTIPLE_WATERMARK_POLICY.key -> "max") {
       val (as, bs) = (MemoryStream[StampedRow], MemoryStream[StampedRow])
       val e = intercept[AnalysisException](join(declaredA(as, watermark = true), plainB(bs))
@@ -325,6 +325,4 @@ class WatermarkKeyJoinSuite extends PunctuatedStreamTest {
   }
 }
 
-class WatermarkKeyJoinRocksDBSuite extends WatermarkKeyJoinSuite with OnRocksDB {
-  override protected def onRocksDB(name: String): Boolean = restartsOrBatchAnswers(name)
-}
+class WatermarkKeyJoinRocksDBSuite extends WatermarkKeyJoinSuite with OnRocksDB

@@ -8,7 +8,7 @@ import org.apache.spark.sql.internal.SQLConf
 
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
-import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
+import punctuated.spark.{NotOnRocksDB, OnRocksDB, PunctuatedStreamTest}
 
 /**
  * The `parallel_track` migration strategy ([[ParallelTrack]]): a query restarted under another
@@ -127,7 +127,7 @@ class MultiJoinParallelTrackSuite extends PunctuatedStreamTest {
       parallelTrack(Seq("a", "b", "c"), Seq(Seq("x"), Seq("x", "y"), Seq("x")), "((a ⋈ b) ⋈ c)", "(a ⋈ (b ⋈ c))",
         partitions, seed = 3 + partitions)
     }
-    test(s"chain of four: (((a ⋈ b) ⋈ c) ⋈ d) -> ((a ⋈ b) ⋈ (c ⋈ d)), shared node, $partitions partitions") {
+    test(s"chain of four: (((a ⋈ b) ⋈ c) ⋈ d) -> ((a ⋈ b) ⋈ (c ⋈ d)), shared node, $partitions partitions", NotOnRocksDB) {
       parallelTrack(Seq("a", "b", "c", "d"), Seq(Seq("x"), Seq("x", "y"), Seq("x", "y"), Seq("x")),
         "(((a ⋈ b) ⋈ c) ⋈ d)", "((a ⋈ b) ⋈ (c ⋈ d))", partitions, seed = 5 + partitions)
     }
@@ -136,7 +136,7 @@ class MultiJoinParallelTrackSuite extends PunctuatedStreamTest {
     parallelTrack(Seq("a", "b", "c"), Seq(Seq("x"), Seq("x", "y"), Seq("x")), "mjoin", "((a ⋈ b) ⋈ c)", 1, seed = 9)
     parallelTrack(Seq("a", "b", "c"), Seq(Seq("x"), Seq("x", "y"), Seq("x")), "(a ⋈ (b ⋈ c))", "mjoin", 1, seed = 10)
   }
-  test("chain of four: a switch to parallel_track over an old plan jisc left incomplete completes it first, 4 partitions") {
+  test("chain of four: a switch to parallel_track over an old plan jisc left incomplete completes it first, 4 partitions", NotOnRocksDB) {
     parallelTrack(Seq("a", "b", "c", "d"), Seq(Seq("x"), Seq("x", "y"), Seq("x", "y"), Seq("x")),
       "mjoin", "((a ⋈ b) ⋈ (c ⋈ d))", 4, seed = 12, jiscFirst = Some("(((a ⋈ b) ⋈ c) ⋈ d)"))
   }
@@ -145,5 +145,4 @@ class MultiJoinParallelTrackSuite extends PunctuatedStreamTest {
 /** [[MultiJoinParallelTrackSuite]] on RocksDB state stores. */
 class MultiJoinParallelTrackRocksDBSuite extends MultiJoinParallelTrackSuite with OnRocksDB {
   override protected def partitionCounts: Seq[Int] = Seq(4)
-  override protected def onRocksDB(name: String): Boolean = name.startsWith("chain of three")
 }

@@ -7,7 +7,7 @@ import org.apache.spark.sql.internal.SQLConf
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.join.PunctuatedSymmetricHashJoinExec
-import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
+import punctuated.spark.{NotOnRocksDB, OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Range schemes (`t<=`, `t>=`) on the join columns of a multi-way join: the group runs as one
@@ -59,7 +59,7 @@ class MultiJoinRangeSchemesSuite extends PunctuatedStreamTest with XYRows {
   }
 
   for (partitions <- Seq(1, 4)) {
-    test(s"chain a(k) ⋈ b(k, t) ⋈ c(t), c's t<= closes up to its bound, $partitions partition(s), strict") {
+    test(s"chain a(k) ⋈ b(k, t) ⋈ c(t), c's t<= closes up to its bound, $partitions partition(s), strict", NotOnRocksDB) {
       withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> partitions.toString, PunctuatedConf.JoinPlan -> "mjoin",
           PunctuatedConf.SafetyMode -> "strict") {
         val (a, b, c, joined) = chain("c_t<=")
@@ -130,7 +130,7 @@ class MultiJoinRangeSchemesSuite extends PunctuatedStreamTest with XYRows {
     }
   }
 
-  test("a >= range: c's t>=8 closes t = 8 and above, not t = 5") {
+  test("a >= range: c's t>=8 closes t = 8 and above, not t = 5", NotOnRocksDB) {
     withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> "1", PunctuatedConf.JoinPlan -> "mjoin",
         PunctuatedConf.SafetyMode -> "strict") {
       val (a, da) = stream("a", "a_k", "a_w", "a_k")
@@ -160,6 +160,4 @@ class MultiJoinRangeSchemesSuite extends PunctuatedStreamTest with XYRows {
 }
 
 /** [[MultiJoinRangeSchemesSuite]] on RocksDB state stores. */
-class MultiJoinRangeSchemesRocksDBSuite extends MultiJoinRangeSchemesSuite with OnRocksDB {
-  override protected def onRocksDB(name: String): Boolean = restartsOrBatchAnswers(name)
-}
+class MultiJoinRangeSchemesRocksDBSuite extends MultiJoinRangeSchemesSuite with OnRocksDB

@@ -10,7 +10,7 @@ import org.apache.spark.sql.internal.SQLConf
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.errors.PunctuatedAnalysisException
-import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
+import punctuated.spark.{NotOnRocksDB, OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Load shedding in the multi-way join ([[MultiJoinShedder]]) on real state stores: the chain
@@ -163,7 +163,7 @@ class MultiJoinSheddingSuite extends PunctuatedStreamTest {
   }
 
   for (strategy <- Seq("jisc", "moving_state")) {
-    test(s"a plan migration under a budget ($strategy): the budget kept, a subset of the join, no duplicate") {
+    test(s"a plan migration under a budget ($strategy): the budget kept, a subset of the join, no duplicate", NotOnRocksDB) {
       // ((a ⋈ b) ⋈ c) for three batches, then a restart under (a ⋈ (b ⋈ c)): the new node {b, c}
       // is completed (lazily under jisc) from the inputs' rows that shedding left; one cell
       val budget = 6L
@@ -191,7 +191,7 @@ class MultiJoinSheddingSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("a row only a shed row could have joined with goes too (chained purge after shedding)") {
+  test("a row only a shed row could have joined with goes too (chained purge after shedding)", NotOnRocksDB) {
     // batch 0: a(1), b(2, 7), c(7): no result; budget 3. Batch 1: a closes x = 1, b(1, 7)
     // arrives and joins a(1) and c(7). Four rows: PROB as of batch 1's start ranks a(1) lowest
     // (b never sent x = 1) and sheds it; b(1, 7) can then never join an a row again (none
@@ -211,7 +211,7 @@ class MultiJoinSheddingSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("two-range schemes: shedding under a budget beside staircase purges; a subset of the join; nothing left") {
+  test("two-range schemes: shedding under a budget beside staircase purges; a subset of the join; nothing left", NotOnRocksDB) {
     // a cycle of three on (x, y), each stream declaring "x<=, y<=": a punctuation (cx, cy) closes
     // the rows with x <= cx and y <= cy (Tucker et al. 2003, §3). Budget 4 rows per cell: rows
     // go by shedding and by the corners; the output is a duplicate-free subset of the batch join
@@ -261,7 +261,7 @@ class MultiJoinSheddingSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("PROB keeps the rows whose values the other inputs send: more results than RAND") {
+  test("PROB keeps the rows whose values the other inputs send: more results than RAND", NotOnRocksDB) {
     // batch 0: b sends (5, 1) ten times; batch 1: a sends x = 5 twice and 18 other values, c
     // sends x = 1 twice and 18 others: 50 rows, budget 20. As of batch 1's start only b's
     // values are known, so a(5) and c(1) rank 1 (b sends them), everything else 0 (b's own rows
@@ -292,7 +292,7 @@ class MultiJoinSheddingSuite extends PunctuatedStreamTest {
     assert(prob > rand, s"PROB $prob, RAND $rand")
   }
 
-  test("strict: accepted with a budget (bounded), refused without it") {
+  test("strict: accepted with a budget (bounded), refused without it", NotOnRocksDB) {
     withSQLConf(PunctuatedConf.JoinPlan -> "mjoin", PunctuatedConf.SafetyMode -> "strict") {
       val (a, b, c, joined) = chain()
       val e = intercept[Exception] {
@@ -303,7 +303,7 @@ class MultiJoinSheddingSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("refused: parallel_track migrations, an aggregation over the join") {
+  test("refused: parallel_track migrations, an aggregation over the join", NotOnRocksDB) {
     withSQLConf(PunctuatedConf.JoinPlan -> "mjoin", PunctuatedConf.SheddingMaxStateRows -> "10",
         PunctuatedConf.MigrationStrategy -> "parallel_track") {
       val (a, b, c, joined) = chain()
@@ -333,5 +333,4 @@ class MultiJoinSheddingSuite extends PunctuatedStreamTest {
 /** [[MultiJoinSheddingSuite]] on RocksDB state stores (one budget run per plan). */
 class MultiJoinSheddingRocksDBSuite extends MultiJoinSheddingSuite with OnRocksDB {
   override protected def budgetRuns: Seq[(String, Int, String)] = Seq(("((a ⋈ b) ⋈ c)", 1, "prob"))
-  override protected def onRocksDB(name: String): Boolean = restartsOrBatchAnswers(name)
 }

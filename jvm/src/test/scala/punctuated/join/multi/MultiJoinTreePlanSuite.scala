@@ -9,7 +9,7 @@ import org.apache.spark.sql.internal.SQLConf
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.errors.PunctuatedAnalysisException
-import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
+import punctuated.spark.{NotOnRocksDB, OnRocksDB, PunctuatedStreamTest}
 
 /**
  * Tree plans inside the multi-way join (`spark.punctuated.join.plan` = a tree): left-deep
@@ -56,7 +56,7 @@ class MultiJoinTreePlanSuite extends PunctuatedStreamTest with XYRows {
   private def AssertEmpty(nodeStores: Seq[String]) = AssertState(Some(0), Some(0), nodeStores)
 
   for (partitions <- partitionCounts) {
-    test(s"chain a(k) ⋈ b(k, v) ⋈ c(v), left-deep ((a ⋈ b) ⋈ c) and (a ⋈ (b ⋈ c)), $partitions partitions") {
+    test(s"chain a(k) ⋈ b(k, v) ⋈ c(v), left-deep ((a ⋈ b) ⋈ c) and (a ⋈ (b ⋈ c)), $partitions partitions", NotOnRocksDB) {
       // (plan, node store, node rows after each step at one partition)
       for ((plan, node, counts) <- Seq(("((a ⋈ b) ⋈ c)", "inputs-0-1-mjoin-rows", Seq(2, 1, 0)),
           ("(a ⋈ (b ⋈ c))", "inputs-1-2-mjoin-rows", Seq(2, 2, 2)))) withPlan(plan, partitions) {
@@ -207,7 +207,7 @@ class MultiJoinTreePlanSuite extends PunctuatedStreamTest with XYRows {
     }
   }
 
-  test("a tree that does not fit the group fails at planning, naming the setting, the text and the inputs") {
+  test("a tree that does not fit the group fails at planning, naming the setting, the text and the inputs", NotOnRocksDB) {
     for ((plan, why) <- Seq("((a ⋈ b) ⋈ d)" -> "'d' is not one of its inputs",
         "((a ⋈ c) ⋈ b)" -> "share no join column")) withPlan(plan, 1) {
       val (a, da) = stream("a", Seq("x"))
@@ -223,5 +223,4 @@ class MultiJoinTreePlanSuite extends PunctuatedStreamTest with XYRows {
 /** [[MultiJoinTreePlanSuite]] on RocksDB state stores. */
 class MultiJoinTreePlanRocksDBSuite extends MultiJoinTreePlanSuite with OnRocksDB {
   override protected def partitionCounts: Seq[Int] = Seq(4)
-  override protected def onRocksDB(name: String): Boolean = restartsOrBatchAnswers(name)
 }

@@ -11,7 +11,7 @@ import org.apache.spark.sql.internal.SQLConf
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.join.PunctuatedSymmetricHashJoinExec
-import punctuated.spark.{OnRocksDB, PunctuatedStreamTest}
+import punctuated.spark.{NotOnRocksDB, OnRocksDB, PunctuatedStreamTest}
 
 /** A row of input L, `(k, v)` (declared, scheme `k`): never punctuated here, so R's rows are never purged. */
 object LRow { def apply(k: Long, v: Long): (Long, Long) = (k, v) }
@@ -139,7 +139,7 @@ class SheddingJoinSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("PROB keeps the rows whose value the other input sends often: more results than RAND") {
+  test("PROB keeps the rows whose value the other input sends often: more results than RAND", NotOnRocksDB) {
     def results(policy: String): Int = {
       var n = 0
       withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> "1",
@@ -162,7 +162,7 @@ class SheddingJoinSuite extends PunctuatedStreamTest {
     assert(prob > rand, s"PROB $prob, RAND $rand")
   }
 
-  test("rows shed from keys no row of the batch touched leave holes that later rows never overwrite") {
+  test("rows shed from keys no row of the batch touched leave holes that later rows never overwrite", NotOnRocksDB) {
     // Batch 1: L holds keys 0..9 (5 rows each) and one row of key 99; batch 2: R sends key 99
     // 20 times, so its rows outrank L's keys 0..9 (R never sent those): 20 of L's rows go, from
     // keys no row of batch 2 touched, at places inside their keys' runs of rows. Batch 3: one
@@ -201,7 +201,7 @@ class SheddingJoinSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("strict safety accepts the unpurgeable join only with a budget") {
+  test("strict safety accepts the unpurgeable join only with a budget", NotOnRocksDB) {
     val (_, _, joined) = query()
     val e = intercept[AnalysisException](joined.writeStream.format("memory").queryName("nobudget").start())
     assert(e.getCondition == "PUNCTUATED_UNSAFE_QUERY", e.getMessage)
@@ -211,7 +211,7 @@ class SheddingJoinSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("shedding is refused for outer, semi and anti joins and for joins read by an aggregation") {
+  test("shedding is refused for outer, semi and anti joins and for joins read by an aggregation", NotOnRocksDB) {
     withSQLConf(PunctuatedConf.SheddingMaxStateRows -> "10", PunctuatedConf.SafetyMode -> "warn") {
       for (how <- Seq("left_outer", "right_outer", "full_outer", "left_semi", "left_anti")) {
         val (_, _, ld, rd) = inputs()
@@ -232,7 +232,7 @@ class SheddingJoinSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("invalid settings fail naming the setting and the allowed values") {
+  test("invalid settings fail naming the setting and the allowed values", NotOnRocksDB) {
     for ((key, value, expected) <- Seq(
         (PunctuatedConf.SheddingMaxStateRows, "-1", "> 0"),
         (PunctuatedConf.SheddingPolicy, "lru", "prob, life, rand"),
@@ -254,5 +254,4 @@ class SheddingJoinSuite extends PunctuatedStreamTest {
 /** [[SheddingJoinSuite]] on RocksDB state stores (two budget runs). */
 class SheddingJoinRocksDBSuite extends SheddingJoinSuite with OnRocksDB {
   override protected def budgetRuns: Seq[(Int, String)] = Seq(1 -> "prob", 3 -> "life")
-  override protected def onRocksDB(name: String): Boolean = restartsOrBatchAnswers(name)
 }
