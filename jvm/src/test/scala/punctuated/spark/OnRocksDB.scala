@@ -32,11 +32,12 @@ object OnRocksDB {
 }
 
 /**
- * A test its suite's RocksDB variant ([[OnRocksDB]]) skips: it neither restarts from a
- * checkpoint nor compares a run with the batch answer, and checks what the state store
- * provider does not change (a plan, an error, a metric's meaning) or a case the variant runs
- * in another test. An untagged test runs on both providers. (The suites must fit CI's time:
- * benchmarks/results/ci_time.md; `PUNCTUATED_ROCKSDB_ALL_TESTS=1` runs the tagged ones too.)
+ * A test its suite's RocksDB variant ([[OnRocksDB]]) skips, for CI's time
+ * (benchmarks/results/ci_time.md): what it checks does not depend on the state store provider
+ * (a plan, an error, a metric's meaning), or the variant's untagged tests put the same operator
+ * through the provider's whole cycle (stores, purges, restarts from the checkpoint, the batch
+ * answer). An untagged test runs on both providers; `PUNCTUATED_ROCKSDB_ALL_TESTS=1` runs the
+ * tagged ones on RocksDB too.
  *
  * {{{
  *   test("grouping columns no scheme closes: start() fails in strict mode", NotOnRocksDB) { ... }
