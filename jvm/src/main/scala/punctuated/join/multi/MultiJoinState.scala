@@ -463,8 +463,13 @@ class MultiJoinState(
   def rowsStore: StateStore = rows.store
   def abortIfNeeded(): Unit = if (!rows.store.hasCommitted) rows.store.abort()
 
-  /** Stored rows, each counted once (the store holds one entry per row and class). */
-  def numRows: Long = rows.numRows
+  /**
+   * Stored rows, each counted once (the store holds one entry per row and class); `metrics`:
+   * a store's metrics, read once per micro-batch by the caller (they are not free).
+   */
+  def numRows(metrics: StateStore => StateStoreMetrics): Long = rows.numRows(metrics)
+  /** `numRows(metrics)` reading the store's metrics itself. */
+  def numRows: Long = numRows(_.metrics)
 
   /**
    * Each stored row once, with its key (copies): one pass over the rows (a plan migration's
@@ -523,7 +528,8 @@ object MultiJoinState {
     def remove(k: UnsafeRow): Unit
     /** Every entry, (store key, row), copies, the row count entry left out. */
     def entries: Iterator[(UnsafeRow, UnsafeRow)]
-    def numRows: Long
+    /** Rows stored; `metrics`: the store's metrics, read once by the caller. */
+    def numRows(metrics: StateStore => StateStoreMetrics): Long
     /** `delta` rows were added (removed when negative) by this task's commit. */
     def counted(delta: Long): Unit
     /** Every row was removed. */
@@ -536,7 +542,7 @@ object MultiJoinState {
     override def put(k: UnsafeRow, v: UnsafeRow): Unit = store.put(k, v)
     override def remove(k: UnsafeRow): Unit = store.remove(k)
     override def entries: Iterator[(UnsafeRow, UnsafeRow)] = store.iterator().map(p => (p.key.copy(), p.value.copy()))
-    override def numRows: Long = store.metrics.numKeys / numClasses
+    override def numRows(metrics: StateStore => StateStoreMetrics): Long = metrics(store).numKeys / numClasses
     override def counted(delta: Long): Unit = ()
     override def emptied(): Unit = ()
   }
@@ -552,7 +558,7 @@ object MultiJoinState {
     override def remove(k: UnsafeRow): Unit = ns.remove(k)
     override def entries: Iterator[(UnsafeRow, UnsafeRow)] =
       ns.iterator().filter(_.key.getInt(0) >= 0).map(p => (p.key.copy(), p.value.copy()))
-    override def numRows: Long = n
+    override def numRows(metrics: StateStore => StateStoreMetrics): Long = n
     override def emptied(): Unit = counted(-n)
     override def counted(delta: Long): Unit = if (delta != 0) {
       n += delta

@@ -7,7 +7,7 @@ import scala.collection.mutable
 import org.apache.spark.TaskContext
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{JoinedRow, Predicate, UnsafeProjection, UnsafeRow}
-import org.apache.spark.sql.execution.streaming.state.StateStoreConf
+import org.apache.spark.sql.execution.streaming.state.{StateStore, StateStoreConf}
 
 import punctuated.errors.PunctuatedErrors
 import punctuated.input.KeyScheme
@@ -264,15 +264,17 @@ private[multi] class MultiJoinTask(
     val stores = (allStates.map(_.rowsStore) :+ meta).distinct // nodes in punctuated-meta share it
     stores.foreach(_.commit())
     metric("commitTimeMs") += NANOSECONDS.toMillis(System.nanoTime - t)
-    metric("numTotalStateRows") += allStates.map(_.numRows).sum
+    // each store's metrics read once (not free: the HDFS-backed provider estimates its maps' size)
+    val storeMetrics = stores.map(s => s -> s.metrics).toMap
+    val metricsOf = (s: StateStore) => storeMetrics.getOrElse(s, s.metrics)
+    val rowsOf = allStates.map(s => s -> s.numRows(metricsOf)).toMap
+    metric("numTotalStateRows") += allStates.map(rowsOf).sum
     metric(PunctuationsHeld) += held
     metric(ClosedValuesRemembered) += states.map(_.numClosedValues).sum
     metric(ClosedValuesForgotten) += states.map(_.numClosedValuesForgotten).sum
     metric(RangeIndexEntries) += states.map(_.numIndexEntries).sum
-    // each store's metrics read once (not free: the HDFS-backed provider estimates its maps' size)
-    val storeMetrics = stores.map(_.metrics)
-    metric("stateMemory") += storeMetrics.map(_.memoryUsedBytes).sum
-    storeMetrics.foreach(m => exec.reportCustomStoreMetrics(m.customMetrics))
+    metric("stateMemory") += stores.map(storeMetrics(_).memoryUsedBytes).sum
+    stores.foreach(s => exec.reportCustomStoreMetrics(storeMetrics(s).customMetrics))
     metric("numUpdatedStateRows") += stored
     val shed = shedder.map(_.shed.sum).getOrElse(0L)
     metric("numRemovedStateRows") += purged + migration.cleared + parallel.cleared + shed
@@ -289,7 +291,7 @@ private[multi] class MultiJoinTask(
     for (i <- 0 until n) {
       metric(MultiJoinObserved.arrived(i)) += arrived(i)
       if (countsRows(i)) {
-        metric(MultiJoinObserved.stored(i)) += states(i).numRows
+        metric(MultiJoinObserved.stored(i)) += rowsOf.getOrElse(states(i), states(i).numRows(metricsOf))
         if (states(i).uncounted) metric(MultiJoinObserved.uncounted(i)) += 1
       }
       states(i).classes.foreach { c =>
