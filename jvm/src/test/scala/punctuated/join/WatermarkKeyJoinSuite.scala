@@ -153,7 +153,7 @@ class WatermarkKeyJoinSuite extends PunctuatedStreamTest {
     } finally q.stop()
   }
 
-  test("a watermark added to a running query's key column is refused before the state is touched; removing it resumes", NotOnRocksDB) {
+  test("a watermark added to a running query's key column is refused before the state is touched; removing it resumes") {
     val checkpoint = java.nio.file.Files.createTempDirectory("wm-key").toFile.getCanonicalPath
     val (as, bs) = (MemoryStream[StampedRow], MemoryStream[StampedRow])
     withSQLConf(PunctuatedConf.SafetyMode -> "warn") {
@@ -219,7 +219,7 @@ class WatermarkKeyJoinSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("three streams: a watermark added to a multi-way join's key column is refused (no range index); removing it resumes", NotOnRocksDB) {
+  test("three streams: a watermark added to a multi-way join's key column is refused (no range index); removing it resumes") {
     val checkpoint = java.nio.file.Files.createTempDirectory("wm-mj").toFile.getCanonicalPath
     val (as, bs, cs) = (MemoryStream[StampedRow], MemoryStream[StampedRow], MemoryStream[StampedRow])
     def query(watermark: Boolean) = {
