@@ -7,7 +7,7 @@ import scala.collection.mutable
 import org.apache.spark.TaskContext
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{JoinedRow, Predicate, UnsafeProjection, UnsafeRow}
-import org.apache.spark.sql.execution.streaming.state.{StateStore, StateStoreConf}
+import org.apache.spark.sql.execution.streaming.state.StateStoreConf
 
 import punctuated.errors.PunctuatedErrors
 import punctuated.input.KeyScheme
@@ -266,8 +266,8 @@ private[multi] class MultiJoinTask(
     metric("commitTimeMs") += NANOSECONDS.toMillis(System.nanoTime - t)
     // each store's metrics read once (not free: the HDFS-backed provider estimates its maps' size)
     val storeMetrics = stores.map(s => s -> s.metrics).toMap
-    val metricsOf = (s: StateStore) => storeMetrics.getOrElse(s, s.metrics)
-    val rowsOf = allStates.map(s => s -> s.numRows(metricsOf)).toMap
+    // (every input's state is committed here: its rows store is among `stores`)
+    val rowsOf = allStates.map(s => s -> s.numRows(storeMetrics)).toMap
     metric("numTotalStateRows") += allStates.map(rowsOf).sum
     metric(PunctuationsHeld) += held
     metric(ClosedValuesRemembered) += states.map(_.numClosedValues).sum
@@ -291,7 +291,7 @@ private[multi] class MultiJoinTask(
     for (i <- 0 until n) {
       metric(MultiJoinObserved.arrived(i)) += arrived(i)
       if (countsRows(i)) {
-        metric(MultiJoinObserved.stored(i)) += rowsOf.getOrElse(states(i), states(i).numRows(metricsOf))
+        metric(MultiJoinObserved.stored(i)) += rowsOf(states(i))
         if (states(i).uncounted) metric(MultiJoinObserved.uncounted(i)) += 1
       }
       states(i).classes.foreach { c =>
