@@ -159,7 +159,7 @@ private[aggregate] class PunctuatedAggregateTask(
       }
     }
     if (mode != Complete && wide.nonEmpty) {
-      op.stateManager.iterator(store).map(_.value.copy()).filter(v => closed(keyProj(v))).toArray.foreach { v =>
+      op.stateManager.iterator(store).filter(p => closed(keyProj(p.value))).map(_.value.copy()).toArray.foreach { v =>
         val key = keyProj(v).copy()
         op.stateManager.remove(store, key)
         close(v, key)
@@ -206,8 +206,9 @@ private[aggregate] class PunctuatedAggregateTask(
 
   /** One pass over the stored groups for this batch's partition-wide punctuations. */
   private def scan(out: ArrayBuffer[InternalRow]): Unit = {
-    val closed = op.stateManager.iterator(store).map(p => p.value.copy())
-      .filter(v => wideIndex.covers(keyProj(v))).toArray
+    // only the closed groups are copied (the iterator's rows are reused buffers)
+    val closed = op.stateManager.iterator(store).filter(p => wideIndex.covers(keyProj(p.value)))
+      .map(_.value.copy()).toArray
     closed.foreach { v =>
       op.stateManager.remove(store, keyProj(v).copy())
       purged += 1

@@ -210,7 +210,7 @@ private[dedup] class PunctuatedDeduplicateTask(
       // setCombine: a key is forgotten once every branch's punctuations cover it
       (closing ++ wide).distinct.foreach(p => held.hold(p, batch, Int.MaxValue))
       val done = closing.map(_.constants).filter(closedByAll) ++
-        (if (wide.isEmpty) Nil else store.iterator().map(_.key.copy()).filter(closedByAll).toArray.toSeq)
+        (if (wide.isEmpty) Nil else store.iterator().filter(p => closedByAll(p.key)).map(_.key.copy()).toArray.toSeq)
       done.foreach(forget)
       held.releaseCombined((closing ++ wide).toSeq, layout)
     } else {
@@ -221,7 +221,7 @@ private[dedup] class PunctuatedDeduplicateTask(
       for (key <- newKeys; k <- layout.implied) held.remember(held.punctuationFor(k, layout.closing(k - 1), key))
       if (wide.nonEmpty) {
         val index = held.index(wide)
-        store.iterator().map(_.key.copy()).filter(index.covers).toArray.foreach(forget)
+        store.iterator().filter(p => index.covers(p.key)).map(_.key.copy()).toArray.foreach(forget)
       }
       (closing ++ wide).distinct.foreach(p => held.hold(p, batch, op.settings.punctuationRetention))
     }

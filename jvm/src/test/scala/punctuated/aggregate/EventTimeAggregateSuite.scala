@@ -73,7 +73,7 @@ class EventTimeAggregateSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 0, punctuations = 2))
   }
 
-  test("sliding window(ts, '10 minutes', '5 minutes'): each window closes once, when its end is passed", NotOnRocksDB) {
+  test("sliding window(ts, '10 minutes', '5 minutes'): each window closes once, when its end is passed") {
     val (input, r) = readings()
     val out = r.groupBy(window(col("ts"), "10 minutes", "5 minutes")).agg(count("*").as("n"))
       .select(col("window.start"), col("n"))
@@ -94,7 +94,7 @@ class EventTimeAggregateSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 0, punctuations = 2))
   }
 
-  test("sliding windows by sensor: a punctuation on the sensor (ts NULL) closes its windows before time does", NotOnRocksDB) {
+  test("sliding windows by sensor: a punctuation on the sensor (ts NULL) closes its windows before time does") {
     // Spark pushes the window's `ts IS NOT NULL` below the sliding window's Expand, where it
     // dropped the punctuations that leave ts NULL: sensor 1's windows waited for time
     val (input, r) = sensorReadings()

@@ -71,7 +71,7 @@ class PrefixPartitioningSuite extends PunctuatedStreamTest {
   private val sensor2Early = Seq(Row(2L, t("09:55"), 1L), Row(2L, t("10:00"), 1L))
   private val sensor2Late = Seq(Row(2L, t("10:05"), 1L), Row(2L, t("10:10"), 1L))
 
-  test("hashed by sensor: a sensor's punctuation closes its windows in its own partition, a range in every one", NotOnRocksDB) {
+  test("hashed by sensor: a sensor's punctuation closes its windows in its own partition, a range in every one") {
     val (input, out) = perSensor()
     val checkpoint = newCheckpoint()
     testStream(out, OutputMode.Append())(

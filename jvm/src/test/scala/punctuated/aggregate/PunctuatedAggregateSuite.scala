@@ -75,7 +75,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       })
   }
 
-  test("group by a punctuated column: a group's final row comes when its punctuation does", NotOnRocksDB) {
+  test("group by a punctuated column: a group's final row comes when its punctuation does") {
     val (bids, b) = bidsStream()
     val totals = b.groupBy("auction").agg(count("*").as("n"), sum("price").as("total"), max("price").as("top"))
     testStream(totals, OutputMode.Append())(
@@ -132,7 +132,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 0, punctuations = 0))
   }
 
-  test("range scheme hour<=: one punctuation closes every earlier hour; late rows are dropped", NotOnRocksDB) {
+  test("range scheme hour<=: one punctuation closes every earlier hour; late rows are dropped") {
     val (input, r) = readings()
     val hottest = r.groupBy("hour").agg(max("temp").as("max_temp"))
     testStream(hottest, OutputMode.Append())(
@@ -380,7 +380,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       text.contains("punctuated.schemes"), text)
   }
 
-  test("union of two sensor streams: an hour closes only when both streams closed it (setCombine)", NotOnRocksDB) {
+  test("union of two sensor streams: an hour closes only when both streams closed it (setCombine)") {
     val (a, ra) = readings()
     val b = MemoryStream[Reading]
     val rb = declare(b.toDF(), "readings_b", Schemes -> "hour<=", Marker -> "is_punct")
