@@ -204,6 +204,6 @@ def test_forkless_option_is_one_helper_for_every_benchmark():
     from pathlib import Path
 
     assert doctest.testmod(harness).failed == 0
-    for name in ("auction_join", "band_only_join", "migration", "nexmark", "shedding"):
+    for name in ("auction_join", "band_only_join", "migration", "nexmark", "open_groups", "shedding"):
         text = (Path(harness.ROOT) / "benchmarks" / f"{name}.py").read_text()
         assert "harness.add_forkless_option(ap)" in text and "forkless_local_fs" not in text, name
