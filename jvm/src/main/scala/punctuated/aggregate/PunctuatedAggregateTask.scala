@@ -96,8 +96,9 @@ private[aggregate] class PunctuatedAggregateTask(
     // no copy: group() keeps nothing of the row but the copies withCounts makes
     iter.foreach { r => group(r.asInstanceOf[UnsafeRow], out, closedHere, isLate) }
     // a pass over the stored groups only when a partition-wide punctuation closes something new
-    // (a range punctuation repeated, or not above the held bound, matches no stored group)
-    if (mode != Complete && wide.exists(p => !held.alreadyClosed(p))) scan(out)
+    // (a range punctuation repeated, not above the held bound, or below every stored group's
+    // value matches no stored group)
+    if (mode != Complete && wide.exists(p => !held.alreadyClosed(p) && held.mayCloseStored(p))) scan(out)
     if (mode == Complete) stored(out)
     (closedHere ++ wide).distinct.foreach(p => held.hold(p, batch, settings.punctuationRetention))
     finish(out, settings.punctuationRetention)
@@ -197,6 +198,7 @@ private[aggregate] class PunctuatedAggregateTask(
         out += withCounts(row, dataRows, emitted | impliedBits)
       } else {
         op.stateManager.put(store, withCounts(row, dataRows, 0L))
+        held.lowestStored.stored(key)
         updatedRows += 1
         if (mode == Update) out += withCounts(row, dataRows, emitted)
         else if (emitted != 0) out += withCounts(row, 0L, emitted)
@@ -204,11 +206,17 @@ private[aggregate] class PunctuatedAggregateTask(
     }
   }
 
-  /** One pass over the stored groups for this batch's partition-wide punctuations. */
+  /**
+   * One pass over the stored groups for this batch's partition-wide punctuations; the groups
+   * left give the ranges' lowest stored values anew.
+   */
   private def scan(out: ArrayBuffer[InternalRow]): Unit = {
     // only the closed groups are copied (the iterator's rows are reused buffers)
-    val closed = op.stateManager.iterator(store).filter(p => wideIndex.covers(keyProj(p.value)))
-      .map(_.value.copy()).toArray
+    val closed = ArrayBuffer.empty[UnsafeRow]
+    held.lowestStored.passed(op.stateManager.iterator(store).flatMap { p =>
+      val key = keyProj(p.value)
+      if (wideIndex.covers(key)) { closed += p.value.copy(); None } else Some(key)
+    })
     closed.foreach { v =>
       op.stateManager.remove(store, keyProj(v).copy())
       purged += 1

@@ -25,6 +25,7 @@ final case class GroupPunctuation(kind: Int, scheme: KeyScheme, constants: Unsaf
  * {{{
  *   punctuations   key: (kind INT, constants BINARY)   value: (bound BINARY, closedAt BIGINT)
  *                  key: (-kind, empty)                 value: (summary BINARY, entries BIGINT)
+ *                  key: (-kind, [1])                   value: (lowest value BINARY, 1)   (LowestStoredValues)
  * }}}
  *
  * A punctuation is held `spark.punctuated.punctuationRetention` micro-batches; one of a
@@ -72,6 +73,27 @@ class GroupPunctuations(
   }
 
   private def pureRange(s: KeyScheme): Boolean = s.constants.isEmpty && s.hasRange
+
+  private var lowest: Option[LowestStoredValues] = None
+
+  /**
+   * The lowest values the schemes that are one range alone see among the stored groups (an
+   * aggregation's, which lowers them as it stores groups: [[LowestStoredValues]]).
+   */
+  def lowestStored: LowestStoredValues = lowest.getOrElse {
+    val single = schemes.collect { case (k, s) if pureRange(s) => k -> table.bounds(s) }
+      .collect { case (k, b: RangeBounds.Single) => k -> b }
+    val made = new LowestStoredValues(StoreNamespace.whole(store), single)
+    lowest = Some(made)
+    made
+  }
+
+  /**
+   * Can `p` (a micro-batch's partition-wide punctuation) close a stored group? Not when it is
+   * one range alone and its bound is below every stored group's value.
+   */
+  def mayCloseStored(p: GroupPunctuation): Boolean =
+    !pureRange(p.scheme) || p.bound.forall(b => lowestStored.mayCover(p.kind, b))
 
   /** The punctuation of `kind` that would close the group with this key. */
   def punctuationFor(kind: Int, scheme: KeyScheme, key: InternalRow): GroupPunctuation =
@@ -154,6 +176,7 @@ class GroupPunctuations(
     metric(PunctuatedJoinMetrics.ClosedValuesForgotten) += flushClosed()
     metric(PunctuatedJoinMetrics.PunctuationsHeld) += releaseExpired(batch, retention)
     metric(PunctuatedJoinMetrics.ClosedValuesRemembered) += numRemembered
+    lowest.foreach(_.flush())
     store.commit()
   }
 }
