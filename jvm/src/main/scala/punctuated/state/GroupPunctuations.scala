@@ -25,7 +25,7 @@ final case class GroupPunctuation(kind: Int, scheme: KeyScheme, constants: Unsaf
  * {{{
  *   punctuations   key: (kind INT, constants BINARY)   value: (bound BINARY, closedAt BIGINT)
  *                  key: (-kind, empty)                 value: (summary BINARY, entries BIGINT)
- *                  key: (-kind, [1])                   value: (lowest value BINARY, 1)   (LowestStoredValues)
+ *                  key: (-kind, [1])                   value: (lowest value BINARY, batch BIGINT)   (LowestStoredValues)
  * }}}
  *
  * A punctuation is held `spark.punctuated.punctuationRetention` micro-batches; one of a
@@ -83,7 +83,7 @@ class GroupPunctuations(
   def lowestStored: LowestStoredValues = lowest.getOrElse {
     val single = schemes.collect { case (k, s) if pureRange(s) => k -> table.bounds(s) }
       .collect { case (k, b: RangeBounds.Single) => k -> b }
-    val made = new LowestStoredValues(StoreNamespace.whole(store), single)
+    val made = new LowestStoredValues(StoreNamespace.whole(store), single, stateInfo.storeVersion)
     lowest = Some(made)
     made
   }

@@ -14,13 +14,16 @@ import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
  * alone (`hour<=`, `ts<=` over `window(ts, ...)`), beside the held punctuations:
  *
  * {{{
- *   punctuations   key: (-kind, [1])   value: (lowest value BINARY, 1)   NULL: no stored group has one
+ *   punctuations   key: (-kind, [1])   value: (lowest value BINARY, batch BIGINT)   NULL: no stored group has one
  * }}}
  *
  * The entry is at most the lowest value stored, never above it: a group stored lowers it, a
  * group removed leaves it (lower than need be: the next pass then finds nothing and sets it
- * exactly). Without an entry (a checkpoint written before it, a kind added at a restart) the
- * value is unknown and every advancing punctuation makes the pass, which then records it.
+ * exactly). Every micro-batch that knows it writes it with its own number; one written by
+ * another than the micro-batch before is not trusted (a run of a version of the extension
+ * that stored groups without lowering it came between). Without a trusted entry (a checkpoint
+ * written before it, a kind added at a restart) the value is unknown and every advancing
+ * punctuation makes the pass, which then records it.
  *
  * Example (`GROUP BY sensor, window(ts, '10 minutes')`, kind 1 = `ts<=`): after a pass leaves
  * windows ending at 10:10 and 10:20 stored, the entry is the window [10:00, 10:10); the
@@ -29,19 +32,19 @@ import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter
  * @param ns     the held punctuations' store (a whole store: the entries' keys are negative,
  *               as the closed-values summaries', so they are never taken for held punctuations)
  * @param ranges per kind, how its scheme's range orders the grouping keys
+ * @param batch  this micro-batch (its stores' version before it commits)
  */
-final class LowestStoredValues(ns: StoreNamespace, ranges: Seq[(Int, RangeBounds.Single)]) {
+final class LowestStoredValues(ns: StoreNamespace, ranges: Seq[(Int, RangeBounds.Single)], batch: Long) {
   private val keyWriter = new UnsafeRowWriter(2, 16)
   private val valueWriter = new UnsafeRowWriter(2, 32)
   private val Marker = Array[Byte](1)
   // per kind: None unknown; Some(null) no stored value; Some(v) the lowest (read when first asked)
   private val lowest = mutable.LongMap.empty[Option[Any]]
-  private val changed = mutable.Set.empty[Int]
 
   private def key(kind: Int): UnsafeRow = StoreNamespace.keyRow(keyWriter, -kind, Marker)
 
   private def current(kind: Int, bounds: RangeBounds.Single): Option[Any] =
-    lowest.getOrElseUpdate(kind.toLong, Option(ns.get(key(kind))).map { v =>
+    lowest.getOrElseUpdate(kind.toLong, Option(ns.get(key(kind))).filter(_.getLong(1) == batch - 1).map { v =>
       if (v.isNullAt(0)) null else bounds.fromBytes(v.getBinary(0))
     })
 
@@ -64,7 +67,6 @@ final class LowestStoredValues(ns: StoreNamespace, ranges: Seq[(Int, RangeBounds
         val mine = b.peek(key)
         if (mine != null && (v == null || !b.covers(mine, v))) {   // v above mine
           lowest(kind.toLong) = Some(b.valueOf(key))
-          changed += kind
         }
       case None =>
     }
@@ -79,20 +81,13 @@ final class LowestStoredValues(ns: StoreNamespace, ranges: Seq[(Int, RangeBounds
         if (mine != null && (found(i) == null || !b.covers(mine, found(i)))) found(i) = b.valueOf(key)
       }
     }
-    ranges.iterator.zipWithIndex.foreach { case ((kind, _), i) =>
-      lowest(kind.toLong) = Some(found(i))
-      changed += kind
-    }
+    ranges.iterator.zipWithIndex.foreach { case ((kind, _), i) => lowest(kind.toLong) = Some(found(i)) }
   }
 
-  /** Writes the changed entries (before the store commits). */
-  def flush(): Unit = {
-    changed.foreach { kind =>
-      val b = boundsOf(kind).get
-      lowest(kind.toLong).foreach { v =>
-        ns.put(key(kind), StoreNamespace.bytesAndLong(valueWriter, if (v == null) null else b.toBytes(v), 1L))
-      }
+  /** Writes every known value with this micro-batch's number (before the store commits). */
+  def flush(): Unit = ranges.foreach { case (kind, b) =>
+    current(kind, b).foreach { v =>
+      ns.put(key(kind), StoreNamespace.bytesAndLong(valueWriter, if (v == null) null else b.toBytes(v), batch))
     }
-    changed.clear()
   }
 }
