@@ -87,6 +87,9 @@ private[aggregate] class PunctuatedAggregateTask(
   private def bitsOf(row: InternalRow): Long = if (row.isNullAt(ords.kinds)) 0L else row.getLong(ords.kinds)
 
   private def runSingle(iter: Iterator[InternalRow]): Iterator[InternalRow] = {
+    // the lowest stored values are written back in every micro-batch, even one without input
+    // rows: an entry a micro-batch skipped would not be trusted by the next (LowestStoredValues)
+    held.lowestStored
     val out = ArrayBuffer.empty[InternalRow]
     val closedHere = ArrayBuffer.empty[GroupPunctuation]
     // nothing is held or remembered until every group is processed: the late check's look-ups
