@@ -28,7 +28,6 @@ the last micro-batch. Run::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -159,13 +158,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
     harness.add_forkless_option(ap)
-    ap.add_argument("--name", default="band_only_join")
-    ap.add_argument("--out", default=str(harness.DEFAULT_OUT),
-                    help=f"directory for the JSON and Markdown (default {harness.DEFAULT_OUT}; the recorded "
-                         "results are written only when given --out benchmarks/results)")
+    harness.add_generated_run_options(ap, "band_only_join")
     ap.add_argument("--driver-memory", default="3g")
-    ap.add_argument("--child", help=argparse.SUPPRESS)
-    ap.add_argument("--data", help=argparse.SUPPRESS)
     argv = list(sys.argv[1:] if argv is None else argv)
     args = ap.parse_args(argv)
     if args.child:
@@ -193,12 +187,7 @@ def main(argv=None) -> int:
     report = {"command": "python -m benchmarks.band_only_join " + " ".join(argv), "config": vars(args),
               "minutes": round((time.time() - started) / 60, 1), "load_average_1min": harness.load_summary(runs),
               "cpus": os.cpu_count(), "exact_rows": exact, "results": figures, "punctuated_over_native": ratios}
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"{args.name}.json").write_text(json.dumps(report, indent=2) + "\n")
-    md = markdown(report, args)
-    (out / f"{args.name}.md").write_text(md)
-    print(md)
+    harness.write_report(args.out, args.name, report, markdown(report, args))
     return 0
 
 

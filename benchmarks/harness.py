@@ -77,6 +77,33 @@ def forkless_conf(args) -> dict | None:
     return forkless_local_fs()
 
 
+def add_generated_run_options(ap, name: str) -> None:
+    """The options every :func:`generate_and_run` benchmark shares: ``--name`` (default
+    ``name``) and ``--out`` for its report, and the internal ``--child`` and ``--data``.
+
+    >>> import argparse; ap = argparse.ArgumentParser(); add_generated_run_options(ap, "x")
+    >>> a = ap.parse_args([]); (a.name, a.child, a.data, a.out == str(DEFAULT_OUT))
+    ('x', None, None, True)
+    """
+    import argparse
+
+    ap.add_argument("--name", default=name)
+    ap.add_argument("--out", default=str(DEFAULT_OUT),
+                    help=f"directory for the JSON and Markdown (default {DEFAULT_OUT}; the recorded "
+                         "results are written only when given --out benchmarks/results)")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--data", help=argparse.SUPPRESS)
+
+
+def write_report(out, name: str, report: dict, md: str) -> None:
+    """Writes ``<out>/<name>.json`` (``report``) and ``<out>/<name>.md`` (``md``), and prints ``md``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out / f"{name}.md").write_text(md)
+    print(md)
+
+
 def spawn(command: list[str]) -> dict | None:
     """Runs ``command`` (from the repository root); the JSON of its ``RESULT`` line, or None.
     Exits with the child's stderr tail when it fails without a result."""

@@ -29,7 +29,6 @@ each engine keeps (the exact count: the batch join of the same files). Run::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -159,13 +158,8 @@ def main(argv=None) -> int:
     ap.add_argument("--partitions", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--name", default="shedding_budget")
-    ap.add_argument("--out", default=str(harness.DEFAULT_OUT),
-                    help=f"directory for the JSON and Markdown (default {harness.DEFAULT_OUT}; the recorded "
-                         "results are written only when given --out benchmarks/results)")
+    harness.add_generated_run_options(ap, "shedding_budget")
     ap.add_argument("--driver-memory", default="3g")
-    ap.add_argument("--child", help=argparse.SUPPRESS)
-    ap.add_argument("--data", help=argparse.SUPPRESS)
     argv = list(sys.argv[1:] if argv is None else argv)
     args = ap.parse_args(argv)
     if args.child:
@@ -196,12 +190,7 @@ def main(argv=None) -> int:
     report = {"command": "python -m benchmarks.shedding_budget " + " ".join(argv), "config": vars(args),
               "minutes": round((time.time() - started) / 60, 1), "load_average_1min": harness.load_summary(runs),
               "cpus": os.cpu_count(), "exact_rows": exact, "results": figures, "ratios_over_native": ratios}
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"{args.name}.json").write_text(json.dumps(report, indent=2) + "\n")
-    md = markdown(report, engines, args)
-    (out / f"{args.name}.md").write_text(md)
-    print(md)
+    harness.write_report(args.out, args.name, report, markdown(report, engines, args))
     return 0
 
 
