@@ -40,6 +40,7 @@ final class LowestStoredValues(ns: StoreNamespace, ranges: Seq[(Int, RangeBounds
   private val Marker = Array[Byte](1)
   // per kind: None unknown; Some(null) no stored value; Some(v) the lowest (read when first asked)
   private val lowest = mutable.LongMap.empty[Option[Any]]
+  private val bounds: Array[RangeBounds.Single] = ranges.map(_._2).toArray
 
   private def key(kind: Int): UnsafeRow = StoreNamespace.keyRow(keyWriter, -kind, Marker)
 
@@ -76,9 +77,12 @@ final class LowestStoredValues(ns: StoreNamespace, ranges: Seq[(Int, RangeBounds
   def passed(left: Iterator[InternalRow]): Unit = {
     val found = Array.fill[Any](ranges.size)(null)
     left.foreach { key =>
-      ranges.iterator.zipWithIndex.foreach { case ((_, b), i) =>
+      var i = 0
+      while (i < bounds.length) {   // per stored group: no allocation
+        val b = bounds(i)
         val mine = b.peek(key)
         if (mine != null && (found(i) == null || !b.covers(mine, found(i)))) found(i) = b.valueOf(key)
+        i += 1
       }
     }
     ranges.iterator.zipWithIndex.foreach { case ((kind, _), i) => lowest(kind.toLong) = Some(found(i)) }
