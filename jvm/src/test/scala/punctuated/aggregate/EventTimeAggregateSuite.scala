@@ -132,7 +132,7 @@ class EventTimeAggregateSuite extends PunctuatedStreamTest {
       CheckNewAnswer(Row(t("09:55"), 1L), Row(t("10:00"), 2L), Row(t("10:05"), 1L)))
   }
 
-  test("a scheme that closes no key (sensor under GROUP BY window) is dropped where the stream is read", NotOnRocksDB) {
+  test("a scheme that closes no key (sensor under GROUP BY window) is dropped where the stream is read") {
     // "sensor; ts<=" under a window alone: sensor punctuations close nothing here; they are
     // filtered above the source, not carried to the operator and ignored there (an invalid
     // punctuation still reaches it: counted, with invalidPunctuations=drop)

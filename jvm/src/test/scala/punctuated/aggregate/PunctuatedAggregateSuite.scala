@@ -272,7 +272,7 @@ class PunctuatedAggregateSuite extends PunctuatedStreamTest {
       })
   }
 
-  test("group by a join's output: each auction's total when the auction closes", NotOnRocksDB) {
+  test("group by a join's output: each auction's total when the auction closes") {
     val auctions = MemoryStream[Auction]
     val (bids, b) = bidsStream()
     val a = declare(auctions.toDF(), "auctions", Unique -> "id", Marker -> "is_punct")

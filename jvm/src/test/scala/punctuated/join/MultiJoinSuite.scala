@@ -47,7 +47,7 @@ class MultiJoinSuite extends PunctuatedStreamTest {
       true
     }
 
-  test("a star join of three streams on one key: the upper join purges on the lower join's punctuations", NotOnRocksDB) {
+  test("a star join of three streams on one key: the upper join purges on the lower join's punctuations") {
     val (a, b, c, da, db, dc) = streams()
     val joined = da.join(db, da("a_k") === db("b_k")).join(dc, da("a_k") === dc("c_k"))
       .select(da("a_k"), da("a_v"), db("b_v"), dc("c_v"))

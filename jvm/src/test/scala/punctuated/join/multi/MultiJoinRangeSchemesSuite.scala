@@ -130,7 +130,7 @@ class MultiJoinRangeSchemesSuite extends PunctuatedStreamTest with XYRows {
     }
   }
 
-  test("a >= range: c's t>=8 closes t = 8 and above, not t = 5", NotOnRocksDB) {
+  test("a >= range: c's t>=8 closes t = 8 and above, not t = 5") {
     withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> "1", PunctuatedConf.JoinPlan -> "mjoin",
         PunctuatedConf.SafetyMode -> "strict") {
       val (a, da) = stream("a", "a_k", "a_w", "a_k")

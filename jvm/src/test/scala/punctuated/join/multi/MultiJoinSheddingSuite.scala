@@ -211,7 +211,7 @@ class MultiJoinSheddingSuite extends PunctuatedStreamTest {
     }
   }
 
-  test("two-range schemes: shedding under a budget beside staircase purges; a subset of the join; nothing left", NotOnRocksDB) {
+  test("two-range schemes: shedding under a budget beside staircase purges; a subset of the join; nothing left") {
     // a cycle of three on (x, y), each stream declaring "x<=, y<=": a punctuation (cx, cy) closes
     // the rows with x <= cx and y <= cy (Tucker et al. 2003, §3). Budget 4 rows per cell: rows
     // go by shedding and by the corners; the output is a duplicate-free subset of the batch join
