@@ -126,19 +126,6 @@ case class PunctuatedDeduplicateExec(
     useWatermark && newInputWatermark > 0 && newInputWatermark > eventTimeWatermark.getOrElse(0L)
 
   private[dedup] def metric(name: String) = longMetric(name)
-  /**
-   * Spark's metrics of the operator's stores: `numRowsTotal` from the data store only (the
-   * groups or keys), memory and the provider's custom metrics summed over it and the
-   * held-punctuations store (Spark's `setStoreMetrics` reports one store).
-   */
-  private[dedup] def reportStoreMetrics(store: StateStore, heldStore: StateStore): Unit = {
-    setStoreMetrics(store)
-    // read once: a provider's metrics are not free (HDFS-backed: a size estimate of its maps)
-    val held = heldStore.metrics
-    longMetric("stateMemory") += held.memoryUsedBytes
-    setStoreCustomMetrics(held.customMetrics)
-    setOperatorMetrics(stateStoreNames.size)
-  }
 }
 
 object PunctuatedDeduplicateExec {

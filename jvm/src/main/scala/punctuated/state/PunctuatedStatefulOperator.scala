@@ -3,7 +3,7 @@ package punctuated.state
 import org.apache.spark.broadcast.Broadcast
 import punctuated.compat.{StatefulOperatorCustomMetric, StateStoreWriterCompat}
 import org.apache.spark.sql.execution.streaming.state.StateSchemaValidationResult
-import org.apache.spark.sql.execution.streaming.state.StateStoreCoordinatorRef
+import org.apache.spark.sql.execution.streaming.state.{StateStore, StateStoreCoordinatorRef}
 
 /**
  * What every punctuated stateful operator (join, aggregation, deduplication) shares: the
@@ -30,4 +30,18 @@ trait PunctuatedStatefulOperator extends StateStoreWriterCompat {
    * the rule that planned the operator ([[HadoopConfPerRun]]), or broadcast now.
    */
   protected def broadcastHadoopConf(): Broadcast[SerializableHadoopConf] = HadoopConfPerRun.of(this)
+
+  /**
+   * Spark's metrics of an aggregation's or deduplication's two stores: `numRowsTotal` from the
+   * data store only (the groups or keys), memory and the provider's custom metrics summed over
+   * it and the held-punctuations store (Spark's `setStoreMetrics` reports one store).
+   */
+  private[punctuated] def reportStoreMetrics(store: StateStore, heldStore: StateStore): Unit = {
+    setStoreMetrics(store)
+    // read once: a provider's metrics are not free (HDFS-backed: a size estimate of its maps)
+    val held = heldStore.metrics
+    longMetric("stateMemory") += held.memoryUsedBytes
+    setStoreCustomMetrics(held.customMetrics)
+    setOperatorMetrics(stateStoreNames.size)
+  }
 }
