@@ -50,7 +50,7 @@ class PunctuatedDeduplicateSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 0, punctuations = 0))
   }
 
-  test("a micro-batch's deduplication opens its state store with the run's Hadoop conf: it broadcasts none of its own") {
+  test("a micro-batch's deduplication opens its state store with the run's Hadoop conf: it broadcasts none of its own (from Spark 4.2)") {
     val (bids, b) = bidsStream()
     val firsts = b.dropDuplicates("auction", "bidder").select("auction", "bidder")
     // broadcasts made while building an operator's RDD (and its children's), from the ids
@@ -65,10 +65,13 @@ class PunctuatedDeduplicateSuite extends PunctuatedStreamTest {
       CheckNewAnswer((1L, 100L), (2L, 100L)),
       AddData(bids, bid(1, 101, 7.5), closeBids(1)),
       CheckNewAnswer((1L, 101L)),
-      AssertOnQuery("the deduplication's own RDD broadcasts nothing") { q =>
+      AssertOnQuery("the deduplication's own RDD broadcasts nothing (from Spark 4.2; before, Spark's RDD does)") { q =>
         val execs = q.lastExecution.executedPlan.collect { case p: PunctuatedDeduplicateExec => p }
         assert(execs.size == 1)
-        assert(broadcastsBuilding(execs.head) == broadcastsBuilding(execs.head.child), execs.head.treeString)
+        // Spark 4.0 and 4.1: the operator opens its store with Spark's RDD, which broadcasts the
+        // conf again in every micro-batch (punctuated.compat.StateStoreRDDs)
+        val sparkBuilt = if (Seq("4.0.", "4.1.").exists(org.apache.spark.SPARK_VERSION.startsWith)) 1L else 0L
+        assert(broadcastsBuilding(execs.head) == broadcastsBuilding(execs.head.child) + sparkBuilt, execs.head.treeString)
         true
       },
       StopStream,
