@@ -28,6 +28,12 @@ fresh process with the same JVM options, the engines interleaved, ``--reps`` tim
   engine under another name, a calibration. ``watermark_again / watermark`` is what the
   procedure reports for two identical engines on this machine (an A/A comparison): the
   resolution of every other ratio of the same series.
+* ``punctuated_alt`` (optional, with ``--alt-path DIR``): the ``punctuated`` engine run from
+  another installed copy of the package, and so another jar (e.g. ``pip install --no-deps
+  --target DIR <a checkout's wheel>``): ``DIR`` goes first on that engine's children's Python
+  path. Interleaved with ``punctuated``, ``punctuated / punctuated_alt`` compares two versions
+  of the extension pair by pair (``benchmarks.pooled_pairs``) where series an hour apart
+  cannot (the machine's speed drifts more than the few per cent a change makes).
 * ``floor`` (optional, q3 and q20): a reference, not an answer — the same streams through the
   same filters with no join (``sql/nexmark/<q>_floor.sql``): what every engine pays before it
   joins anything, so ``floor / native`` bounds what any join plan can gain over Spark's own.
@@ -73,7 +79,8 @@ ENGINES = ("native", "watermark", "punctuated")
 # Run only when asked for (--engines), results compared: see the module doc.
 SAME_INPUT = "watermark_same_input"
 AGAIN = "watermark_again"
-OPTIONAL_ENGINES = (SAME_INPUT, AGAIN)
+ALT = "punctuated_alt"
+OPTIONAL_ENGINES = (SAME_INPUT, AGAIN, ALT)
 # Reference engines: run only when asked for (--engines), results not compared.
 REFERENCE_ENGINES = ("floor",)
 QUERIES = {
@@ -146,7 +153,7 @@ def read_stream(spark, table: str, args, engine: str, extra: dict | None = None)
     options = {"totalEvents": args.events, "eventsPerBatch": args.events_per_batch,
                "eventsPerSecond": args.events_per_second, "numPartitions": args.partitions,
                "seed": args.seed, "baseTime": base_time(args)}
-    if engine in ("punctuated", SAME_INPUT):
+    if engine in ("punctuated", ALT, SAME_INPUT):
         options["punctuations"] = "true"
         if table == "auction" and args.query == "q3":
             options["sellerPunctuations"] = "true"
@@ -229,7 +236,9 @@ def windows_ended_by(spark, sql: str, ms: int):
 def engine_reference(reference: dict, engine: str) -> tuple:
     """An engine's expected (rows, checksum): for the windowed queries the punctuated engine's
     last ``dateTime<=`` punctuation (one microsecond before the time of the event after the
-    last) also closes a window ending after the last event's time but at or before that."""
+    last) also closes a window ending after the last event's time but at or before that
+    (``punctuated_alt`` is the punctuated engine)."""
+    engine = "punctuated" if engine == ALT else engine
     return tuple(reference.get("expected_by_engine", {}).get(engine, reference["expected"]))
 
 
@@ -475,9 +484,12 @@ def child(args) -> int:
                 warm_up(spark, args, tmp)
             before = driver_counters(spark, reset=True)
             per_batch, totals, elapsed, error, progress = run_engine(spark, args.child, args, tmp)
+            import punctuated
             result = {"per_batch": per_batch, "totals": totals, "seconds": elapsed, "error": error,
                       "events_per_second": args.events / elapsed if error is None and elapsed else None,
-                      "driver": driver_delta(before, driver_counters(spark))}
+                      "driver": driver_delta(before, driver_counters(spark)),
+                      # where the package (and its jar) came from: punctuated_alt's is --alt-path's
+                      "package": str(Path(punctuated.__file__).resolve().parent)}
             query_id = progress[0]["id"] if progress else None
     finally:
         spark.stop()  # (flushes the event log)
@@ -542,6 +554,7 @@ def engine_summary(engine: str, reps: list, args, command: str, reference: dict,
         # an engine's rows are the batch rows or fewer (a time bound only removes results)
         "missing_rows": None if engine in REFERENCE_ENGINES else expected[0] - rows,
         "load_1min": harness.spread([r[k] for r in reps for k in ("load_1min_before", "load_1min_after")]),
+        "package": reps[0].get("package"),
     })
     return s, per_batch
 
@@ -580,6 +593,9 @@ def parser() -> argparse.ArgumentParser:
                     help=f"{', '.join(WINDOWED)}: the bid stream of the punctuated and same-input engines "
                          "punctuates dateTime<= only (the source's auctionPunctuations=false), the "
                          "punctuations that close the windows; default: also each expired auction")
+    ap.add_argument("--alt-path",
+                    help=f"for the engine {ALT}: a directory holding another installed copy of the punctuated "
+                         "package (another jar), put first on that engine's Python path")
     harness.add_forkless_option(ap)
     ap.add_argument("--child", help=argparse.SUPPRESS)  # internal: reference | <engine>
     return ap
@@ -597,6 +613,8 @@ def main(argv=None) -> int:
         ap.error(f"unknown engines {unknown}; choose from {', '.join(ENGINES + OPTIONAL_ENGINES + REFERENCE_ENGINES)}")
     if args.reps < 1:
         ap.error(f"--reps must be at least 1, not {args.reps}")
+    if (ALT in engines) != bool(args.alt_path) or (args.alt_path and not (Path(args.alt_path) / "punctuated").is_dir()):
+        ap.error(f"the engine {ALT} and --alt-path go together, --alt-path a directory holding a punctuated package")
     if args.time_punctuations_only and args.query not in WINDOWED:
         ap.error(f"--time-punctuations-only is for the windowed queries ({', '.join(WINDOWED)}), not {args.query}")
     out = Path(args.out)
@@ -619,7 +637,13 @@ def main(argv=None) -> int:
         print(f"[nexmark {args.query}] {engine} rep {rep + 1}/{args.reps}: {eps} "
               f"(load {r['load_1min_before']}→{r['load_1min_after']})", file=sys.stderr)
 
-    runs = harness.run({e: common + ["--child", e] for e in engines}, args.reps, on_done=done)
+    def command_of(engine):
+        if engine != ALT:
+            return common + ["--child", engine]
+        path = os.pathsep.join(p for p in (str(Path(args.alt_path).resolve()), os.environ.get("PYTHONPATH")) if p)
+        return ["env", f"PYTHONPATH={path}"] + common + ["--child", engine]
+
+    runs = harness.run({e: command_of(e) for e in engines}, args.reps, on_done=done)
 
     cores = os.cpu_count() or 1
     summaries, per_batch_rows = [], []
@@ -631,7 +655,7 @@ def main(argv=None) -> int:
               for a in engines for b in engines
               if (a, b) in (("punctuated", "native"), ("punctuated", "watermark"), ("watermark", "native"),
                             ("floor", "native"), ("punctuated", SAME_INPUT), (SAME_INPUT, "watermark"),
-                            (AGAIN, "watermark"), ("punctuated", AGAIN))}
+                            (AGAIN, "watermark"), ("punctuated", AGAIN), ("punctuated", ALT), (ALT, "watermark"))}
     all_rows = [dict(r, rep=x["rep"]) for e in engines for x in runs[e] for r in (x.get("per_batch") or [])]
     for r in all_rows:
         r["live_working_set"] = reference["live"].get(str(r["events"]))

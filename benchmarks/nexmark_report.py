@@ -143,7 +143,7 @@ def first_and_rest_lines(summaries) -> list[str]:
 def markdown(summaries, ratios, report, args, command, name, expected, expected_all, cores) -> str:
     """The run's Markdown: medians with their spread (min–max over the repetitions), the ratios
     as medians and spreads of the per-repetition ratios, and the machine's load."""
-    from benchmarks.nexmark import FLINK_PER_CORE, SAME_INPUT
+    from benchmarks.nexmark import ALT, FLINK_PER_CORE, SAME_INPUT
 
     by = {s["engine"]: s for s in summaries}
     load = report["load_1min"]
@@ -166,6 +166,9 @@ def markdown(summaries, ratios, report, args, command, name, expected, expected_
              + f". local[{args.partitions}], "
              f"{args.events_per_batch:,} events per micro-batch, {args.events_per_second:,} events/s event time.",
              "",
+             *([f"`{ALT}` is the punctuated engine run from another copy of the package (`--alt-path`): "
+                f"`{by[ALT].get('package')}`; `punctuated` ran from `{by.get('punctuated', {}).get('package')}`.", ""]
+               if ALT in by else []),
              "| engine | events/s (median, min–max) | events/s per core | max state rows | final state rows | "
              "max state / live working set | final punctuations held | result rows | results match batch |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---|"]

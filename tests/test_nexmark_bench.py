@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -201,9 +202,14 @@ def q7_run(tmp_path_factory, child_env):
     """One q7 run shared by the two tests below (each engine a JVM of its own): every q7
     engine, the bid stream with its time punctuations only, warm-up and task metrics."""
     out = tmp_path_factory.mktemp("q7")
-    run_runner(child_env, out, "q7", Q7_EVENTS, "watermark,watermark_same_input,watermark_again,punctuated",
+    # punctuated_alt: the punctuated engine from a copy of the installed package (another jar in use)
+    import punctuated
+    alt = tmp_path_factory.mktemp("alt-package")
+    shutil.copytree(Path(punctuated.__file__).resolve().parent, alt / "punctuated")
+    run_runner(child_env, out, "q7", Q7_EVENTS, "watermark,watermark_same_input,watermark_again,punctuated,punctuated_alt",
                "--time-punctuations-only", "--forkless-fs", "--warmup-events", str(Q7_WARMUP), "--task-metrics",
-               "--events-per-second", str(SLOW_CLOCK))
+               "--events-per-second", str(SLOW_CLOCK), "--alt-path", str(alt))
+    (out / "alt").write_text(str(alt))
     return out
 
 
@@ -274,6 +280,31 @@ def test_time_punctuations_only(q7_run):
     md = (tmp_path / f"{name}.md").read_text()
     assert "throughput watermark_again / watermark" in md and "throughput punctuated / watermark_again" in md
     assert "(`--time-punctuations-only`, the source's `auctionPunctuations=false`)" in md
+
+
+def test_punctuated_against_another_copy_of_itself(q7_run):
+    """The optional "punctuated_alt" engine is the punctuated engine run from the package copy
+    at ``--alt-path`` (another jar, when two versions are compared): its children import that
+    copy, its rows, state and results are the punctuated engine's, and the Markdown names both
+    packages and gives the pairwise ratio. Without ``--alt-path`` it is refused."""
+    tmp_path, events = q7_run, Q7_EVENTS
+    name = f"nexmark_q7_{events}"
+    alt = Path((tmp_path / "alt").read_text()).resolve()
+    by = {s["engine"]: s for s in json.loads((tmp_path / f"{name}.json").read_text())}
+    ours, other = by["punctuated"], by["punctuated_alt"]
+    assert Path(other["package"]) == alt / "punctuated"
+    assert not Path(ours["package"]).is_relative_to(alt) and Path(ours["package"]).name == "punctuated"
+    assert other["results_match"] is True
+    assert (other["result_rows"], other["max_punctuations_held"]) == (ours["result_rows"], ours["max_punctuations_held"])
+    with open(tmp_path / f"{name}.csv") as f:
+        rows = list(csv.DictReader(f))
+    read = {e: [int(r["input_rows"]) for r in rows if r["engine"] == e] for e in ("punctuated", "punctuated_alt")}
+    assert read["punctuated_alt"] == read["punctuated"]
+    md = (tmp_path / f"{name}.md").read_text()
+    assert "throughput punctuated / punctuated_alt" in md and f"`{alt / 'punctuated'}`" in md
+    refused = subprocess.run([sys.executable, "-m", "benchmarks.nexmark", "--query", "q7", "--engines", "punctuated_alt"],
+                             cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "the engine punctuated_alt and --alt-path go together" in refused.stderr
     refused = subprocess.run([sys.executable, "-m", "benchmarks.nexmark", "--query", "q8", "--time-punctuations-only"],
                              cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert refused.returncode == 2 and "is for the windowed queries (q5, q7), not q8" in refused.stderr
