@@ -27,7 +27,7 @@ jar="target/spark-$minor/scala-2.13/punctuated-assembly.jar"
 venv=".venv-pyspark-$version"
 python="${PYTHON:-python3}"
 [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
-"$venv/bin/python" -m pip install -q --upgrade "pip>=24" "setuptools>=68" wheel
+"$venv/bin/python" -m pip install -q --upgrade "pip>=24" "setuptools>=77" wheel
 wheel="$(PYTHON="$venv/bin/python" bash scripts/build-wheel.sh --spark "$minor" --jar "$jar" --out "$venv/dist" | tail -1)"
 say "installing pyspark $version and $(basename "$wheel") (jar built against Spark $full) into $venv"
 "$venv/bin/python" - "$version" "$wheel" <<'PY' > "$venv/requirements.txt"

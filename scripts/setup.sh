@@ -51,7 +51,7 @@ fi
 stamp="$venv/.punctuated-deps"
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   say "installing Python dependencies"
-  "$venv/bin/python" -m pip install -q --upgrade "pip>=24" "setuptools>=68" wheel
+  "$venv/bin/python" -m pip install -q --upgrade "pip>=24" "setuptools>=77" wheel
   "$venv/bin/python" - "$default_full" "$spark_full" <<'PY' > "$venv/requirements.txt"
 import sys, tomllib
 p = tomllib.load(open("pyproject.toml", "rb"))["project"]
