@@ -56,6 +56,7 @@ first child. Run::
 from __future__ import annotations
 
 import argparse
+import ast
 import bisect
 import csv
 import json
@@ -286,11 +287,19 @@ def live_working_set(spark, frames, args):
 
 def offset_events(offset) -> int:
     """Events of a `nexmark` offset as progress reports show it: a number (old checkpoints)
-    or ``{"events": n, "options": {...}}``."""
+    or ``{"events": n, "options": {...}}`` — as JSON, or (pyspark 4.1's ``SourceProgress``) as
+    the repr of the dict it parsed.
+
+    >>> offset_events('{"events": 7, "options": {}}'), offset_events("{'events': 7, 'options': {}}"), offset_events("7")
+    (7, 7, 7)
+    """
     if isinstance(offset, dict):
         return int(offset["events"])
     if isinstance(offset, str) and offset.lstrip().startswith("{"):
-        return int(json.loads(offset)["events"])
+        try:
+            return int(json.loads(offset)["events"])
+        except json.JSONDecodeError:
+            return int(ast.literal_eval(offset)["events"])
     return int(offset)
 
 

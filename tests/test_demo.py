@@ -72,15 +72,35 @@ def test_demo_writes_plot_table_and_csv(demo):
     assert "Check" in printed and str(png) in printed
 
 
+def _spark_joins_in_update_mode() -> bool:
+    """Spark 4.2 runs a stream-stream join in update mode; 4.0 and 4.1 refuse it."""
+    import pyspark
+
+    from punctuated.spark_version import spark_minor
+
+    return tuple(int(n) for n in spark_minor(pyspark.__version__).split(".")) >= (4, 2)
+
+
+def _everything(stream) -> int:
+    """Every data row of the stream and one group per auction: what a plan that never drops holds."""
+    return sum(s.rows - s.punctuations for s in stream) + len(auction_stream.totals(stream))
+
+
 def test_spark_plan_keeps_every_row(demo):
-    result, _, _ = demo
+    result, _, printed = demo
     stream = auction_stream.generate(**SIZE)
+    if not _spark_joins_in_update_mode():
+        # no mode runs Spark's own plan of this query without a watermark: the demo says so
+        refused = "Join between two streaming DataFrames/Datasets is not supported in Update output mode"
+        assert result["errors"]["spark"].startswith(refused), result["errors"]
+        assert f"Spark's own (update) plan stopped at step 0: {refused}" in printed
+        assert all(r["spark_state"] is None for r in result["steps"])
+        return
     assert result["errors"]["spark"] is None
     states = [r["spark_state"] for r in result["steps"]]
     assert all(a <= b for a, b in zip(states, states[1:])) and states[-1] > states[0]
     # it holds every auction, every bid and one group per auction: nothing is ever dropped
-    data_rows = sum(s.rows - s.punctuations for s in stream)
-    assert states[-1] == data_rows + len(auction_stream.totals(stream))
+    assert states[-1] == _everything(stream)
     # its latest update per auction is the batch answer, which is the generator's
     assert result["totals"]["spark"] == result["totals"]["batch"] == auction_stream.totals(stream)
     assert result["check"]["spark_match"]
@@ -93,10 +113,11 @@ def test_our_plan_emits_final_totals_on_close_and_forgets(demo):
     assert result["check"]["ours_match"] and result["check"]["ours_once_on_close"]
     assert "Check OK" in printed
     steps = result["steps"]
-    spark_final = steps[-1]["spark_state"]
+    everything = _everything(auction_stream.generate(**SIZE))
     # every auction has closed by the last step: what remains is (almost) nothing
-    assert steps[-1]["ours_state"] <= max(1, spark_final // 10)
-    assert all(r["ours_state"] <= r["spark_state"] for r in steps)
+    assert steps[-1]["ours_state"] <= max(1, everything // 10)
+    # never more than Spark's plan holds (where Spark runs it), which is everything
+    assert all(r["ours_state"] <= (everything if r["spark_state"] is None else r["spark_state"]) for r in steps)
 
 
 def test_sql_example_emits_closed_auctions(spark):

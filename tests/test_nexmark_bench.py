@@ -112,7 +112,14 @@ def test_aggregation_after_the_join(tmp_path, child_env, query):
     assert 0 < ours["expected_rows_all_auctions"] - ours["expected_rows"] < 500
     # state: about the open auctions (a join row and a group each), never the events
     assert ours["max_state_over_live_working_set"] <= 2.5
-    assert ours["final_state_rows"] * 50 < spark["final_state_rows"]
+    import pyspark
+
+    from punctuated.spark_version import spark_minor
+
+    if tuple(int(n) for n in spark_minor(pyspark.__version__).split(".")) >= (4, 2):
+        assert ours["final_state_rows"] * 50 < spark["final_state_rows"]
+    else:  # Spark 4.0 and 4.1 refuse a stream-stream join in update mode: nothing to compare with
+        assert "not supported in Update output mode" in spark["error"], spark
 
 
 @pytest.mark.spark
