@@ -24,8 +24,17 @@ import pytest
 import punctuated
 from punctuated._session import EXTENSION_CLASS, require_extension
 
-_MISSING = [m for m in ("grpc", "grpc_status", "google.rpc", "pandas", "pyarrow", "zstandard")
-            if importlib.util.find_spec(m.split(".")[0]) is None]
+def _client_modules() -> tuple:
+    """What pyspark's Connect client imports: zstandard from Spark 4.1 on (4.0's has no such extra)."""
+    import pyspark
+
+    from punctuated.spark_version import spark_minor
+
+    later = tuple(int(n) for n in spark_minor(pyspark.__version__).split(".")) >= (4, 1)
+    return ("grpc", "grpc_status", "google.rpc", "pandas", "pyarrow") + (("zstandard",) if later else ())
+
+
+_MISSING = [m for m in _client_modules() if importlib.util.find_spec(m.split(".")[0]) is None]
 needs_connect = pytest.mark.skipif(
     bool(_MISSING), reason=f"Spark Connect client dependencies missing: {_MISSING} "
                            "(pip install 'punctuated[connect]')")

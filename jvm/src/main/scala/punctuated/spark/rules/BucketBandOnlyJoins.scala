@@ -3,10 +3,11 @@ package punctuated.spark.rules
 import org.apache.spark.sql.SparkSession
 import org.apache.spark.sql.catalyst.expressions.{Alias, And, AttributeReference, Coalesce, EqualTo, Explode, Expression, Literal, Or}
 import org.apache.spark.sql.catalyst.planning.ExtractEquiJoinKeys
-import org.apache.spark.sql.catalyst.plans.logical.{Generate, Join, LogicalPlan, Project}
+import org.apache.spark.sql.catalyst.plans.logical.{AnalysisHelper, Generate, Join, LogicalPlan, Project}
 import org.apache.spark.sql.catalyst.rules.Rule
 import org.apache.spark.sql.types.{BooleanType, LongType}
 
+import punctuated.compat.DatasetJoinCompat
 import punctuated.input.{BandBucketColumns, DeclaredStreams, PunctuationColumns}
 import punctuated.join.{BandBuckets, TimeBand}
 
@@ -28,7 +29,9 @@ import punctuated.join.{BandBuckets, TimeBand}
  * }}}
  *
  * A band open on one side, a full outer join, or a join that reads no declared stream is left
- * as it is ([[TimeBandSafety.refuseBandOnly]] then names why).
+ * as it is ([[TimeBandSafety.refuseBandOnly]] then names why). On Spark 4.0 a band-only join at
+ * the root of the plan being analyzed stays a `Join` until a query is built on it
+ * ([[punctuated.compat.DatasetJoinCompat]]: 4.0's `Dataset.join` casts its analyzed plan to one).
  */
 case class BucketBandOnlyJoins(session: SparkSession) extends Rule[LogicalPlan] {
 
@@ -36,18 +39,28 @@ case class BucketBandOnlyJoins(session: SparkSession) extends Rule[LogicalPlan] 
 
   override def apply(plan: LogicalPlan): LogicalPlan =
     if (!PunctuatedPlans.involved(plan)) plan
-    else plan.resolveOperatorsUp {
-      case j @ Join(left, right, joinType, Some(condition), hint)
-          if left.isStreaming && right.isStreaming && ExtractEquiJoinKeys.unapply(j).isEmpty &&
-            PunctuationColumns.find(j.condition).isEmpty && DeclaredStreams.find(j, caseSensitive).nonEmpty =>
-        TimeBand.terms(j.condition, left.output, right.output).flatMap(BandBuckets.of(_, joinType)) match {
-          case Some(buckets) =>
-            val (l, lb) = side(left, 0, buckets)
-            val (r, rb) = side(right, 1, buckets)
-            Project(j.output, Join(l, r, joinType, Some(And(EqualTo(lb, rb), condition)), hint))
-          case None => j
-        }
-    }
+    else if (DatasetJoinCompat.keepRootJoins) belowRoot(plan)
+    else plan.resolveOperatorsUp(bucketed)
+
+  private val bucketed: PartialFunction[LogicalPlan, LogicalPlan] = {
+    case j @ Join(left, right, joinType, Some(condition), hint)
+        if left.isStreaming && right.isStreaming && ExtractEquiJoinKeys.unapply(j).isEmpty &&
+          PunctuationColumns.find(j.condition).isEmpty && DeclaredStreams.find(j, caseSensitive).nonEmpty =>
+      TimeBand.terms(j.condition, left.output, right.output).flatMap(BandBuckets.of(_, joinType)) match {
+        case Some(buckets) =>
+          val (l, lb) = side(left, 0, buckets)
+          val (r, rb) = side(right, 1, buckets)
+          Project(j.output, Join(l, r, joinType, Some(And(EqualTo(lb, rb), condition)), hint))
+        case None => j
+      }
+  }
+
+  /**
+   * Spark 4.0 only (`DatasetJoinCompat`): the band-only joins below the root, also in subtrees
+   * analyzed before (as `Dataset.join`'s result is); the one at the root is left a `Join`.
+   */
+  private def belowRoot(plan: LogicalPlan): LogicalPlan =
+    AnalysisHelper.allowInvokingTransformsInAnalyzer(plan.mapChildren(_.transformUp(bucketed)))
 
   /** Input `i` with its bucket column, and that column. */
   private def side(input: LogicalPlan, i: Int, b: BandBuckets): (LogicalPlan, AttributeReference) = {

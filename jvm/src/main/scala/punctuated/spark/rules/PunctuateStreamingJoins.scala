@@ -30,7 +30,7 @@ case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPl
 
   override def apply(plan: LogicalPlan): LogicalPlan =
     if (!PunctuatedPlans.involved(plan)) plan
-    else if (DatasetJoinCompat.keepRootAntiJoin) antiJoinsBelowRoot(punctuate(plan))
+    else if (DatasetJoinCompat.keepRootJoins) antiJoinsBelowRoot(punctuate(plan))
     else punctuate(plan)
 
   private def punctuate(plan: LogicalPlan): LogicalPlan = plan.resolveOperatorsUp {
@@ -52,7 +52,7 @@ case class PunctuateStreamingJoins(session: SparkSession) extends Rule[LogicalPl
           case _ => condition
         }
         joinType match {
-          case LeftAnti if !DatasetJoinCompat.keepRootAntiJoin => antiAsOuter(j, Some(And(flagged, marked)))
+          case LeftAnti if !DatasetJoinCompat.keepRootJoins => antiAsOuter(j, Some(And(flagged, marked)))
           case _ => Join(left, right, joinType, Some(And(flagged, marked)), hint)
         }
       }
