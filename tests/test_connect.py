@@ -28,9 +28,9 @@ def _client_modules() -> tuple:
     """What pyspark's Connect client imports: zstandard from Spark 4.1 on (4.0's has no such extra)."""
     import pyspark
 
-    from punctuated.spark_version import spark_minor
+    from punctuated.spark_version import minor_at_least
 
-    later = tuple(int(n) for n in spark_minor(pyspark.__version__).split(".")) >= (4, 1)
+    later = minor_at_least(pyspark.__version__, "4.1")
     return ("grpc", "grpc_status", "google.rpc", "pandas", "pyarrow") + (("zstandard",) if later else ())
 
 

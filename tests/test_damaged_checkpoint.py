@@ -127,11 +127,11 @@ def test_a_deleted_state_directory_is_refused_at_start(damaged):
     """Spark 4.2 refuses the restart itself; Spark 4.0 and 4.1 have no such check, and the
     first store the operator opens names the missing file and what to do."""
     import pyspark
-    from punctuated.spark_version import spark_minor
+    from punctuated.spark_version import minor_at_least
 
     for gone in ("state/0", "state"):
         outcome, batches = damaged(lambda cp: shutil.rmtree(cp / gone))
-        if tuple(int(n) for n in spark_minor(pyspark.__version__).split(".")) >= (4, 2):
+        if minor_at_least(pyspark.__version__, "4.2"):
             assert "[STREAMING_STATEFUL_OPERATOR_MISSING_STATE_DIRECTORY] Cannot restart streaming " \
                    "query with stateful operators because the state directory is empty or missing." in outcome
         else:

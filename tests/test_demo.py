@@ -76,9 +76,9 @@ def _spark_joins_in_update_mode() -> bool:
     """Spark 4.2 runs a stream-stream join in update mode; 4.0 and 4.1 refuse it."""
     import pyspark
 
-    from punctuated.spark_version import spark_minor
+    from punctuated.spark_version import minor_at_least
 
-    return tuple(int(n) for n in spark_minor(pyspark.__version__).split(".")) >= (4, 2)
+    return minor_at_least(pyspark.__version__, "4.2")
 
 
 def _everything(stream) -> int:

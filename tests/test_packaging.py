@@ -51,6 +51,15 @@ def test_a_jar_built_for_another_minor_fails_naming_both_and_the_fix():
     assert 'punctuated==0.1.0.4.1' in message and 'pyspark==4.2.*' in message
 
 
+def test_minor_at_least():
+    import punctuated.spark_version as sv
+
+    assert sv.minor_at_least("4.2.1", "4.2") and sv.minor_at_least("4.10.0", "4.2")
+    assert not sv.minor_at_least("4.1.4", "4.2") and not sv.minor_at_least("3.5.9", "4.0")
+    import doctest
+    assert doctest.testmod(sv).failed == 0
+
+
 def test_patch_versions_may_differ():
     assert check_spark_version(pyspark_version="4.1.1", jar_version="4.1.3") == "4.1"
 

@@ -39,6 +39,17 @@ def spark_minor(version: str) -> str:
     return f"{parts[0]}.{parts[1]}"
 
 
+def minor_at_least(version: str, minor: str) -> bool:
+    """Is ``version``'s Spark minor ``minor`` or a later one? (Behaviour that differs between
+    minors, docs/spark-versions.md.)
+
+    >>> minor_at_least("4.1.4", "4.2"), minor_at_least("4.2.0", "4.2"), minor_at_least("4.10.0", "4.2")
+    (False, True, True)
+    """
+    have, want = (tuple(int(n) for n in spark_minor(v).split(".")) for v in (version, minor + ".0"))
+    return have >= want
+
+
 def jar_build_properties(jar: str | None = None) -> dict[str, str]:
     """The ``punctuated/build.properties`` entries of ``jar`` (default: the bundled jar).
 
