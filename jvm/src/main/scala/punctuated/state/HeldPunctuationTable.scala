@@ -283,7 +283,7 @@ final class HeldPunctuationTable(
 
 object HeldPunctuationTable {
   /** The constants of a scheme without constant attributes: the empty row (never written to). */
-  val NoConstants: UnsafeRow = UnsafeProjection.create(Seq.empty[BoundReference])(new GenericInternalRow(0)).copy()
+  val NoConstants: UnsafeRow = EmptyUnsafeRow.row
   /** A look-up that covers nothing, and one that covers everything ([[HeldPunctuationTable.coverer]]). */
   val Never: InternalRow => Boolean = _ => false
   val Always: InternalRow => Boolean = _ => true

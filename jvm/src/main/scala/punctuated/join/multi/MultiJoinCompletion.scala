@@ -196,7 +196,7 @@ private[multi] final class MultiJoinCompletion(
 }
 
 object MultiJoinCompletion {
-  private val EmptyValue: UnsafeRow = UnsafeProjection.create(Array.empty[DataType])(new GenericInternalRow(0)).copy()
+  private val EmptyValue: UnsafeRow = punctuated.state.EmptyUnsafeRow.row
 
   private def counted(a: Long, b: Long): UnsafeRow = {
     val r = new UnsafeRow(2)

@@ -11,7 +11,7 @@ import org.apache.spark.sql.types._
 
 import punctuated.input.KeyScheme
 import punctuated.join.{JoinInputState, KeyPunctuation, RangeIndex}
-import punctuated.state.{ClosedSummaries, HeldPunctuationTable, StoreNamespace}
+import punctuated.state.{ClosedSummaries, EmptyUnsafeRow, HeldPunctuationTable, StoreNamespace}
 
 /**
  * The state of one input of [[PunctuatedMultiJoinExec]] in one cell (partition): its stored
@@ -549,8 +549,7 @@ object MultiJoinState {
 
   private final class InMeta(val store: StateStore, ns: StoreNamespace, counts: StoreNamespace) extends RowsTable {
     private val count = {
-      val noValue = UnsafeProjection.create(Array.empty[DataType])(new GenericInternalRow(0)).copy()
-      storeKeyProjection()(new GenericInternalRow(Array[Any](-1, noValue.getBytes, 0L))).copy()
+      storeKeyProjection()(new GenericInternalRow(Array[Any](-1, EmptyUnsafeRow.row.getBytes, 0L))).copy()
     }
     private var n: Long = Option(counts.get(count)).map(_.getLong(0)).getOrElse(0L)
     override def get(k: UnsafeRow): UnsafeRow = ns.get(k)

@@ -728,6 +728,5 @@ private[multi] class MultiJoinTask(
 
 private[multi] object MultiJoinTask {
   /** The constants of a scheme without constants. */
-  private val NoConstants: UnsafeRow = UnsafeProjection.create(Array.empty[org.apache.spark.sql.types.DataType])
-    .apply(org.apache.spark.sql.catalyst.InternalRow.empty).copy()
+  private val NoConstants: UnsafeRow = punctuated.state.EmptyUnsafeRow.row
 }
