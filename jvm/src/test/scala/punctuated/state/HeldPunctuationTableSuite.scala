@@ -43,6 +43,17 @@ class HeldPunctuationTableSuite extends PunctuatedStreamTest {
       Seq(1 -> wholeKey, 2 -> range), keySchema, maxRemembered = 100, partition = (0, 1))
   }
 
+  test("the constants of a scheme without constants: the same row, bytes and hash as a generated projection's") {
+    // held punctuations are keyed by (kind, constants bytes): checkpoints written when the
+    // empty row came from generated code must find their rows under the interpreted one
+    val generated = UnsafeProjection.create(Array.empty[org.apache.spark.sql.types.DataType])(new GenericInternalRow(0)).copy()
+    val row = EmptyUnsafeRow.row
+    assert(row.numFields == 0 && row.getSizeInBytes == 0)
+    assert(row == generated && row.hashCode == generated.hashCode)
+    assert(row.getBytes.sameElements(generated.getBytes))
+    assert(HeldPunctuationTable.NoConstants eq row)
+  }
+
   test("over a whole store: hold, cover, remember, expire; summaries stored as (-id, empty), not counted") {
     val p = provider(heldKey, heldValue, NoPrefixKeyStateEncoderSpec(heldKey))
     val store = p.getStore(0)
