@@ -4,7 +4,7 @@ import scala.collection.mutable
 
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, GenericInternalRow, UnsafeProjection, UnsafeRow}
 import org.apache.spark.sql.execution.streaming.state.StateStore
-import org.apache.spark.sql.types.{BinaryType, DataType, IntegerType, LongType}
+import org.apache.spark.sql.types.{BinaryType, IntegerType, LongType}
 
 import punctuated.state.StoreNamespace
 
