@@ -462,6 +462,24 @@ def mean(rows, key: str):
     return round(sum(r[key] for r in rows) / len(rows), 1) if rows else None
 
 
+def spark_settings(values) -> dict[str, str]:
+    """The ``--spark-conf KEY=VALUE`` settings as a dict (the value may hold ``=``).
+
+    >>> spark_settings(["spark.shuffle.sort.bypassMergeThreshold=0", "spark.a=b=c"])
+    {'spark.shuffle.sort.bypassMergeThreshold': '0', 'spark.a': 'b=c'}
+    >>> spark_settings(["spark.a"])
+    Traceback (most recent call last):
+    ValueError: --spark-conf takes KEY=VALUE, not 'spark.a'
+    """
+    out = {}
+    for v in values or []:
+        key, eq, value = v.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"--spark-conf takes KEY=VALUE, not {v!r}")
+        out[key.strip()] = value
+    return out
+
+
 def child(args) -> int:
     """A child process: ``--child reference`` computes the batch answer (and the live working
     set at every batch boundary) once per run; ``--child <engine>`` runs one engine. Each
@@ -471,7 +489,8 @@ def child(args) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="punctuated-nexmark-"))
     query_id = None
     log = tmp / "event-log"
-    extra = dict(harness.forkless_conf(args) or {}, **(task_metrics.conf(log) if args.task_metrics else {}))
+    extra = dict(harness.forkless_conf(args) or {}, **(task_metrics.conf(log) if args.task_metrics else {}),
+                 **spark_settings(args.spark_conf))
     spark = local_session(str(tmp), app=f"punctuated-nexmark-{args.child}", driver_memory=args.driver_memory,
                           extra_conf=extra)
     spark.conf.set("spark.sql.shuffle.partitions", str(args.partitions))
@@ -494,7 +513,10 @@ def child(args) -> int:
             before = driver_counters(spark, reset=True)
             per_batch, totals, elapsed, error, progress = run_engine(spark, args.child, args, tmp)
             import punctuated
-            result = {"per_batch": per_batch, "totals": totals, "seconds": elapsed, "error": error,
+            # --spark-conf as the running session has it (read back from its SparkConf)
+            conf = spark.sparkContext.getConf()
+            result = {"spark_conf": {k: conf.get(k, None) for k in spark_settings(args.spark_conf)},
+                      "per_batch": per_batch, "totals": totals, "seconds": elapsed, "error": error,
                       "events_per_second": args.events / elapsed if error is None and elapsed else None,
                       "driver": driver_delta(before, driver_counters(spark)),
                       # where the package (and its jar) came from: punctuated_alt's is --alt-path's
@@ -564,6 +586,7 @@ def engine_summary(engine: str, reps: list, args, command: str, reference: dict,
         "missing_rows": None if engine in REFERENCE_ENGINES else expected[0] - rows,
         "load_1min": harness.spread([r[k] for r in reps for k in ("load_1min_before", "load_1min_after")]),
         "package": reps[0].get("package"),
+        "spark_conf": reps[0].get("spark_conf") or {},
     })
     return s, per_batch
 
@@ -606,6 +629,9 @@ def parser() -> argparse.ArgumentParser:
                     help=f"for the engine {ALT}: a directory holding another installed copy of the punctuated "
                          "package (another jar), put first on that engine's Python path")
     harness.add_forkless_option(ap)
+    ap.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Spark setting for every engine's session, set before its JVM starts (repeatable; "
+                         "e.g. spark.shuffle.sort.bypassMergeThreshold=0)")
     ap.add_argument("--child", help=argparse.SUPPRESS)  # internal: reference | <engine>
     return ap
 
@@ -624,6 +650,10 @@ def main(argv=None) -> int:
         ap.error(f"--reps must be at least 1, not {args.reps}")
     if (ALT in engines) != bool(args.alt_path) or (args.alt_path and not (Path(args.alt_path) / "punctuated").is_dir()):
         ap.error(f"the engine {ALT} and --alt-path go together, --alt-path a directory holding a punctuated package")
+    try:
+        spark_settings(args.spark_conf)
+    except ValueError as e:
+        ap.error(str(e))
     if args.time_punctuations_only and args.query not in WINDOWED:
         ap.error(f"--time-punctuations-only is for the windowed queries ({', '.join(WINDOWED)}), not {args.query}")
     out = Path(args.out)
@@ -637,7 +667,8 @@ def main(argv=None) -> int:
               "--partitions", str(args.partitions), "--seed", str(args.seed), "--driver-memory", args.driver_memory,
               "--base-time", str(args.base_time), "--warmup-events", str(args.warmup_events)] + harness.forkless_flag(args) + (
                   ["--task-metrics"] if args.task_metrics else []) + (
-                  ["--time-punctuations-only"] if args.time_punctuations_only else [])
+                  ["--time-punctuations-only"] if args.time_punctuations_only else []) + [
+                  a for c in args.spark_conf for a in ("--spark-conf", c)]
     print(f"[nexmark {args.query}] batch answer over {args.events:,} events", file=sys.stderr)
     reference = harness.spawn(common + ["--child", "reference"])
 

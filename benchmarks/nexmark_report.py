@@ -158,7 +158,9 @@ def markdown(summaries, ratios, report, args, command, name, expected, expected_
                 if getattr(args, "warmup_events", 0) else "")
              + (" The punctuated engines' bid stream punctuates `dateTime<=` only, not each expired "
                 "auction (`--time-punctuations-only`, the source's `auctionPunctuations=false`)."
-                if getattr(args, "time_punctuations_only", False) else ""), "",
+                if getattr(args, "time_punctuations_only", False) else "")
+             + (" Every engine's session set " + ", ".join(f"`{c}`" for c in args.spark_conf)
+                + " (`--spark-conf`)." if getattr(args, "spark_conf", None) else ""), "",
              f"Batch answer: {expected[0]:,} rows"
              + (f" (of auctions closed before the stream ends, the reference here; over all "
                 f"auctions {expected_all[0]:,}: the other {expected_all[0] - expected[0]:,} are still "

@@ -202,6 +202,9 @@ def test_benchmark_helpers_doctests():
 
 
 Q7_EVENTS, Q7_WARMUP = 30_000, 10_000  # 3 micro-batches of 10 K events, 15 s of event time (SLOW_CLOCK)
+#: ``--spark-conf`` in the q7 run: Spark's sort-based shuffle writers even at 2 partitions
+#: (not the one that writes a file per partition), so the replicating exchange runs under them
+NO_BYPASS = 0
 
 
 @pytest.fixture(scope="module")
@@ -215,7 +218,8 @@ def q7_run(tmp_path_factory, child_env):
     shutil.copytree(Path(punctuated.__file__).resolve().parent, alt / "punctuated")
     run_runner(child_env, out, "q7", Q7_EVENTS, "watermark,watermark_same_input,watermark_again,punctuated,punctuated_alt",
                "--time-punctuations-only", "--forkless-fs", "--warmup-events", str(Q7_WARMUP), "--task-metrics",
-               "--events-per-second", str(SLOW_CLOCK), "--alt-path", str(alt))
+               "--events-per-second", str(SLOW_CLOCK), "--alt-path", str(alt),
+               "--spark-conf", f"spark.shuffle.sort.bypassMergeThreshold={NO_BYPASS}")
     (out / "alt").write_text(str(alt))
     return out
 
@@ -315,3 +319,23 @@ def test_punctuated_against_another_copy_of_itself(q7_run):
     refused = subprocess.run([sys.executable, "-m", "benchmarks.nexmark", "--query", "q8", "--time-punctuations-only"],
                              cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert refused.returncode == 2 and "is for the windowed queries (q5, q7), not q8" in refused.stderr
+
+
+def test_spark_settings_reach_every_engine(q7_run):
+    """``--spark-conf KEY=VALUE`` is set in every engine's session before its JVM starts: each
+    engine's summary records the value its running session read back from its ``SparkConf``,
+    and the Markdown names the setting. In the q7 run it makes Spark write every shuffle with
+    its sort-based writers (no file per partition), under which every engine, the replicating
+    exchange of ours included, still gives the batch answer. A setting without ``=`` is
+    refused."""
+    tmp_path, events = q7_run, Q7_EVENTS
+    name = f"nexmark_q7_{events}"
+    by = {s["engine"]: s for s in json.loads((tmp_path / f"{name}.json").read_text())}
+    key = "spark.shuffle.sort.bypassMergeThreshold"
+    assert {e: s["spark_conf"] for e, s in by.items()} == dict.fromkeys(by, {key: str(NO_BYPASS)})
+    assert all(s["results_match"] is True for s in by.values()), by
+    md = (tmp_path / f"{name}.md").read_text()
+    assert f"Every engine's session set `{key}={NO_BYPASS}` (`--spark-conf`)." in md
+    done = subprocess.run([sys.executable, "-m", "benchmarks.nexmark", "--query", "q7", "--spark-conf", key],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and f"--spark-conf takes KEY=VALUE, not '{key}'" in done.stderr
