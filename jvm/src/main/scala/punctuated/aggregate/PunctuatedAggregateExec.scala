@@ -69,7 +69,10 @@ import punctuated.state.{GroupPunctuation, GroupPunctuations}
  * @param eventTimeWatermark the watermark Spark gives this operator for eviction (ms): the
  *                       range punctuation of the layout's watermark kinds ([[WatermarkClosing]])
  * @param useWatermark   whether it closes groups (watermark kinds, and a sound policy)
- * @param child          Spark's merge step, after its restore step
+ * @param child          Spark's merge step, after its restore step. Transient: the tasks' closure
+ *                       holds this operator, and with its child it would carry the whole plan
+ *                       below (every stage's operators, to the scans) to every task; what runs
+ *                       there reads the child's columns only, kept on the driver ([[childOutput]])
  */
 case class PunctuatedAggregateExec(
     keyExpressions: Seq[Attribute],
@@ -83,15 +86,17 @@ case class PunctuatedAggregateExec(
     settings: PunctuatedConf,
     eventTimeWatermark: Option[Long],
     useWatermark: Boolean,
-    child: SparkPlan)
+    @transient child: SparkPlan)
   extends UnaryExecNode with PunctuatedStatefulOperator {
 
   private[aggregate] val stateManager = StreamingAggregationStateManager.createStateManager(
     keyExpressions, child.output, stateFormatVersion)
+  /** The input's columns, for the tasks (which do not get the child). */
+  private[aggregate] val childOutput: Seq[Attribute] = child.output
 
   override def shortName: String = "punctuatedAggregate"
   override val stateStoreNames: Seq[String] = Seq(StateStoreId.DEFAULT_STORE_NAME, GroupPunctuations.StoreName)
-  override def output: Seq[Attribute] = child.output
+  override def output: Seq[Attribute] = childOutput
   override def outputPartitioning: Partitioning = child.outputPartitioning
   override def requiredChildDistribution: Seq[Distribution] =
     if (keyExpressions.isEmpty) AllTuples :: Nil

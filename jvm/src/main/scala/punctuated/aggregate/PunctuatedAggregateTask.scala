@@ -40,7 +40,7 @@ private[aggregate] class PunctuatedAggregateTask(
   private val impliedBits = if (!op.emit) 0L else layout.implied
     .filter(k => layout.closing(k - 1).isWholeKey(keyLength)).foldLeft(0L)((b, k) => b | (1L << k))
   private val wholeKeyBits = schemes.collect { case (k, s) if s.isWholeKey(keyLength) => 1L << k }.foldLeft(0L)(_ | _)
-  private val keyProj = UnsafeProjection.create(op.keyExpressions, op.child.output)
+  private val keyProj = UnsafeProjection.create(op.keyExpressions, op.childOutput)
   private val wideKinds = layout.partitionWide(keyLength).foldLeft(0L)((b, k) => b | (1L << k))
   // this batch's partition-wide punctuations (set once, before any group is processed)
   private var wide: Seq[GroupPunctuation] = Nil
@@ -65,7 +65,7 @@ private[aggregate] class PunctuatedAggregateTask(
       case ThroughShuffle(partitioning) if wideKinds != 0 =>
         // every partition-wide punctuation of the batch is among this partition's input rows
         val rows = iter.map(_.asInstanceOf[UnsafeRow].copy()).toArray
-        lazy val homeOf = PunctuationReplicatingExchangeExec.homeOf(partitioning, op.child.output)
+        lazy val homeOf = PunctuationReplicatingExchangeExec.homeOf(partitioning, op.childOutput)
         val arrived = rows.filter(r => (bitsOf(r) & wideKinds) != 0)
         setWide(wideKeys.toSeq ++ arrived.toSeq.flatMap { r =>
           val key = keyProj(r).copy()

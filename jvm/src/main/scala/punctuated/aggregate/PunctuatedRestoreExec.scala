@@ -34,13 +34,14 @@ import punctuated.state.{HadoopConfPerRun, StoreLocations}
  * @param keyExpressions     the grouping columns (the store's key)
  * @param stateInfo          the aggregation's state location (its operator id)
  * @param stateFormatVersion Spark's aggregation state format (the stored row's layout)
- * @param child              the partial aggregates, partitioned by the grouping columns
+ * @param child              the partial aggregates, partitioned by the grouping columns (transient,
+ *                           as [[PunctuatedAggregateExec]]'s: not shipped with the tasks)
  */
 case class PunctuatedRestoreExec(
     keyExpressions: Seq[Attribute],
     stateInfo: Option[StatefulOperatorStateInfo],
     stateFormatVersion: Int,
-    child: SparkPlan)
+    @transient child: SparkPlan)
   extends UnaryExecNode {
 
   private val stateManager = StreamingAggregationStateManager.createStateManager(
@@ -49,7 +50,9 @@ case class PunctuatedRestoreExec(
   override lazy val metrics: Map[String, SQLMetric] = Map(
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"))
 
-  override def output: Seq[Attribute] = child.output
+  // kept on the driver: operators above may ask for it in their tasks, which get no child
+  private val childOutput = child.output
+  override def output: Seq[Attribute] = childOutput
   override def outputPartitioning: Partitioning = child.outputPartitioning
   override def requiredChildDistribution: Seq[Distribution] =
     if (keyExpressions.isEmpty) AllTuples :: Nil

@@ -36,14 +36,18 @@ import org.apache.spark.util.MutablePair
  *
  * @param partitioning the hash partitioning of Spark's exchange it replaces
  * @param wide         which rows go to every partition
- * @param child        the input below the shuffle
+ * @param child        the input below the shuffle (transient: the operators above ship this node
+ *                     with their tasks — Spark's aggregation refers to itself from its generated
+ *                     code — and its child would carry the whole plan below to every task)
  */
 case class PunctuationReplicatingExchangeExec(
     partitioning: HashPartitioning,
     wide: PartitionWideRows,
-    child: SparkPlan) extends UnaryExecNode {
+    @transient child: SparkPlan) extends UnaryExecNode {
 
-  override def output: Seq[Attribute] = child.output
+  // kept on the driver: operators above may ask for it in their tasks, which get no child
+  private val childOutput = child.output
+  override def output: Seq[Attribute] = childOutput
   override def outputPartitioning: Partitioning = partitioning
   override def nodeName: String = "PunctuationReplicatingExchange"
 

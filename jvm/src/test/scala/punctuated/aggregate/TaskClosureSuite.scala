@@ -1,0 +1,105 @@
+package punctuated.aggregate
+
+import java.nio.file.Files
+
+import org.apache.spark.SparkEnv
+import org.apache.spark.sql.{DataFrame, Row}
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.functions.{col, count, window}
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.streaming.OutputMode
+
+import punctuated.compat.{MemoryStream, StreamExecution}
+import punctuated.declaration.Declaration._
+import punctuated.input.PunctuationReplicatingExchangeExec
+import punctuated.spark.PunctuatedStreamTest
+
+/**
+ * The tasks of a punctuated aggregation get its operators without the plan below them: the
+ * aggregation, its restore step and its replicating shuffle keep their child on the driver
+ * (`@transient`), so a task's closure does not carry every stage's operators down to the scans
+ * (Spark's own aggregation refers to itself from its generated code, and each operator's
+ * closure holds the operator). What runs in the tasks asks them for their columns only.
+ *
+ * Script: per sensor and 10-minute window sliding by 5 minutes under `sensor; ts<=` (the range
+ * goes through the replicating shuffle), first with whole-stage code generation off — every
+ * Spark operator above ours then runs interpreted in the tasks and asks ours for its columns
+ * there — across a restart; then what the operators ship, serialized as a task's closure is.
+ */
+class TaskClosureSuite extends PunctuatedStreamTest {
+  import testImplicits._
+  import EventTimeAggregateSuite._
+
+  override protected def sparkConf = super.sparkConf.set(SQLConf.SESSION_LOCAL_TIMEZONE.key, "UTC")
+
+  private def perSensor(): (MemoryStream[TimedReading], DataFrame) = {
+    val input = MemoryStream[TimedReading]
+    val r = declare(input.toDF(), "readings", Schemes -> "sensor; ts<=", Marker -> "is_punct")
+    (input, r.groupBy(col("sensor"), window(col("ts"), "10 minutes", "5 minutes")).agg(count("*").as("n"))
+      .select(col("sensor"), col("window.start"), col("n")))
+  }
+
+  private def ours(plan: SparkPlan): Seq[SparkPlan] = plan.collect {
+    case p: PunctuatedAggregateExec => p
+    case p: PunctuatedRestoreExec => p
+    case p: PunctuationReplicatingExchangeExec => p
+  }
+
+  private def serialized(o: AnyRef): Array[Byte] = {
+    val buffer = SparkEnv.get.closureSerializer.newInstance().serialize(o)
+    val bytes = new Array[Byte](buffer.remaining())
+    buffer.get(bytes)
+    bytes
+  }
+
+  private def mentions(bytes: Array[Byte], text: String): Boolean =
+    new String(bytes, "ISO-8859-1").contains(text)
+
+  test("Spark's operators above ours, interpreted in the tasks, read our columns: the batch answer, across a restart") {
+    val (input, out) = perSensor()
+    val checkpoint = Files.createTempDirectory("punctuated-ckpt").toFile.getCanonicalPath
+    val interpreted = Map(SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false")
+    testStream(out, OutputMode.Append())(
+      StartStream(checkpointLocation = checkpoint, additionalConfs = interpreted),
+      AddData(input, reading(1, "10:01", 1.0), reading(2, "10:02", 1.0), reading(1, "10:07", 1.0)),
+      CheckNewAnswer(),
+      AssertOnQuery("no whole-stage code generation") { q =>
+        q.lastExecution.executedPlan.collect { case w if w.nodeName.startsWith("WholeStageCodegen") => w }.isEmpty
+      },
+      AddData(input, noMoreOf(1)),
+      CheckNewAnswer(Row(1L, t("09:55"), 1L), Row(1L, t("10:00"), 2L), Row(1L, t("10:05"), 1L)),
+      StopStream,
+      StartStream(checkpointLocation = checkpoint, additionalConfs = interpreted),
+      AddData(input, reading(2, "10:12", 1.0), upTo("10:10")),
+      CheckNewAnswer(Row(2L, t("09:55"), 1L), Row(2L, t("10:00"), 1L)),
+      AddData(input, upTo("10:30")),
+      CheckNewAnswer(Row(2L, t("10:05"), 1L), Row(2L, t("10:10"), 1L)),
+      AssertPunctuatedState(rows = 0, punctuations = 2))
+  }
+
+  test("the aggregation, its restore step and its shuffle ship without the plan below them, with their columns") {
+    val (input, out) = perSensor()
+    testStream(out, OutputMode.Append())(
+      AddData(input, reading(1, "10:01", 1.0), upTo("10:00")),
+      CheckNewAnswer(),                               // no window ends by 10:00
+      AssertOnQuery("shipped without their child") { (q: StreamExecution) =>
+        val plan = q.lastExecution.executedPlan
+        val found = ours(plan)
+        assert(found.map(_.getClass.getSimpleName).toSet ==
+          Set("PunctuatedAggregateExec", "PunctuatedRestoreExec", "PunctuationReplicatingExchangeExec"))
+        // the scan below is in what the shuffle's child would have carried (the others' children
+        // stop at the next of ours below)
+        val scan = plan.collectLeaves().head.getClass.getSimpleName
+        assert(found.exists(p => mentions(serialized(p.children.head), scan)), s"$scan not found in a child")
+        found.foreach { p =>
+          val bytes = serialized(p)
+          assert(!mentions(bytes, scan), s"${p.nodeName} ships the plan below it ($scan)")
+          val copy = SparkEnv.get.closureSerializer.newInstance()
+            .deserialize[SparkPlan](java.nio.ByteBuffer.wrap(bytes), getClass.getClassLoader)
+          assert(copy.children.head == null, p.nodeName)
+          assert(copy.output == p.output, p.nodeName)
+        }
+        true
+      })
+  }
+}
