@@ -59,7 +59,9 @@ import punctuated.state.{GroupPunctuation, GroupPunctuations, PunctuatedJoinMetr
  * @param eventTimeWatermark the watermark Spark gives this operator for eviction (ms): the range
  *                       punctuation of the layout's watermark kinds (`WatermarkClosing`)
  * @param useWatermark   whether it forgets keys (watermark kinds, and a sound policy)
- * @param child          the input, distributed by the key
+ * @param child          the input, distributed by the key (transient, as
+ *                       [[punctuated.aggregate.PunctuatedAggregateExec]]'s: the tasks' closure
+ *                       holds this operator, not the plan below it)
  */
 case class PunctuatedDeduplicateExec(
     keyExpressions: Seq[Attribute],
@@ -71,12 +73,15 @@ case class PunctuatedDeduplicateExec(
     settings: PunctuatedConf,
     eventTimeWatermark: Option[Long],
     useWatermark: Boolean,
-    child: SparkPlan)
+    @transient child: SparkPlan)
   extends UnaryExecNode with PunctuatedStatefulOperator {
+
+  /** The input's columns, for the tasks (which do not get the child). */
+  private[dedup] val childOutput: Seq[Attribute] = child.output
 
   override def shortName: String = "punctuatedDeduplicate"
   override val stateStoreNames: Seq[String] = Seq(StateStoreId.DEFAULT_STORE_NAME, GroupPunctuations.StoreName)
-  override def output: Seq[Attribute] = child.output
+  override def output: Seq[Attribute] = childOutput
   override def outputPartitioning: Partitioning = child.outputPartitioning
   override def requiredChildDistribution: Seq[Distribution] =
     StatefulOperatorPartitioning.getCompatibleDistribution(keyExpressions, getStateInfo, conf) :: Nil
@@ -149,8 +154,8 @@ private[dedup] class PunctuatedDeduplicateTask(
   private val schemes = layout.closing.zipWithIndex.map { case (s, i) => (i + 1) -> s }
   private val held = new GroupPunctuations(op.getStateInfo, partitionId, op.keyExpressions.toStructType,
     schemes, storeConf, hadoopConf, op.settings.maxRemembered)
-  private val keyProj = UnsafeProjection.create(op.keyExpressions, op.child.output)
-  private lazy val homeOf = op.replicated.map(PunctuationReplicatingExchangeExec.homeOf(_, op.child.output))
+  private val keyProj = UnsafeProjection.create(op.keyExpressions, op.childOutput)
+  private lazy val homeOf = op.replicated.map(PunctuationReplicatingExchangeExec.homeOf(_, op.childOutput))
   // the constant value of every stored key (one INT, 1), written directly: no code generated per task
   private val seen = StoreNamespace.intRow(1)
 

@@ -11,12 +11,16 @@ import org.apache.spark.sql.streaming.OutputMode
 
 import punctuated.compat.{MemoryStream, StreamExecution}
 import punctuated.declaration.Declaration._
+import punctuated.dedup.PunctuatedDeduplicateExec
 import punctuated.input.PunctuationReplicatingExchangeExec
+import punctuated.join.Bid
+import punctuated.join.JoinTestData._
 import punctuated.spark.PunctuatedStreamTest
 
 /**
- * The tasks of a punctuated aggregation get its operators without the plan below them: the
- * aggregation, its restore step and its replicating shuffle keep their child on the driver
+ * The tasks of a punctuated aggregation or deduplication get its operators without the plan
+ * below them: the aggregation, its restore step, the deduplication and their replicating
+ * shuffle keep their child on the driver
  * (`@transient`), so a task's closure does not carry every stage's operators down to the scans
  * (Spark's own aggregation refers to itself from its generated code, and each operator's
  * closure holds the operator). What runs in the tasks asks them for their columns only.
@@ -24,7 +28,8 @@ import punctuated.spark.PunctuatedStreamTest
  * Script: per sensor and 10-minute window sliding by 5 minutes under `sensor; ts<=` (the range
  * goes through the replicating shuffle), first with whole-stage code generation off — every
  * Spark operator above ours then runs interpreted in the tasks and asks ours for its columns
- * there — across a restart; then what the operators ship, serialized as a task's closure is.
+ * there — across a restart; the same for a deduplication under `auction`; then what the
+ * operators ship, serialized as a task's closure is.
  */
 class TaskClosureSuite extends PunctuatedStreamTest {
   import testImplicits._
@@ -42,7 +47,34 @@ class TaskClosureSuite extends PunctuatedStreamTest {
   private def ours(plan: SparkPlan): Seq[SparkPlan] = plan.collect {
     case p: PunctuatedAggregateExec => p
     case p: PunctuatedRestoreExec => p
+    case p: PunctuatedDeduplicateExec => p
     case p: PunctuationReplicatingExchangeExec => p
+  }
+
+  private val interpreted = Map(SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false")
+
+  private def NoWholeStageCodegen = AssertOnQuery("no whole-stage code generation") { q =>
+    q.lastExecution.executedPlan.collect { case w if w.nodeName.startsWith("WholeStageCodegen") => w }.isEmpty
+  }
+
+  /** Each of ours in the last plan ships without its child (the scan below is not in its bytes), with its columns. */
+  private def ShippedWithoutChild(names: String*) = AssertOnQuery("shipped without their child") { (q: StreamExecution) =>
+    val plan = q.lastExecution.executedPlan
+    val found = ours(plan)
+    assert(found.map(_.getClass.getSimpleName).toSet == names.toSet)
+    // the scan below is in what the shuffle's child would have carried (the others' children
+    // stop at the next of ours below)
+    val scan = plan.collectLeaves().head.getClass.getSimpleName
+    assert(found.exists(p => mentions(serialized(p.children.head), scan)), s"$scan not found in a child")
+    found.foreach { p =>
+      val bytes = serialized(p)
+      assert(!mentions(bytes, scan), s"${p.nodeName} ships the plan below it ($scan)")
+      val copy = SparkEnv.get.closureSerializer.newInstance()
+        .deserialize[SparkPlan](java.nio.ByteBuffer.wrap(bytes), getClass.getClassLoader)
+      assert(copy.children.head == null, p.nodeName)
+      assert(copy.output == p.output, p.nodeName)
+    }
+    true
   }
 
   private def serialized(o: AnyRef): Array[Byte] = {
@@ -58,14 +90,11 @@ class TaskClosureSuite extends PunctuatedStreamTest {
   test("Spark's operators above ours, interpreted in the tasks, read our columns: the batch answer, across a restart") {
     val (input, out) = perSensor()
     val checkpoint = Files.createTempDirectory("punctuated-ckpt").toFile.getCanonicalPath
-    val interpreted = Map(SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false")
     testStream(out, OutputMode.Append())(
       StartStream(checkpointLocation = checkpoint, additionalConfs = interpreted),
       AddData(input, reading(1, "10:01", 1.0), reading(2, "10:02", 1.0), reading(1, "10:07", 1.0)),
       CheckNewAnswer(),
-      AssertOnQuery("no whole-stage code generation") { q =>
-        q.lastExecution.executedPlan.collect { case w if w.nodeName.startsWith("WholeStageCodegen") => w }.isEmpty
-      },
+      NoWholeStageCodegen,
       AddData(input, noMoreOf(1)),
       CheckNewAnswer(Row(1L, t("09:55"), 1L), Row(1L, t("10:00"), 2L), Row(1L, t("10:05"), 1L)),
       StopStream,
@@ -77,29 +106,28 @@ class TaskClosureSuite extends PunctuatedStreamTest {
       AssertPunctuatedState(rows = 0, punctuations = 2))
   }
 
+  test("a deduplication's tasks, with Spark's operators interpreted: first rows at once, keys forgotten when punctuated") {
+    val bids = MemoryStream[Bid]
+    val firsts = declare(bids.toDF(), "bids", Schemes -> "auction", Marker -> "is_punct")
+      .dropDuplicates("auction", "bidder").select("auction", "bidder")
+    testStream(firsts)(
+      StartStream(additionalConfs = interpreted),
+      AddData(bids, bid(1, 100, 5.0), bid(1, 100, 6.0), bid(1, 101, 7.5), bid(2, 100, 1.0)),
+      CheckNewAnswer((1L, 100L), (1L, 101L), (2L, 100L)),
+      NoWholeStageCodegen,
+      StopStream,
+      StartStream(additionalConfs = interpreted),
+      AddData(bids, bid(1, 100, 8.0), bid(2, 102, 1.0), closeBids(1)),
+      CheckNewAnswer((2L, 102L)),
+      AssertPunctuatedState(rows = 2, punctuations = 0),
+      ShippedWithoutChild("PunctuatedDeduplicateExec", "PunctuationReplicatingExchangeExec"))
+  }
+
   test("the aggregation, its restore step and its shuffle ship without the plan below them, with their columns") {
     val (input, out) = perSensor()
     testStream(out, OutputMode.Append())(
       AddData(input, reading(1, "10:01", 1.0), upTo("10:00")),
       CheckNewAnswer(),                               // no window ends by 10:00
-      AssertOnQuery("shipped without their child") { (q: StreamExecution) =>
-        val plan = q.lastExecution.executedPlan
-        val found = ours(plan)
-        assert(found.map(_.getClass.getSimpleName).toSet ==
-          Set("PunctuatedAggregateExec", "PunctuatedRestoreExec", "PunctuationReplicatingExchangeExec"))
-        // the scan below is in what the shuffle's child would have carried (the others' children
-        // stop at the next of ours below)
-        val scan = plan.collectLeaves().head.getClass.getSimpleName
-        assert(found.exists(p => mentions(serialized(p.children.head), scan)), s"$scan not found in a child")
-        found.foreach { p =>
-          val bytes = serialized(p)
-          assert(!mentions(bytes, scan), s"${p.nodeName} ships the plan below it ($scan)")
-          val copy = SparkEnv.get.closureSerializer.newInstance()
-            .deserialize[SparkPlan](java.nio.ByteBuffer.wrap(bytes), getClass.getClassLoader)
-          assert(copy.children.head == null, p.nodeName)
-          assert(copy.output == p.output, p.nodeName)
-        }
-        true
-      })
+      ShippedWithoutChild("PunctuatedAggregateExec", "PunctuatedRestoreExec", "PunctuationReplicatingExchangeExec"))
   }
 }
