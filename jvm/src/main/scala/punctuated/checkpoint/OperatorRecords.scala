@@ -62,7 +62,7 @@ object OperatorRecords {
       stores = exec.stateStoreNames,
       inputs = exec.inputs.map { in =>
         input(JoinInputLayout.of(in.number).name, Seq(left, right)(in.number), in.spec,
-          exec.inputs(exec.other(in.number)).spec, in.plan.output)
+          exec.inputs(exec.other(in.number)).spec, in.output)
       })
   }
 

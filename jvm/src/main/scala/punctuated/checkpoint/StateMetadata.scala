@@ -48,7 +48,7 @@ object StoreSchemas {
       val key = JoinInputState.keySchema(in.keys)
       StoreSchema(JoinInputState.rowsStoreName(in.number),
         key.add(JoinInputState.SeqColumn, LongType, nullable = false),
-        DataTypeUtils.fromAttributes(in.plan.output).add(JoinInputState.MatchedColumn, BooleanType, nullable = false),
+        DataTypeUtils.fromAttributes(in.output).add(JoinInputState.MatchedColumn, BooleanType, nullable = false),
         numColsPrefixKey = 0)
     }
     rows ++

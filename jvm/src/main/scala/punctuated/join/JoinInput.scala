@@ -17,7 +17,8 @@ import punctuated.input.{InputSpec, PunctuationReplicatingExchangeExec}
  * (`inputs(i)` and `inputs(other(i))`) instead of once per side.
  *
  * {{{
- *   plan      number, declaration (spec), join keys, plan, replicated?   (JoinInputPlan)
+ *   plan      number, declaration (spec), join keys, columns, partitioning, replicated?
+ *                                                                      (JoinInputPlan)
  *   state     its rows, held punctuations, range index, closed values    (JoinInputState)
  *   batch     this batch's new punctuations, the whole keys it closed now
  *   helpers   key projection, stored-row layout (columns + matched), a row of NULLs
@@ -40,7 +41,7 @@ private[join] final class JoinInput(
   def number: Int = plan.number
   def spec: InputSpec = plan.spec
   def replicated: Boolean = plan.replicated
-  def output: Seq[Attribute] = plan.plan.output
+  def output: Seq[Attribute] = plan.output
   def keys: Seq[org.apache.spark.sql.catalyst.expressions.Expression] = plan.keys
   val keyLength: Int = plan.keys.length
   val inputSchema: StructType = DataTypeUtils.fromAttributes(output)
@@ -70,7 +71,7 @@ private[join] final class JoinInput(
 
   /** For a replicated input: the partition Spark's hash partitioning gives a row (its home). */
   lazy val homePartition: InternalRow => Int = PunctuationReplicatingExchangeExec.homeOf(
-    plan.plan.outputPartitioning.asInstanceOf[HashPartitioning], output)
+    plan.partitioning.asInstanceOf[HashPartitioning], output)
 
   /** The row's columns as `(name=value, ...)`, for error messages. */
   def render(row: InternalRow): String = inputSchema.fields.indices.map { i =>

@@ -47,7 +47,7 @@ private[join] class PunctuatedJoinTask(
     if (usesSharedStore) Some(JoinInputState.openShared(info, partitionId, storeConf, hadoopConf)) else None
   private val inputs: IndexedSeq[JoinInput] = exec.inputs.map { in =>
     val state = new JoinInputState(in.number, shared, info, partitionId, JoinInputState.keySchema(in.keys),
-      org.apache.spark.sql.catalyst.types.DataTypeUtils.fromAttributes(in.plan.output),
+      org.apache.spark.sql.catalyst.types.DataTypeUtils.fromAttributes(in.output),
       in.spec.keySchemes, indexSchemes(in.number), settings.maxRemembered, storeConf, hadoopConf)
     new JoinInput(in, state, partitionWide(in.number))
   }

@@ -87,7 +87,10 @@ import punctuated.input.{InputSpec, PunctuationReplicatingExchangeExec}
  *                   [[PunctuationReplicatingExchangeExec]] (its partition-wide punctuations
  *                   reach every partition); otherwise they are gathered by a job first
  * @param rightReplicated the same, for the right input
- * @param left       left input plan
+ * @param left       left input plan (transient, as `right`: kept on the driver, so that the
+ *                   tasks, which get this operator with their closure, do not carry the plan
+ *                   below it down to the scans; they read the inputs' columns and
+ *                   partitioning from [[inputs]], whose values are taken on the driver)
  * @param right      right input plan
  * @param band       the condition's time band whose inputs' range punctuations on time purge
  *                   state ([[TimeBand]], [[TimeBandJoin]]), if any
@@ -108,8 +111,8 @@ case class PunctuatedSymmetricHashJoinExec(
     settings: PunctuatedConf,
     leftReplicated: Boolean,
     rightReplicated: Boolean,
-    left: SparkPlan,
-    right: SparkPlan,
+    @transient left: SparkPlan,
+    @transient right: SparkPlan,
     band: Option[TimeBand] = None,
     eventTimeWatermark: Option[Long] = None)
   extends BinaryExecNode with PunctuatedStatefulOperator {
@@ -133,9 +136,11 @@ case class PunctuatedSymmetricHashJoinExec(
    * does per input (its state, keys, punctuations, metrics) is done over these, so that an
    * operator of more inputs reuses it; only Spark's join types name a side.
    */
-  @transient lazy val inputs: IndexedSeq[JoinInputPlan] = IndexedSeq(
-    JoinInputPlan(0, leftSpec, leftKeys, left, leftReplicated),
-    JoinInputPlan(1, rightSpec, rightKeys, right, rightReplicated))
+  val inputs: IndexedSeq[JoinInputPlan] = IndexedSeq(
+    JoinInputPlan(0, leftSpec, leftKeys, left.output, left.outputPartitioning, leftReplicated),
+    JoinInputPlan(1, rightSpec, rightKeys, right.output, right.outputPartitioning, rightReplicated))
+  private def leftOutput = inputs(0).output
+  private def rightOutput = inputs(1).output
 
   /** The input a binary join's input `i` is joined with. */
   def other(i: Int): Int = 1 - i
@@ -167,11 +172,11 @@ case class PunctuatedSymmetricHashJoinExec(
       StatefulOpClusteredDistribution(rightKeys, getStateInfo.numPartitions) :: Nil
 
   override lazy val output: Seq[Attribute] = joinType match {
-    case Inner => left.output ++ right.output
-    case LeftOuter => left.output ++ right.output.map(_.withNullability(true))
-    case RightOuter => left.output.map(_.withNullability(true)) ++ right.output
-    case FullOuter => (left.output ++ right.output).map(_.withNullability(true))
-    case LeftSemi | LeftAnti => left.output
+    case Inner => leftOutput ++ rightOutput
+    case LeftOuter => leftOutput ++ rightOutput.map(_.withNullability(true))
+    case RightOuter => leftOutput.map(_.withNullability(true)) ++ rightOutput
+    case FullOuter => (leftOutput ++ rightOutput).map(_.withNullability(true))
+    case LeftSemi | LeftAnti => leftOutput
     case other => throw new IllegalArgumentException(s"unsupported join type $other")
   }
 
@@ -190,7 +195,7 @@ case class PunctuatedSymmetricHashJoinExec(
     val storeConf = new StateStoreConf(conf)
     val hadoopConf = broadcastHadoopConf()
     metrics // initialise on the driver
-    val rdds = inputs.map(_.plan.execute())
+    val rdds = children.map(_.execute()).toIndexedSeq
     // Punctuations that do not fix a whole join key (a prefix, a range) concern every
     // partition. An input whose shuffle is a PunctuationReplicatingExchangeExec brings them to
     // every partition itself; from any other (an input already partitioned by the key, e.g.
@@ -199,7 +204,7 @@ case class PunctuatedSymmetricHashJoinExec(
     // they are few, and the closure is shipped anyway).
     val global = inputs.map { in =>
       (if (in.replicated) Array.empty[(KeyScheme, UnsafeRow)]
-      else PunctuatedSymmetricHashJoinExec.partitionWide(rdds(in.number), in.spec, in.keys, in.plan.output)) ++
+      else PunctuatedSymmetricHashJoinExec.partitionWide(rdds(in.number), in.spec, in.keys, in.output)) ++
         // the watermark on a join-key column: the same range punctuation in every partition
         WatermarkPunctuations.keyPunctuation(in.spec, in.keys.length, eventTimeWatermark)
     }
@@ -238,7 +243,7 @@ case class PunctuatedSymmetricHashJoinExec(
    * A join whose condition relates no watermarked columns passes the input watermark on.
    */
   override def produceOutputWatermark(inputWatermarkMs: Long): Option[Long] = {
-    val (l, r) = punctuated.compat.StreamingSymmetricHashJoinHelper.getStateWatermark(left.output, right.output,
+    val (l, r) = punctuated.compat.StreamingSymmetricHashJoinHelper.getStateWatermark(leftOutput, rightOutput,
       leftKeys, rightKeys, condition, Some(inputWatermarkMs), !conf.getConf(org.apache.spark.sql.internal.SQLConf.STATEFUL_OPERATOR_ALLOW_MULTIPLE))
     (l.toSeq ++ r).minOption.orElse(Some(inputWatermarkMs))
   }
@@ -276,13 +281,16 @@ object PunctuatedSymmetricHashJoinExec {
 }
 
 /**
- * One input of a [[PunctuatedSymmetricHashJoinExec]] as planned, by number.
+ * One input of a [[PunctuatedSymmetricHashJoinExec]] as planned, by number: what the tasks
+ * need of its plan (its columns and partitioning), not the plan itself.
  *
- * @param number     0 for the left input, 1 for the right one
- * @param spec       its declaration, in ordinals of its rows
- * @param keys       its join-key expressions
- * @param plan       its plan
- * @param replicated whether it comes through a [[PunctuationReplicatingExchangeExec]]
+ * @param number       0 for the left input, 1 for the right one
+ * @param spec         its declaration, in ordinals of its rows
+ * @param keys         its join-key expressions
+ * @param output       its plan's columns
+ * @param partitioning its plan's output partitioning (a replicated input's home partition
+ *                     is Spark's hash partitioning of the row)
+ * @param replicated   whether it comes through a [[PunctuationReplicatingExchangeExec]]
  */
-final case class JoinInputPlan(number: Int, spec: InputSpec, keys: Seq[Expression], plan: SparkPlan,
-    replicated: Boolean)
+final case class JoinInputPlan(number: Int, spec: InputSpec, keys: Seq[Expression], output: Seq[Attribute],
+    partitioning: Partitioning, replicated: Boolean)

@@ -20,7 +20,7 @@ import punctuated.compat.{MemoryStream, StateStoreSaveExec, StreamExecution}
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.input.{KeyPrefix, PunctuationReplicatingExchangeExec}
-import punctuated.spark.{NotOnRocksDB, OnRocksDB, PunctuatedStreamTest}
+import punctuated.spark.{NotOnRocksDB, OnRocksDB}
 
 /**
  * An aggregation whose punctuations fix part of its grouping key (`sensor` of `GROUP BY
@@ -32,18 +32,11 @@ import punctuated.spark.{NotOnRocksDB, OnRocksDB, PunctuatedStreamTest}
  * `spark.punctuated.prefixPartitioning` says later. HDFS-backed state store;
  * [[PrefixPartitioningRocksDBSuite]] runs the same on RocksDB. (2 shuffle partitions.)
  */
-class PrefixPartitioningSuite extends PunctuatedStreamTest {
+class PrefixPartitioningSuite extends PerSensorWindows {
   import testImplicits._
   import EventTimeAggregateSuite._
 
   override protected def sparkConf = super.sparkConf.set(SQLConf.SESSION_LOCAL_TIMEZONE.key, "UTC")
-
-  private def perSensor(): (MemoryStream[TimedReading], DataFrame) = {
-    val input = MemoryStream[TimedReading]
-    val r = declare(input.toDF(), "readings", Schemes -> "sensor; ts<=", Marker -> "is_punct")
-    (input, r.groupBy(col("sensor"), window(col("ts"), "10 minutes", "5 minutes")).agg(count("*").as("n"))
-      .select(col("sensor"), col("window.start"), col("n")))
-  }
 
   private def newCheckpoint(): String = Files.createTempDirectory("punctuated-ckpt").toFile.getCanonicalPath
 

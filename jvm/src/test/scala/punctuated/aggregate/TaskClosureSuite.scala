@@ -2,20 +2,18 @@ package punctuated.aggregate
 
 import java.nio.file.Files
 
-import org.apache.spark.SparkEnv
-import org.apache.spark.sql.{DataFrame, Row}
+import org.apache.spark.sql.Row
 import org.apache.spark.sql.execution.SparkPlan
-import org.apache.spark.sql.functions.{col, count, window}
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.streaming.OutputMode
 
-import punctuated.compat.{MemoryStream, StateStoreRDDs, StreamExecution}
+import punctuated.compat.{MemoryStream, StateStoreRDDs}
 import punctuated.declaration.Declaration._
 import punctuated.dedup.PunctuatedDeduplicateExec
 import punctuated.input.PunctuationReplicatingExchangeExec
 import punctuated.join.Bid
 import punctuated.join.JoinTestData._
-import punctuated.spark.PunctuatedStreamTest
+import punctuated.spark.TaskClosureChecks
 
 /**
  * The tasks of a punctuated aggregation or deduplication get its operators without the plan
@@ -31,61 +29,20 @@ import punctuated.spark.PunctuatedStreamTest
  * there — across a restart; the same for a deduplication under `auction`; then what the
  * operators ship, serialized as a task's closure is.
  */
-class TaskClosureSuite extends PunctuatedStreamTest {
+class TaskClosureSuite extends TaskClosureChecks with PerSensorWindows {
   import testImplicits._
   import EventTimeAggregateSuite._
 
   override protected def sparkConf = super.sparkConf.set(SQLConf.SESSION_LOCAL_TIMEZONE.key, "UTC")
 
-  private def perSensor(): (MemoryStream[TimedReading], DataFrame) = {
-    val input = MemoryStream[TimedReading]
-    val r = declare(input.toDF(), "readings", Schemes -> "sensor; ts<=", Marker -> "is_punct")
-    (input, r.groupBy(col("sensor"), window(col("ts"), "10 minutes", "5 minutes")).agg(count("*").as("n"))
-      .select(col("sensor"), col("window.start"), col("n")))
-  }
-
-  private def ours(plan: SparkPlan): Seq[SparkPlan] = plan.collect {
+  private val ours: PartialFunction[SparkPlan, SparkPlan] = {
     case p: PunctuatedAggregateExec => p
     case p: PunctuatedRestoreExec => p
     case p: PunctuatedDeduplicateExec => p
     case p: PunctuationReplicatingExchangeExec => p
   }
 
-  private val interpreted = Map(SQLConf.WHOLESTAGE_CODEGEN_ENABLED.key -> "false")
-
-  private def NoWholeStageCodegen = AssertOnQuery("no whole-stage code generation") { q =>
-    q.lastExecution.executedPlan.collect { case w if w.nodeName.startsWith("WholeStageCodegen") => w }.isEmpty
-  }
-
-  /** Each of ours in the last plan ships without its child (the scan below is not in its bytes), with its columns. */
-  private def ShippedWithoutChild(names: String*) = AssertOnQuery("shipped without their child") { (q: StreamExecution) =>
-    val plan = q.lastExecution.executedPlan
-    val found = ours(plan)
-    assert(found.map(_.getClass.getSimpleName).toSet == names.toSet)
-    // the scan below is in what the shuffle's child would have carried (the others' children
-    // stop at the next of ours below)
-    val scan = plan.collectLeaves().head.getClass.getSimpleName
-    assert(found.exists(p => mentions(serialized(p.children.head), scan)), s"$scan not found in a child")
-    found.foreach { p =>
-      val bytes = serialized(p)
-      assert(!mentions(bytes, scan), s"${p.nodeName} ships the plan below it ($scan)")
-      val copy = SparkEnv.get.closureSerializer.newInstance()
-        .deserialize[SparkPlan](java.nio.ByteBuffer.wrap(bytes), getClass.getClassLoader)
-      assert(copy.children.head == null, p.nodeName)
-      assert(copy.output == p.output, p.nodeName)
-    }
-    true
-  }
-
-  private def serialized(o: AnyRef): Array[Byte] = {
-    val buffer = SparkEnv.get.closureSerializer.newInstance().serialize(o)
-    val bytes = new Array[Byte](buffer.remaining())
-    buffer.get(bytes)
-    bytes
-  }
-
-  private def mentions(bytes: Array[Byte], text: String): Boolean =
-    new String(bytes, "ISO-8859-1").contains(text)
+  private def ShippedWithoutChild(names: String*) = ShippedWithoutChildren(ours, names: _*)
 
   test("Spark's operators above ours, interpreted in the tasks, read our columns: the batch answer, across a restart") {
     val (input, out) = perSensor()

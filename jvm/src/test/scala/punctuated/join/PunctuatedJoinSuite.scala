@@ -12,13 +12,13 @@ import org.apache.spark.sql.internal.SQLConf
 import punctuated.conf.PunctuatedConf
 import punctuated.declaration.Declaration._
 import punctuated.join.JoinTestData._
-import punctuated.spark.{NotOnRocksDB, OnRocksDB, PunctuatedStreamTest}
+import punctuated.spark.{NotOnRocksDB, OnRocksDB}
 
 /**
  * The auction join (auctions `unique id`, bids `schemes auction`), scripted batch by batch,
  * on the HDFS-backed state store; [[PunctuatedJoinRocksDBSuite]] runs the same on RocksDB.
  */
-class PunctuatedJoinSuite extends PunctuatedStreamTest {
+class PunctuatedJoinSuite extends DayRangeJoin {
   import testImplicits._
 
   private def auctionJoin(joinType: String = "inner", bidsFilter: DataFrame => DataFrame = identity) = {
@@ -335,11 +335,7 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
   }
 
   test("range punctuations purge every key up to their bound") {
-    val readings = MemoryStream[(Option[Int], Option[Long], Boolean)]
-    val days = MemoryStream[(Option[Int], Option[String], Boolean)]
-    val r = declare(readings.toDF().toDF("day", "sensor", "p"), "readings", Schemes -> "day<=", Marker -> "p")
-    val d = declare(days.toDF().toDF("day", "name", "p"), "days", Schemes -> "day<=", Marker -> "p")
-    val joined = r.join(d, r("day") === d("day")).select(r("day"), r("sensor"), d("name"))
+    val (readings, days, joined) = dayRangeJoin()
     testStream(joined)(
       AddData(readings, (Some(1), Some(7L), false), (Some(2), Some(7L), false), (Some(5), Some(8L), false)),
       AddData(days, (Some(1), Some("mon"), false)),
@@ -362,11 +358,7 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
   }
 
   test("late rows under ranges: after both inputs closed <= 3 and released it, rows <= 3 are late") {
-    val readings = MemoryStream[(Option[Int], Option[Long], Boolean)]
-    val days = MemoryStream[(Option[Int], Option[String], Boolean)]
-    val r = declare(readings.toDF().toDF("day", "sensor", "p"), "readings", Schemes -> "day<=", Marker -> "p")
-    val d = declare(days.toDF().toDF("day", "name", "p"), "days", Schemes -> "day<=", Marker -> "p")
-    val joined = r.join(d, r("day") === d("day")).select(r("day"), r("sensor"), d("name"))
+    val (readings, days, joined) = dayRangeJoin()
     testStream(joined)(
       AddData(readings, (Some(1), Some(7L), false)),
       AddData(days, (Some(1), Some("mon"), false)),
@@ -391,11 +383,7 @@ class PunctuatedJoinSuite extends PunctuatedStreamTest {
 
   test("range punctuations reach every partition through the shuffle itself, received once, held by all") {
     withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> "4") {
-      val readings = MemoryStream[(Option[Int], Option[Long], Boolean)]
-      val days = MemoryStream[(Option[Int], Option[String], Boolean)]
-      val r = declare(readings.toDF().toDF("day", "sensor", "p"), "readings", Schemes -> "day<=", Marker -> "p")
-      val d = declare(days.toDF().toDF("day", "name", "p"), "days", Schemes -> "day<=", Marker -> "p")
-      val joined = r.join(d, r("day") === d("day")).select(r("day"), r("sensor"), d("name"))
+      val (readings, days, joined) = dayRangeJoin()
       val twelveDays = (1 to 12).map(day => (Some(day), Some(day * 10L), false))
       testStream(joined)(
         AddData(readings, twelveDays: _*),                 // days 1..12 spread over 4 partitions

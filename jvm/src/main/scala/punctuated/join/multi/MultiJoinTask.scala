@@ -46,7 +46,7 @@ private[multi] class MultiJoinTask(
   private val meta = JoinInputState.openShared(info, cell, storeConf, hadoopConf)
   private val rangeLookups = MultiJoinInputSpec.rangeLookups(exec.inputs)
   private val states: IndexedSeq[MultiJoinState] = exec.inputs.map { in =>
-    new MultiJoinState(in, exec.children(in.number).output, meta, info, cell, settings.maxRemembered,
+    new MultiJoinState(in, exec.childOutputs(in.number), meta, info, cell, settings.maxRemembered,
       storeConf, hadoopConf, rangeIndexed = MultiJoinInputSpec.indexedFor(exec.inputs, in.number))
   }
   private val tree = exec.tree
@@ -117,7 +117,7 @@ private[multi] class MultiJoinTask(
       new MultiJoinState(tree.specOf(covered, 4 * n + covered.map(1 << _).sum), tree.outputOfInputs(covered), meta,
         info, cell, settings.maxRemembered, storeConf, hadoopConf, None, Some(ns))
     override def treeOf(plan: MultiJoinPlan.Join): MultiJoinTree =
-      new MultiJoinTree(plan, exec.inputs, exec.children.map(_.output))
+      new MultiJoinTree(plan, exec.inputs, exec.childOutputs)
     override def keep(covered: Set[Int], state: MultiJoinState, key: UnsafeRow): Boolean =
       ChainedPurge.check(View, covered, state.bindingOf(key), MultiJoinState.MaxPartials) != ChainedPurge.Purgeable
     override def storedNode(state: MultiJoinState, key: UnsafeRow): Unit = {
@@ -134,7 +134,7 @@ private[multi] class MultiJoinTask(
   })
 
   private val specs = exec.inputs.map(_.spec)
-  private val outputs = exec.children.map(_.output)
+  private val outputs = exec.childOutputs
   private val toUnsafe = outputs.map(o => UnsafeProjection.create(o, o))
   /** The root's combined row: its children's columns in child order (the MJoin: input order). */
   private val allAttrs = tree.inner.last.childOutput

@@ -96,7 +96,10 @@ import punctuated.state.{PunctuatedJoinMetrics, PunctuatedStatefulOperator}
  * @param stateInfo  state-store location, set by Spark's incremental planner
  * @param settings   the `spark.punctuated.*` settings
  * @param shares     the hypercube shares per class (product <= the state's partitions)
- * @param children   input i's rows, already routed to cells, as children(i)
+ * @param children   input i's rows, already routed to cells, as children(i) (transient: kept
+ *                   on the driver, so that the tasks, which get this operator with their
+ *                   closure, do not carry the plans below it; they read the children's columns
+ *                   from `childOutputs`, taken on the driver)
  * @param plan       the plan over the inputs (canonical; default the MJoin)
  * @param probeOrders under the MJoin, per input the order its rows probe the others, each
  *                   next sharing a class with it or one before ([[PlanCost.probeOrders]]
@@ -120,7 +123,7 @@ case class PunctuatedMultiJoinExec(
     stateInfo: Option[StatefulOperatorStateInfo],
     settings: PunctuatedConf,
     shares: Seq[Int],
-    children: Seq[SparkPlan],
+    @transient children: Seq[SparkPlan],
     plan: MultiJoinPlan.Join = null,
     probeOrders: Seq[Seq[Int]] = Nil,
     nodeStores: Seq[Seq[Int]] = null,
@@ -136,6 +139,9 @@ case class PunctuatedMultiJoinExec(
     "one child per input, inputs numbered 0 .. n-1")
   require(shares.size == classTypes.size, s"one share per class: $shares")
 
+  /** Each child's columns (what the tasks need of the children). */
+  private[multi] val childOutputs: IndexedSeq[Seq[Attribute]] = children.map(_.output).toIndexedSeq
+
   override def shortName: String = "punctuatedMultiJoin"
   override def output: Seq[Attribute] = projection
   /** The nodes with a rows store of their own (`nodeStores`, else the plan's nodes). */
@@ -148,7 +154,7 @@ case class PunctuatedMultiJoinExec(
       s" migrating from ${m.from.text(_.toString)} (${m.strategy})").getOrElse("")
 
   /** The plan as the task runs it (units, children, probe orders). */
-  private[multi] def tree: MultiJoinTree = new MultiJoinTree(joinPlan, inputs, children.map(_.output))
+  private[multi] def tree: MultiJoinTree = new MultiJoinTree(joinPlan, inputs, childOutputs)
 
   /**
    * Each input in the operator's cells, one partition per cell, as the
