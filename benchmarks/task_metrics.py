@@ -9,12 +9,15 @@ per kind of stage, move less and say where an engine's time goes (``benchmarks/n
 with the local property ``sql.streaming.queryId``), in milliseconds, per stage kind:
 
 * ``scan``: a stage reading a source (its RDDs include a ``DataSourceRDD``);
-* ``stateful``: a stage with a state store (``StateStoreRDD``, ``ReadStateStoreRDD``, or one
-  of the extension's own);
+* ``stateful``: a stage with a state store (``StateStoreRDD``, ``ReadStateStoreRDD``, a
+  stream-stream join's ``StateStoreAwareZipPartitionsRDD``, or one of the extension's own,
+  the multi-way join's ``StateStoreAwareZipRDD`` among them);
 * ``other``: the rest (e.g. a sink's stage reading a shuffle).
 
     >>> kind_of(["DataSourceRDD", "MapPartitionsRDD"]), kind_of(["StateStoreRDD"]), kind_of(["ShuffledRowRDD"])
     ('scan', 'stateful', 'other')
+    >>> kind_of(["MapPartitionsRDD", "StateStoreAwareZipPartitionsRDD", "ShuffledRowRDD"])
+    'stateful'
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ def kind_of(rdd_names) -> str:
     names = " ".join(rdd_names)
     if "DataSourceRDD" in names:
         return "scan"
-    if "StateStoreRDD" in names or "DamagedStateRDD" in names:
+    # a join's stores are opened by the RDD that zips its inputs' partitions
+    if any(n in names for n in ("StateStoreRDD", "DamagedStateRDD", "StateStoreAwareZip")):
         return "stateful"
     return "other"
 

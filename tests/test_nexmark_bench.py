@@ -181,7 +181,9 @@ def test_event_time_queries_against_the_watermark(tmp_path, child_env, query):
     Spark's join drops person 1000, whose event time is the epoch, as late under its initial
     watermark 0: not asserted), and ours holds at most the state the watermark plan holds."""
     events = 30_000  # 15 s of event time (SLOW_CLOCK): q5's windows of 10 s, q8's bands
-    run_runner(child_env, tmp_path, query, events, "watermark,punctuated", "--events-per-second", str(SLOW_CLOCK))
+    metrics = ("--task-metrics",) if query == "q8" else ()
+    run_runner(child_env, tmp_path, query, events, "watermark,punctuated", "--events-per-second", str(SLOW_CLOCK),
+               *metrics)
     by = {s["engine"]: s for s in json.loads((tmp_path / f"nexmark_{query}_{events}.json").read_text())}
     ours, spark = by["punctuated"], by["watermark"]
     assert ours.get("error") is None and spark.get("error") is None, (ours.get("error"), spark.get("error"))
@@ -189,6 +191,11 @@ def test_event_time_queries_against_the_watermark(tmp_path, child_env, query):
     assert spark["results_match"] is True or query == "q8"
     assert ours["result_rows"] >= spark["result_rows"] > 0
     assert ours["max_state_rows"] <= spark["max_state_rows"]
+    if metrics:
+        # a join's stage (its stores opened by the RDD zipping its inputs) counts as stateful:
+        # one task per partition (2) in each micro-batch of each engine's join
+        for s in (ours, spark):
+            assert s["task_metrics"]["stateful"]["tasks"] >= 2 * 3, (s["engine"], s["task_metrics"])
 
 
 def test_benchmark_helpers_doctests():
