@@ -211,6 +211,9 @@ def child(args) -> int:
     markers.mkdir(parents=True, exist_ok=True)
     spark = session(args.master, args.provider)
     (work / "app_id").write_text(spark.sparkContext.applicationId)
+    # two local-cluster drivers started in the same second get the same application id: their
+    # executors are told apart by the driver's port in their --driver-url
+    (work / "driver_port").write_text(spark.sparkContext.getConf().get("spark.driver.port"))
     df = build_query(spark, args.query, work / "data")
     out = work / "out"
     holds = {int(b) for b in args.hold_batches.split(",") if b}
@@ -346,9 +349,15 @@ class Run:
         return "in-batch", b
 
 
-def executor_pids(app_id: str) -> list[int]:
+def executor_pids(app_id: str, driver_port: str | None = None) -> list[int]:
     """PIDs of the executor JVMs of application ``app_id`` (``CoarseGrainedExecutorBackend``
-    with ``--app-id <app_id>`` in their command line, read from ``/proc``; as ``ps -eww``)."""
+    with ``--app-id <app_id>`` in their command line, read from ``/proc``; as ``ps -eww``),
+    and, given ``driver_port``, whose ``--driver-url`` ends with it (local-cluster application
+    ids are a timestamp: two drivers started in the same second share one).
+
+    >>> executor_pids("app-00000000000000-0000", "1")
+    []
+    """
     pids = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -357,7 +366,9 @@ def executor_pids(app_id: str) -> list[int]:
             args = (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"org.apache.spark.executor.CoarseGrainedExecutorBackend" in args and app_id.encode() in args:
+        if b"org.apache.spark.executor.CoarseGrainedExecutorBackend" in args and app_id.encode() in args and (
+                driver_port is None or any(a.startswith(b"spark://") and a.endswith(f":{driver_port}".encode())
+                                           for a in args)):
             pids.append(int(proc.name))
     return sorted(pids)
 

@@ -3,7 +3,7 @@
 The test starts ``org.apache.spark.sql.connect.service.SparkConnectServer`` from the pyspark
 package with the package's jar and the extension, on 127.0.0.1 and a free port, and talks to
 it with pyspark's Connect client: declared tables created in SQL, the auction query run to a
-file sink with its batch answer, and ``declarations``/``check_safety``/``join_plan`` answered
+file sink with its batch answer, and ``declarations``/``check_safety``/``join_plan``/``migrate`` answered
 by the server's table functions, equal to what classic PySpark (Py4J) gives for the same query.
 Skipped, with the reason, only when the Connect client's dependencies are missing
 (``pip install 'punctuated[connect]'``; ``scripts/setup.sh`` installs them).
@@ -253,7 +253,11 @@ def test_check_safety_over_connect_runs_nothing_and_refuses_batch_queries(remote
 
 
 @needs_connect
-def test_join_plan_over_connect_and_migrate_says_what_to_do(remote, server):
+def test_join_plan_and_migrate_over_connect(remote, server):
+    """A three-way join started over Connect runs as one multi-way join; ``join_plan`` reads its
+    plan and ``migrate`` asks it for a tree (the server's ``punctuated_join_plan`` and
+    ``punctuated_migrate``): the next micro-batch runs the tree, and a tree the inputs cannot
+    form fails with the server's message, writing nothing."""
     _, _, tmp = server
     for name, columns in (("a", "x BIGINT, y BIGINT, p BOOLEAN"), ("b", "x BIGINT, y BIGINT, p BOOLEAN"),
                           ("c", "x BIGINT, y BIGINT, p BOOLEAN")):
@@ -268,8 +272,15 @@ def test_join_plan_over_connect_and_migrate_says_what_to_do(remote, server):
         query.processAllAvailable()
         plan = punctuated.join_plan(query)
         assert plan == "mjoin" or (isinstance(plan, list) and len(plan) >= 2), plan
-        with pytest.raises(NotImplementedError, match="spark.punctuated.join.plan"):
-            punctuated.migrate(query, ["a", "b", "c"])
+        tree = ["c", "a", "b"] if plan == ["a", "b", "c"] else ["a", "b", "c"]  # another plan
+        first = punctuated.migrate(query, tree)
+        assert punctuated.migrate(query, tree) == first  # asked again: the same request
+        with pytest.raises(ValueError, match="PUNCTUATED_TABLE_FUNCTION_ARGUMENT.*does not fit"):
+            punctuated.migrate(query, ["a", ["b", "z"]])  # no input z
+        remote.sql(f"INSERT INTO {DB}.a VALUES (2, 2, false)")
+        query.processAllAvailable()
+        assert punctuated.join_plan(query) == tree
+        assert punctuated.migrate(query, "auto") == first + 1
     finally:
         query.stop()
 

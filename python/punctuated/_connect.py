@@ -8,8 +8,10 @@ functions that answer the same questions on the server, for any client (docs/con
     SELECT document, streaming FROM punctuated_describe('SELECT ... FROM STREAM(a) JOIN STREAM(b) ON ...')
     SELECT safe, problems FROM punctuated_check_safety('SELECT ...')
     SELECT plans FROM punctuated_join_plan('<query id>')
+    SELECT request FROM punctuated_migrate('<query id>', '((a ⋈ b) ⋈ c)')
 
-``punctuated.declarations``, ``punctuated.check_safety`` and ``punctuated.join_plan`` use
+``punctuated.declarations``, ``punctuated.check_safety``, ``punctuated.join_plan`` and
+``punctuated.migrate`` use
 them when the session is a Connect session; their answers are those Py4J gives (the JVM
 writes both from one place, ``punctuated.spark.PythonApi``). A DataFrame built with the
 DataFrame API has no SQL text: it is registered as a temporary view on the server for the
@@ -26,6 +28,7 @@ DECLARATIONS = "punctuated_declarations"
 DESCRIBE = "punctuated_describe"
 CHECK_SAFETY = "punctuated_check_safety"
 JOIN_PLAN = "punctuated_join_plan"
+MIGRATE = "punctuated_migrate"
 #: Error class of a table function's bad argument.
 ARGUMENT_ERROR = "PUNCTUATED_TABLE_FUNCTION_ARGUMENT"
 
@@ -106,16 +109,20 @@ def join_plans(spark, query) -> list[dict]:
     return json.loads(row[0])
 
 
-def migrate_unsupported() -> NotImplementedError:
-    """``migrate`` over Connect: what to do instead."""
-    return NotImplementedError(
-        "punctuated.migrate needs a classic (Py4J) session: over Spark Connect a running query's "
-        "plan cannot be changed from the client. Stop the query and start it again from the same "
-        "checkpoint with the plan as a setting, e.g. spark.conf.set('spark.punctuated.join.plan', "
-        "'((bids ⋈ auctions) ⋈ persons)') (punctuated.migration.plan_text(plan) spells it): the "
-        "restart continues its state under the new plan (docs/joins.md, \"Changing the plan\"). "
-        "punctuated.join_plan(query) works over Connect.")
+def migrate(spark, query, plan: str) -> int:
+    """``MigrationRequests.request`` for a running query of the server (``punctuated_migrate``):
+    the request's number. A plan the query cannot run raises ``ValueError`` with the server's
+    message (what does not fit, and an example); nothing is written then."""
+    try:
+        (row,) = spark.sql(f"SELECT request FROM {MIGRATE}({sql_literal(str(query.id))}, "
+                           f"{sql_literal(plan)})").collect()
+    except Exception as e:
+        message = str(e)
+        if ARGUMENT_ERROR in message and "cannot be applied" in message:
+            raise ValueError(message.split("\n\nJVM stacktrace")[0]) from None
+        raise
+    return int(row[0])
 
 
 __all__ = ["is_connect", "sql_literal", "call", "query_text", "declarations", "describe",
-           "describe_dataframe", "join_plans", "migrate_unsupported"]
+           "describe_dataframe", "join_plans", "migrate"]

@@ -98,13 +98,18 @@ def migrate(query, plan) -> int:
     tree, ``"mjoin"``, or ``"auto"`` (hand the choice back to
     ``spark.punctuated.join.plan``). A plan that does not fit the query's multi-way
     join fails at once (``IllegalArgumentException`` from the JVM, naming the inputs
-    and an example), before anything is written. Over Spark Connect it raises
-    ``NotImplementedError`` saying how to restart the query under the plan instead.
+    and an example), before anything is written. Asking again for the plan the newest
+    request asks writes nothing and returns that request's number. Over Spark Connect
+    the server's ``punctuated_migrate`` table function asks (a plan that does not fit
+    raises ``ValueError`` with the same message).
     """
-    if _is_connect_query(query):
-        from punctuated._connect import migrate_unsupported
+    if _is_connect_query(query):  # no Py4J: the server's punctuated_migrate
+        from punctuated import _connect
+        from punctuated._session import require_extension
 
-        raise migrate_unsupported()
+        session = query._session  # the Connect session that started the query
+        require_extension(session)
+        return _connect.migrate(session, query, plan_text(plan))
     jvm, jsq = _jvm_query(query)
     return int(jvm.punctuated.checkpoint.MigrationRequests.request(jsq, plan_text(plan)))
 

@@ -27,9 +27,9 @@ from benchmarks.chaos import Run, build_query, compare, executor_pids, generate,
 from clusterkit import LOCAL_CLUSTER, long_cluster_test
 
 
-def _kill_an_executor(app_id: str) -> int:
-    pids = executor_pids(app_id)
-    assert len(pids) == 2, f"expected two executor JVMs of {app_id}, found {pids}"
+def _kill_an_executor(app_id: str, driver_port: str | None = None) -> int:
+    pids = executor_pids(app_id, driver_port)
+    assert len(pids) == 2, f"expected two executor JVMs of {app_id} (driver port {driver_port}), found {pids}"
     os.kill(pids[0], signal.SIGKILL)
     return pids[0]
 
@@ -99,7 +99,7 @@ def _executor_kill_in_child(work: Path, query: str, sink: str, provider: str, ba
         else:
             run.start()
             assert run.wait_until(lambda: batch in run.offsets(), timeout=400)
-        _kill_an_executor((work / "app_id").read_text())
+        _kill_an_executor((work / "app_id").read_text(), (work / "driver_port").read_text())
         return run.finish(timeout=500)
     finally:
         run.stop()

@@ -50,6 +50,11 @@ object MigrationRequests {
    * names, as `spark.punctuated.join.plan` spells it): checked against the latest plan record
    * of the query's multi-way join(s) whose inputs it names, then written. Returns the
    * request's number. Fails naming the inputs and an example when it fits no group.
+   *
+   * Asking again for what the newest request for those inputs already asks writes nothing and
+   * returns that request's number: a request stays in force until the next one, so the same
+   * plan asked twice is one request (SQL's `punctuated_migrate` may be analysed more than once
+   * per call).
    */
   def request(query: StreamingQuery, plan: String): Long = {
     val q = execution(query)
@@ -74,26 +79,31 @@ object MigrationRequests {
         s"${r.inputs.mkString(", ")}: $why. Give its inputs' names in left-deep order (nested lists for a " +
         s"bushy tree), e.g. ${MultiJoinPlan.leftDeep(r.inputs.indices).text(r.inputs)}, or 'mjoin' or 'auto'")
     }
+    val asked = if (keyword == "auto" || keyword == "mjoin") keyword else text
     val d = dir(root)
     val fm = CheckpointFileManager.create(d, hadoopConf)
     fm.mkdirs(d)
-    val number = (PlanLog.list(fm, d) :+ -1L).max + 1
-    val json = JsonMethods.compact(JsonMethods.render(JObject(List[JField](
-      "inputs" -> JArray(target.inputs.map(JString(_)).toList),
-      "plan" -> JString(if (keyword == "auto" || keyword == "mjoin") keyword else text)))))
-    val out = fm.createAtomic(new Path(d, number.toString), overwriteIfPossible = false)
-    try { out.write(json.getBytes(StandardCharsets.UTF_8)); out.close() }
-    catch { case NonFatal(e) => out.cancel(); throw e }
-    number
+    latest(fm, d, target.inputs).filter(_.plan == asked).map(_.number).getOrElse {
+      val number = (PlanLog.list(fm, d) :+ -1L).max + 1
+      val json = JsonMethods.compact(JsonMethods.render(JObject(List[JField](
+        "inputs" -> JArray(target.inputs.map(JString(_)).toList), "plan" -> JString(asked)))))
+      val out = fm.createAtomic(new Path(d, number.toString), overwriteIfPossible = false)
+      try { out.write(json.getBytes(StandardCharsets.UTF_8)); out.close() }
+      catch { case NonFatal(e) => out.cancel(); throw e }
+      number
+    }
   }
+
+  /** The newest request for a group of these inputs, `auto` included. */
+  private def latest(fm: CheckpointFileManager, d: Path, inputs: Seq[String]): Option[Request] =
+    PlanLog.list(fm, d).sorted.reverseIterator.flatMap { n =>
+      CheckpointDeclarations.read(fm, new Path(d, n.toString)).flatMap(j => Try(parse(n, j)).toOption)
+    }.find(_.inputs == inputs)
 
   /** The newest request for a group of these inputs (None: none, or the newest hands back with `auto`). */
   def newest(checkpointRoot: String, inputs: Seq[String], hadoopConf: Configuration): Option[Request] = {
     val d = dir(checkpointRoot)
-    val fm = CheckpointFileManager.create(d, hadoopConf)
-    PlanLog.list(fm, d).sorted.reverseIterator.flatMap { n =>
-      CheckpointDeclarations.read(fm, new Path(d, n.toString)).flatMap(j => Try(parse(n, j)).toOption)
-    }.find(_.inputs == inputs).filter(_.plan != "auto")
+    latest(CheckpointFileManager.create(d, hadoopConf), d, inputs).filter(_.plan != "auto")
   }
 
   private def parse(number: Long, json: String): Request = {

@@ -187,9 +187,6 @@ case class PunctuatedSymmetricHashJoinExec(
     case _ => UnknownPartitioning(left.outputPartitioning.numPartitions)
   }
 
-
-
-
   protected override def doExecute(): RDD[InternalRow] = {
     val coordinator = stateStoreCoordinator
     val storeConf = new StateStoreConf(conf)

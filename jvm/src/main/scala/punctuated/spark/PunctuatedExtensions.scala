@@ -110,10 +110,11 @@ class PunctuatedExtensions extends (SparkSessionExtensions => Unit) {
 
     // SQL table functions answering what Python asks through Py4J, for clients without it (Spark
     // Connect, spark-sql, JDBC): declarations, the query document, the start-time safety verdict,
-    // a running query's join plan (docs/connect.md).
+    // a running query's join plan, and a request for another one (docs/connect.md).
     extensions.injectTableFunction(TableFunctions.declarations)
     extensions.injectTableFunction(TableFunctions.describe)
     extensions.injectTableFunction(TableFunctions.checkSafety)
     extensions.injectTableFunction(TableFunctions.joinPlan)
+    extensions.injectTableFunction(TableFunctions.migrate)
   }
 }

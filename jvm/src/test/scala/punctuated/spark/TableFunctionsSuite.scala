@@ -134,18 +134,23 @@ class TableFunctionsSuite extends PunctuatedStreamTest {
     }
   }
 
+  /** Streams a, b, c of [[XY]] rows declaring their `x`, joined `a_x = b_x` and `b_y = c_x`. */
+  private def chainOfThree() = {
+    def stream(name: String): (MemoryStream[XY], DataFrame) = {
+      val s = MemoryStream[XY]
+      (s, declare(s.toDF().selectExpr(s"x AS ${name}_x", s"y AS ${name}_y", s"p AS ${name}_p"), name,
+        Declaration.Schemes -> s"${name}_x", Declaration.Marker -> s"${name}_p"))
+    }
+    val (a, da) = stream("a")
+    val (b, db) = stream("b")
+    val (c, dc) = stream("c")
+    (a, b, c, da.join(db, da("a_x") === db("b_x")).join(dc, db("b_y") === dc("c_x")))
+  }
+
   test("punctuated_join_plan: a running query's multi-way join plan, by id or name") {
     withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> "1", PunctuatedConf.SafetyMode -> "warn",
         PunctuatedConf.JoinPlan -> "mjoin") {
-      def stream(name: String): (MemoryStream[XY], DataFrame) = {
-        val s = MemoryStream[XY]
-        (s, declare(s.toDF().selectExpr(s"x AS ${name}_x", s"y AS ${name}_y", s"p AS ${name}_p"), name,
-          Declaration.Schemes -> s"${name}_x", Declaration.Marker -> s"${name}_p"))
-      }
-      val (a, da) = stream("a")
-      val (b, db) = stream("b")
-      val (c, dc) = stream("c")
-      val joined = da.join(db, da("a_x") === db("b_x")).join(dc, db("b_y") === dc("c_x"))
+      val (a, b, c, joined) = chainOfThree()
       testStream(joined)(
         MultiAddData(a -> Seq(XY(Some(1), Some(1))), b -> Seq(XY(Some(1), Some(2))), c -> Nil),
         CheckNewAnswer(),
@@ -158,6 +163,47 @@ class TableFunctionsSuite extends PunctuatedStreamTest {
         })
       val e = failure("SELECT * FROM punctuated_join_plan('no-such-query')")
       assert(e.getMessage.contains("names no running query"), e.getMessage)
+    }
+  }
+
+  test("punctuated_migrate: a running query's next plan, asked once however often the call is analysed; bad requests fail naming the fix") {
+    withSQLConf(SQLConf.SHUFFLE_PARTITIONS.key -> "1", PunctuatedConf.SafetyMode -> "warn",
+        PunctuatedConf.JoinPlan -> "mjoin") {
+      val (a, b, c, joined) = chainOfThree()
+      def migrate(q: punctuated.compat.StreamExecution, plan: String) =
+        sql(s"SELECT request, plan FROM punctuated_migrate('${q.id}', ${quoted(plan)})")
+      // the plan of the query's one multi-way join, as joinPlans gives it: the MJoin is the
+      // flat list of its inputs, a tree nested lists
+      def planNow(q: punctuated.compat.StreamExecution) = {
+        val plans = parse(MigrationRequests.joinPlans(new StreamingQueryWrapper(q)))
+        org.json4s.jackson.JsonMethods.compact(plans.children.head \ "plan")
+      }
+      testStream(joined)(
+        MultiAddData(a -> Seq(XY(Some(1), Some(1))), b -> Seq(XY(Some(1), Some(2))), c -> Nil),
+        CheckNewAnswer(),
+        AssertOnQuery("a tree asked for twice: one request") { q =>
+          assert(planNow(q) == "[0,1,2]", planNow(q))
+          val df = migrate(q, "((a ⋈ b) ⋈ c)")
+          assert(df.collect().map(r => (r.getLong(0), r.getString(1))).toSeq == Seq((0L, "((a ⋈ b) ⋈ c)")))
+          assert(df.collect().head.getLong(0) == 0L)          // analysed and run again: the same request
+          assert(migrate(q, "((a ⋈ b) ⋈ c)").head().getLong(0) == 0L)
+          true
+        },
+        MultiAddData(a -> Nil, b -> Nil, c -> Seq(XY(Some(2), Some(5)))),
+        CheckNewAnswer((1L, 1L, false, 1L, 2L, false, 2L, 5L, false)),
+        AssertOnQuery("the tree runs; bad requests write nothing") { q =>
+          assert(planNow(q) == "[[0,1],2]", planNow(q))
+          val unfit = intercept[AnalysisException](migrate(q, "((a ⋈ c) ⋈ b)").collect())
+          assert(unfit.getCondition == "PUNCTUATED_TABLE_FUNCTION_ARGUMENT", unfit.getMessage)
+          assert(unfit.getMessage.contains("does not fit the multi-way join of a, b, c") &&
+            unfit.getMessage.contains("Fix:"), unfit.getMessage)
+          val unknown = failure("SELECT * FROM punctuated_migrate('no-such-query', 'mjoin')")
+          assert(unknown.getMessage.contains("names no running query"), unknown.getMessage)
+          val one = failure(s"SELECT * FROM punctuated_migrate('${q.id}')")
+          assert(one.getMessage.contains("must be two constant strings"), one.getMessage)
+          assert(migrate(q, "auto").head().getLong(0) == 1L)   // the next request's number
+          true
+        })
     }
   }
 }

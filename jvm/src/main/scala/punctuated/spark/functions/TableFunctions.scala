@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.expressions.{AttributeReference, Expression, ExpressionInfo}
 import org.apache.spark.sql.catalyst.plans.logical.{LocalRelation, LogicalPlan}
 import org.apache.spark.sql.classic.SparkSession
-import org.apache.spark.sql.types.{ArrayType, BooleanType, DataType, StringType}
+import org.apache.spark.sql.types.{ArrayType, BooleanType, DataType, LongType, StringType}
 
 import punctuated.checkpoint.MigrationRequests
 import punctuated.conf.PunctuatedConf
@@ -28,6 +28,7 @@ import punctuated.spark.rules.{JoinSafety, SheddingSafety}
  *   SELECT document FROM punctuated_describe('SELECT ... FROM STREAM(a) JOIN STREAM(b) ON ...');
  *   SELECT * FROM punctuated_check_safety('SELECT ... FROM STREAM(a) JOIN STREAM(b) ON ...');
  *   SELECT plans FROM punctuated_join_plan('<query id or name>');
+ *   SELECT request FROM punctuated_migrate('<query id or name>', '((a ⋈ b) ⋈ c)');
  * }}}
  *
  *  - `punctuated_declarations(table or query)`: one row per distinct declaration the streams
@@ -43,6 +44,11 @@ import punctuated.spark.rules.{JoinSafety, SheddingSafety}
  *    sets of extra schemes) are the Python analysis's, from `punctuated_describe`'s document.
  *  - `punctuated_join_plan(query id or name)`: one row, `plans`: the JSON
  *    [[MigrationRequests.joinPlans]] gives for a running query of this session.
+ *  - `punctuated_migrate(query id or name, plan)`: asks a running query of this session for a
+ *    multi-way join plan from its next micro-batch on ([[MigrationRequests.request]]: a request
+ *    file in its checkpoint); one row, `request` (its number) and `plan` (as asked). The one
+ *    function that does something: asking again for the plan the newest request asks writes
+ *    nothing, so analysing the call twice (as a Connect client may) asks once.
  *
  * A bad argument fails with `PUNCTUATED_TABLE_FUNCTION_ARGUMENT`, naming the function and the
  * fix; a bad declaration with `PUNCTUATED_INVALID_DECLARATION`, as when the stream is read.
@@ -54,6 +60,7 @@ object TableFunctions {
   val Describe = "punctuated_describe"
   val CheckSafety = "punctuated_check_safety"
   val JoinPlan = "punctuated_join_plan"
+  val Migrate = "punctuated_migrate"
 
   private val QueryFix = "give one streaming query as a string literal, e.g. " +
     "'SELECT * FROM STREAM(a) JOIN STREAM(b) ON a.id = b.auction' (a quote inside " +
@@ -114,18 +121,44 @@ object TableFunctions {
     "_FUNC_(queryIdOrName) - the plans of a running query's multi-way joins, as JSON.",
     "> SELECT plans FROM _FUNC_('auction_query');") { args =>
     val text = textArgument(JoinPlan, args)
-    val session = SparkSession.active
-    val running = session.streams.active
-    val found = running.find(q => q.id.toString == text || q.runId.toString == text || q.name == text)
-      .getOrElse(throw PunctuatedErrors.tableFunctionArgument(JoinPlan, text,
-        s"names no running query of this session (running: ${running.map(q => Option(q.name)
-          .getOrElse(q.id.toString)).mkString(", ").ifEmpty("none")})",
-        "give the id (query.id) or the name of a query started in this session", None))
-    rows(Seq("plans" -> StringType), Seq(Row(MigrationRequests.joinPlans(found))))
+    rows(Seq("plans" -> StringType), Seq(Row(MigrationRequests.joinPlans(runningQuery(JoinPlan, text)))))
+  }
+
+  /** `punctuated_migrate(query id or name, plan)`. */
+  val migrate: Description = function(Migrate,
+    "_FUNC_(queryIdOrName, plan) - asks a running query's multi-way join for a plan ('mjoin', " +
+      "'auto', or a join tree of its inputs' names) from its next micro-batch on: request, plan.",
+    "> SELECT request FROM _FUNC_('auction_query', '((bids ⋈ auctions) ⋈ persons)');") { args =>
+    val (name, plan) = args match {
+      case Seq(q, p) => (textArgument(Migrate, Seq(q), MigrateFix), textArgument(Migrate, Seq(p), MigrateFix))
+      case _ => throw PunctuatedErrors.tableFunctionArgument(Migrate, args.map(_.sql).mkString(", "),
+        s"must be two constant strings (the query, the plan), not ${args.size} argument(s)", MigrateFix, None)
+    }
+    val query = runningQuery(Migrate, name)
+    val number = try MigrationRequests.request(query, plan) catch {
+      // the message says what does not fit and how to spell a plan that does
+      case e: IllegalArgumentException => throw PunctuatedErrors.tableFunctionArgument(Migrate, s"$name', '$plan",
+        s"cannot be applied: ${e.getMessage.stripSuffix(".")}", "ask for a plan of the query's multi-way join " +
+          "as said, e.g. 'mjoin', 'auto' or a tree of its inputs' names", None)
+    }
+    rows(Seq("request" -> LongType, "plan" -> StringType), Seq(Row(number, plan.trim)))
   }
 
   /** Every function, in the order `PunctuatedExtensions` injects them. */
-  val all: Seq[Description] = Seq(declarations, describe, checkSafety, joinPlan)
+  val all: Seq[Description] = Seq(declarations, describe, checkSafety, joinPlan, migrate)
+
+  private val MigrateFix = "give the query's id (query.id) or name and the plan as strings, e.g. " +
+    "punctuated_migrate('auction_query', '((bids ⋈ auctions) ⋈ persons)'), or 'mjoin' or 'auto'"
+
+  /** A running query of this session, by its id, run id or name. */
+  private def runningQuery(function: String, text: String): org.apache.spark.sql.streaming.StreamingQuery = {
+    val running = SparkSession.active.streams.active
+    running.find(q => q.id.toString == text || q.runId.toString == text || q.name == text)
+      .getOrElse(throw PunctuatedErrors.tableFunctionArgument(function, text,
+        s"names no running query of this session (running: ${running.map(q => Option(q.name)
+          .getOrElse(q.id.toString)).mkString(", ").ifEmpty("none")})",
+        "give the id (query.id) or the name of a query started in this session", None))
+  }
 
   private implicit class Empty(s: String) {
     def ifEmpty(other: String): String = if (s.isEmpty) other else s
@@ -138,14 +171,14 @@ object TableFunctions {
       build)
 
   /** The one string literal a function takes. */
-  private def textArgument(function: String, args: Seq[Expression]): String = args match {
+  private def textArgument(function: String, args: Seq[Expression], fix: String = QueryFix): String = args match {
     case Seq(e) if e.foldable && e.dataType == StringType =>
       Option(e.eval()).map(_.toString).getOrElse(throw PunctuatedErrors.tableFunctionArgument(
-        function, "NULL", "is NULL", QueryFix, None))
+        function, "NULL", "is NULL", fix, None))
     case _ =>
       throw PunctuatedErrors.tableFunctionArgument(function, args.map(_.sql).mkString(", "),
         s"must be one constant string, not ${args.size} argument(s) of type(s) " +
-          args.map(_.dataType.simpleString).mkString(", "), QueryFix, None)
+          args.map(_.dataType.simpleString).mkString(", "), fix, None)
   }
 
   /** A table name (read as a stream), else a query. */
