@@ -6,7 +6,7 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, ExprId, UnsafeProje
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike
 import org.apache.spark.sql.catalyst.plans.physical.{AllTuples, Distribution, HashPartitioning, Partitioning}
 import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
-import punctuated.compat.{StateStoreRDDs, StateStoreSaveExec, StatefulOperatorPartitioning, StatefulOperatorStateInfo, StreamingAggregationStateManager}
+import punctuated.compat.{StateStoreSaveExec, StatefulOperatorPartitioning, StatefulOperatorStateInfo, StreamingAggregationStateManager}
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.streaming.OutputMode
 
@@ -104,27 +104,13 @@ case class PunctuatedAggregateExec(
 
   override protected def doExecute(): RDD[InternalRow] = {
     metrics // initialise on the driver
-    val coordinator = stateStoreCoordinator
-    val storeConf = new StateStoreConf(conf)
-    val hadoopConf = broadcastHadoopConf()
     // few rows: shipped in the tasks' closure
     val wide = partitionWide.gather(child, layout, keyExpressions.size) ++
       (if (useWatermark) Watermarks.punctuationKeys(layout.watermarks, keyExpressions.toStructType, eventTimeWatermark,
         conf.sessionLocalTimeZone) else Nil)
-    // the store opened with the run's Hadoop conf: no broadcast of it per micro-batch
-    val rdd = StateStoreRDDs.withStateStore(
-      child.execute(),
-      getStateInfo,
-      keyExpressions.toStructType,
-      stateManager.getStateValueSchema,
-      NoPrefixKeyStateEncoderSpec(keyExpressions.toStructType),
-      session,
-      Some(coordinator),
-      hadoopConf) { (store, iter) =>
-      new PunctuatedAggregateTask(this, store, storeConf, hadoopConf.value.value, wide).run(iter)
+    withKeyStore(child.execute(), keyExpressions.toStructType, stateManager.getStateValueSchema) {
+      (store, storeConf, hadoopConf, rows) => new PunctuatedAggregateTask(this, store, storeConf, hadoopConf, wide).run(rows)
     }
-    // a store Spark cannot load is reported with its damaged files
-    new punctuated.state.DamagedStateRDD(rdd, getStateInfo, hadoopConf)
   }
 
   override protected def withNewChildInternal(newChild: SparkPlan): SparkPlan = copy(child = newChild)

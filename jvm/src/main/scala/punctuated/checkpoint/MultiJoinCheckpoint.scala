@@ -59,7 +59,7 @@ object MultiJoinCheckpoint {
       recordedName: String, members: Seq[StatefulOperatorStateInfo], session: SparkSession): Unit = {
     val info = exec.stateInfo.get
     val hadoopConf = session.sessionState.newHadoopConf()
-    val columns = exec.children.map(_.output)
+    val columns = exec.childOutputs
     val probed = plan.copy(probeOrders = exec.inputs.indices.map(exec.probeOrder))
     // the operator record leaves out the statistics (they change every batch; the plan log has them)
     CheckpointDeclarations.verify(info, OperatorRecords.multiJoin(exec.shortName, exec.stateStoreNames, exec.inputs,

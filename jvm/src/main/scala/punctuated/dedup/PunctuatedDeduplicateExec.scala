@@ -8,7 +8,7 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, UnsafeProjection, U
 import org.apache.spark.sql.catalyst.plans.physical.{Distribution, HashPartitioning, Partitioning}
 import org.apache.spark.sql.execution.{SparkPlan, UnaryExecNode}
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeLike
-import punctuated.compat.{StateStoreRDDs, StatefulOperatorPartitioning, StatefulOperatorStateInfo, StreamingDeduplicateExec}
+import punctuated.compat.{StatefulOperatorPartitioning, StatefulOperatorStateInfo, StreamingDeduplicateExec}
 import org.apache.spark.sql.execution.streaming.state._
 import org.apache.spark.sql.types.{IntegerType, StructType}
 
@@ -88,26 +88,12 @@ case class PunctuatedDeduplicateExec(
 
   override protected def doExecute(): RDD[InternalRow] = {
     metrics
-    val coordinator = stateStoreCoordinator
-    val storeConf = new StateStoreConf(conf)
-    val hadoopConf = broadcastHadoopConf()
     // few rows: shipped in the tasks' closure
     val wide = gatherWide() ++ (if (useWatermark) Watermarks.punctuationKeys(layout.watermarks,
       keyExpressions.toStructType, eventTimeWatermark, conf.sessionLocalTimeZone) else Nil)
-    // the store opened with the run's Hadoop conf: no broadcast of it per micro-batch
-    val rdd = StateStoreRDDs.withStateStore(
-      child.execute(),
-      getStateInfo,
-      keyExpressions.toStructType,
-      PunctuatedDeduplicateExec.ValueSchema,
-      NoPrefixKeyStateEncoderSpec(keyExpressions.toStructType),
-      session,
-      Some(coordinator),
-      hadoopConf) { (store, iter) =>
-      new PunctuatedDeduplicateTask(this, store, storeConf, hadoopConf.value.value, wide).run(iter)
+    withKeyStore(child.execute(), keyExpressions.toStructType, PunctuatedDeduplicateExec.ValueSchema) {
+      (store, storeConf, hadoopConf, rows) => new PunctuatedDeduplicateTask(this, store, storeConf, hadoopConf, wide).run(rows)
     }
-    // a store Spark cannot load is reported with its damaged files
-    new punctuated.state.DamagedStateRDD(rdd, getStateInfo, hadoopConf)
   }
 
   /** This batch's partition-wide punctuations (kind, key), read again from the shuffle. */

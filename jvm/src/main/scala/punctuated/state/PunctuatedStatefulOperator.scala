@@ -1,9 +1,13 @@
 package punctuated.state
 
+import org.apache.hadoop.conf.Configuration
 import org.apache.spark.broadcast.Broadcast
-import punctuated.compat.{StatefulOperatorCustomMetric, StateStoreWriterCompat}
+import org.apache.spark.rdd.RDD
+import org.apache.spark.sql.catalyst.InternalRow
+import punctuated.compat.{StatefulOperatorCustomMetric, StateStoreRDDs, StateStoreWriterCompat}
 import org.apache.spark.sql.execution.streaming.state.StateSchemaValidationResult
-import org.apache.spark.sql.execution.streaming.state.{StateStore, StateStoreCoordinatorRef}
+import org.apache.spark.sql.execution.streaming.state.{NoPrefixKeyStateEncoderSpec, StateStore, StateStoreConf, StateStoreCoordinatorRef}
+import org.apache.spark.sql.types.StructType
 
 /**
  * What every punctuated stateful operator (join, aggregation, deduplication) shares: the
@@ -30,6 +34,31 @@ trait PunctuatedStatefulOperator extends StateStoreWriterCompat {
    * the rule that planned the operator ([[HadoopConfPerRun]]), or broadcast now.
    */
   protected def broadcastHadoopConf(): Broadcast[SerializableHadoopConf] = HadoopConfPerRun.of(this)
+
+  /**
+   * An aggregation's or deduplication's tasks: `task(store, storeConf, hadoopConf, rows)` on
+   * each partition of `data`, with the operator's default store (key `keySchema`, value
+   * `valueSchema`) opened with the run's Hadoop conf (no broadcast of it per micro-batch), and
+   * a store Spark cannot load reported with its damaged files ([[DamagedStateRDD]]). `task`
+   * gets the conf to open its held-punctuations store with ([[GroupPunctuations]]).
+   *
+   * {{{
+   *   withKeyStore(child.execute(), keys, values) { (store, storeConf, hadoopConf, rows) =>
+   *     new PunctuatedAggregateTask(this, store, storeConf, hadoopConf, wide).run(rows)
+   *   }
+   * }}}
+   */
+  protected def withKeyStore(data: RDD[InternalRow], keySchema: StructType, valueSchema: StructType)(
+      task: (StateStore, StateStoreConf, Configuration, Iterator[InternalRow]) => Iterator[InternalRow])
+      : RDD[InternalRow] = {
+    val storeConf = new StateStoreConf(conf)
+    val hadoopConf = broadcastHadoopConf()
+    val rdd = StateStoreRDDs.withStateStore(data, getStateInfo, keySchema, valueSchema,
+      NoPrefixKeyStateEncoderSpec(keySchema), session, Some(stateStoreCoordinator), hadoopConf) {
+      (store, rows) => task(store, storeConf, hadoopConf.value.value, rows)
+    }
+    new DamagedStateRDD(rdd, getStateInfo, hadoopConf)
+  }
 
   /**
    * Spark's metrics of an aggregation's or deduplication's two stores: `numRowsTotal` from the

@@ -140,7 +140,7 @@ case class PunctuatedMultiJoinExec(
   require(shares.size == classTypes.size, s"one share per class: $shares")
 
   /** Each child's columns (what the tasks need of the children). */
-  private[multi] val childOutputs: IndexedSeq[Seq[Attribute]] = children.map(_.output).toIndexedSeq
+  private[punctuated] val childOutputs: IndexedSeq[Seq[Attribute]] = children.map(_.output).toIndexedSeq
 
   override def shortName: String = "punctuatedMultiJoin"
   override def output: Seq[Attribute] = projection
