@@ -73,6 +73,35 @@ object PunctuatedErrors {
   val IncompatibleCheckpoint = "PUNCTUATED_INCOMPATIBLE_CHECKPOINT"
 
   /**
+   * SQLSTATE 55019 (as Spark's `STREAMING_UNFINISHED_REPARTITION_DETECTED`): a start on a
+   * checkpoint whose newest batch Spark's offline state repartitioning wrote and could not
+   * finish, because it cannot rewrite punctuated operators' state
+   * (`punctuated.checkpoint.UnfinishedRepartition`), raised at `start()` before Spark's own
+   * error, which asks for a retry that fails the same way.
+   *
+   * @param batch     the uncommitted batch the repartitioning wrote
+   * @param before    the shuffle partitions the state has (the last committed batch's)
+   * @param after     those the repartitioning asked for
+   * @param operators the query's punctuated operators, as `aggregation of bids`
+   * @param offsets   the batch's offsets file, and its checksum file, to delete
+   */
+  def unfinishedRepartition(checkpoint: String, batch: Long, before: String, after: String, operators: Seq[String],
+      offsets: String, checksum: String): AnalysisException = {
+    val fix = s"delete $offsets (and $checksum, if present) and start the query again: it continues after batch " +
+      s"${batch - 1} with $before partitions, exactly once; for $after partitions, start the query from a new " +
+      "checkpoint location (it then starts with empty state, reading its sources from their starting offsets)"
+    val message = s"[$UnfinishedRepartition] The newest batch ($batch) of checkpoint $checkpoint was written by " +
+      s"Spark's offline state repartitioning ($before -> $after shuffle partitions) and never committed: the " +
+      s"repartitioning cannot rewrite the state of punctuated operators (${operators.mkString("; ")}), so it " +
+      s"stopped, and retrying it fails the same way. The state is as batch ${batch - 1} left it.\nFix: $fix."
+    new PunctuatedAnalysisException(message, UnfinishedRepartition,
+      Map("checkpoint" -> checkpoint, "batch" -> batch.toString, "before" -> before, "after" -> after,
+        "operators" -> operators.mkString("; "), "fix" -> fix), "55019")
+  }
+
+  val UnfinishedRepartition = "PUNCTUATED_UNFINISHED_REPARTITION"
+
+  /**
    * SQLSTATE 0A000 (feature not supported): the query asks for a state checkpoint format
    * the punctuated operators do not write (`spark.sql.streaming.stateStore.checkpointFormatVersion`),
    * raised where the operator is planned, before any of its state stores is opened.

@@ -5,7 +5,7 @@ import org.apache.spark.sql.catalyst.plans.logical.{Aggregate, Deduplicate, Dedu
 import org.apache.spark.sql.catalyst.streaming.WriteToStream
 
 import punctuated.aggregate.PunctuatedAggregates
-import punctuated.checkpoint.StateOwners
+import punctuated.checkpoint.{StateOwners, UnfinishedRepartition}
 import punctuated.checkpoint.StateOwners.PlannedOperator
 import punctuated.conf.PunctuatedConf
 import punctuated.dedup.PunctuatedDeduplicates
@@ -21,7 +21,10 @@ import punctuated.spark.JoinGraph
  * `PUNCTUATED_INCOMPATIBLE_CHECKPOINT` before Spark plans the first micro-batch
  * ([[StateOwners]]). So does a restart whose joins would run under another join plan than
  * the one that wrote their state (a tree of binary joins against one multi-way join: the
- * groups of [[MultiJoinGroups.of]] under the session's `spark.punctuated.join.plan`).
+ * groups of [[MultiJoinGroups.of]] under the session's `spark.punctuated.join.plan`). A query
+ * with punctuated operators on a checkpoint that Spark's offline state repartitioning left
+ * unfinished fails with `PUNCTUATED_UNFINISHED_REPARTITION`, naming the file to delete
+ * ([[UnfinishedRepartition]]).
  * Queries that read no state (a new checkpoint) cost one existence check.
  */
 case class CheckCheckpointOwners(session: SparkSession) extends (LogicalPlan => Unit) {
@@ -29,8 +32,14 @@ case class CheckCheckpointOwners(session: SparkSession) extends (LogicalPlan => 
     case w: WriteToStream if !w.deleteCheckpointOnStop =>
       operators(w.inputQuery).foreach { ops =>
         if (ops.nonEmpty) {
+          val hadoopConf = session.sessionState.newHadoopConf()
+          val ours = ops.filter(_.punctuated).map(o =>
+            (o.kind +: o.tables.headOption.map(_ => "of " + o.tables.mkString(", ")).toSeq).mkString(" "))
+          if (ours.nonEmpty) {
+            UnfinishedRepartition.check(w.resolvedCheckpointLocation, ours, hadoopConf).foreach(e => throw e)
+          }
           val stateDir = new org.apache.hadoop.fs.Path(w.resolvedCheckpointLocation, "state").toString
-          StateOwners.check(stateDir, ops, session.sessionState.newHadoopConf()).foreach(e => throw e)
+          StateOwners.check(stateDir, ops, hadoopConf).foreach(e => throw e)
         }
       }
     case _ =>
