@@ -25,7 +25,8 @@ import punctuated.spark.JoinGraph
  * with punctuated operators on a checkpoint that Spark's offline state repartitioning left
  * unfinished fails with `PUNCTUATED_UNFINISHED_REPARTITION`, naming the file to delete
  * ([[UnfinishedRepartition]]).
- * Queries that read no state (a new checkpoint) cost one existence check.
+ * Queries that read no state (a new checkpoint) cost one existence check (two with punctuated
+ * operators: the offsets, then the state).
  */
 case class CheckCheckpointOwners(session: SparkSession) extends (LogicalPlan => Unit) {
   override def apply(plan: LogicalPlan): Unit = plan match {
