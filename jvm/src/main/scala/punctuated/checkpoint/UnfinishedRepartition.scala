@@ -24,8 +24,9 @@ import punctuated.errors.PunctuatedErrors
  * commit follows. Spark then refuses every restart (`STREAMING_UNFINISHED_REPARTITION_DETECTED`)
  * and asks for the repartitioning to be retried, which fails the same way. The state the last
  * committed batch left is untouched (the tool writes the next version, which the batch's
- * rerun writes anew), so deleting the uncommitted offsets file continues the query with its
- * old number of partitions, exactly once. This check says so, at `start()`, before Spark's.
+ * rerun writes anew), so deleting the uncommitted offsets file and the state files of the
+ * batch's version continues the query with its old number of partitions, exactly once. This
+ * check says so, at `start()`, before Spark's.
  *
  * {{{
  *   offsets/5   "spark.sql.shuffle.partitions":"2"    commits/5
@@ -54,8 +55,30 @@ object UnfinishedRepartition {
     find(new Path(checkpoint), hadoopConf).map { f =>
       val offsets = new Path(new Path(checkpoint, "offsets"), f.batch.toString)
       PunctuatedErrors.unfinishedRepartition(checkpoint, f.batch, f.before, f.after, operators, offsets.toString,
-        new Path(offsets.getParent, s".${f.batch}.crc").toString)
+        new Path(offsets.getParent, s".${f.batch}.crc").toString,
+        stateFilesOf(new Path(checkpoint), f.batch + 1, hadoopConf).size)
     }
+
+  /**
+   * The files of state version `version` under the checkpoint's `state` directory, with their
+   * checksum files: those the repartitioning wrote for the batch it did not commit (the batch's
+   * rerun writes them anew; on RocksDB with changelog checkpointing it writes a changelog, and
+   * the repartitioning's snapshot would stay, one the query never wrote).
+   *
+   * {{{
+   *   state/0/0/7.zip, state/0/2/7.zip, state/1/0/left-punctuated-rows/7.delta, ...
+   *   (version 7; not 17.zip nor SST files; Hadoop's local file system lists no .crc files)
+   * }}}
+   */
+  def stateFilesOf(checkpoint: Path, version: Long, hadoopConf: Configuration): Seq[Path] = {
+    val state = new Path(checkpoint, "state")
+    val fs = state.getFileSystem(hadoopConf)
+    if (!fs.exists(state)) return Nil
+    val name = s"""^\\.?$version(_[^.]+)?\\.(zip|delta|snapshot|changelog)(\\.crc)?$$""".r
+    val files = fs.listFiles(state, true)
+    Iterator.continually(files).takeWhile(_.hasNext).map(_.next().getPath)
+      .filter(p => name.pattern.matcher(p.getName).matches()).toSeq
+  }
 
   /** The unfinished repartitioning batch of this checkpoint, if its newest batch is one. */
   def find(checkpoint: Path, hadoopConf: Configuration): Option[Found] = {

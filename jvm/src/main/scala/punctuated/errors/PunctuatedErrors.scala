@@ -84,10 +84,15 @@ object PunctuatedErrors {
    * @param after     those the repartitioning asked for
    * @param operators the query's punctuated operators, as `aggregation of bids`
    * @param offsets   the batch's offsets file, and its checksum file, to delete
+   * @param stateFiles how many files of the batch's state version the repartitioning wrote
    */
   def unfinishedRepartition(checkpoint: String, batch: Long, before: String, after: String, operators: Seq[String],
-      offsets: String, checksum: String): AnalysisException = {
-    val fix = s"delete $offsets (and $checksum, if present) and start the query again: it continues after batch " +
+      offsets: String, checksum: String, stateFiles: Int): AnalysisException = {
+    val version = batch + 1
+    val state = if (stateFiles == 0) "" else s", and under $checkpoint/state the $stateFiles files of state version " +
+      s"$version that the repartitioning wrote (named $version.zip, $version.delta, $version.changelog or " +
+      s"$version.snapshot), with their .crc files"
+    val fix = s"delete $offsets (and $checksum, if present)$state; then start the query again: it continues after batch " +
       s"${batch - 1} with $before partitions, exactly once; for $after partitions, start the query from a new " +
       "checkpoint location (it then starts with empty state, reading its sources from their starting offsets)"
     val message = s"[$UnfinishedRepartition] The newest batch ($batch) of checkpoint $checkpoint was written by " +
