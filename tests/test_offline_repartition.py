@@ -46,6 +46,7 @@ def _sink_batches(work: Path) -> list[int]:
 
 
 CHANGELOG = "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
+PARTITIONS = "spark.sql.shuffle.partitions"
 
 
 # (RocksDB with changelog checkpointing: a snapshot the repartitioning left of the rerun batch's
@@ -57,8 +58,10 @@ def test_an_unfinished_offline_repartition_is_named_and_its_fix_continues_exactl
     if not hasattr(spark, "_streamingCheckpointManager"):
         pytest.skip("Spark before 4.2 has no offline state repartitioning")
     key = "spark.sql.streaming.stateStore.providerClass"
+    partitions = spark.conf.get(PARTITIONS)   # (other tests of the session may have changed it)
     spark.conf.set(key, PROVIDERS[provider])
     spark.conf.set(CHANGELOG, str(changelog).lower())
+    spark.conf.set(PARTITIONS, "2")
     try:
         inputs = QUERIES[query]
         write_inputs(tmp_path / "data", {n: STREAM[n][:6] for n in inputs})
@@ -105,3 +108,4 @@ def test_an_unfinished_offline_repartition_is_named_and_its_fix_continues_exactl
     finally:
         spark.conf.unset(key)
         spark.conf.unset(CHANGELOG)
+        spark.conf.set(PARTITIONS, partitions)
