@@ -28,6 +28,9 @@ import punctuated.state.{HadoopConfPerRun, StoreLocations}
  *   input (group 7: count 2), stored (group 7: count 5)  ->  (7: 2), (7: 5)  ->  merged (7: 7)
  * }}}
  *
+ * Unlike Spark's step it reads the merge below to its end first, when its groups are few
+ * ([[MergedGroupsReadAhead]]): one hash map's memory page per task at a time, not two.
+ *
  * The stores, their files and the checkpoint are Spark's restore step's, unchanged: a
  * checkpoint written before this step replaced Spark's reads the same.
  *
@@ -74,7 +77,8 @@ case class PunctuatedRestoreExec(
         // a global aggregation's empty merge: the stored row, so that the state is not reset
         store.iterator().map(_.value)
       } else {
-        iter.flatMap { row =>
+        // the merge below freed before the merge above takes a page (MergedGroupsReadAhead)
+        MergedGroupsReadAhead(iter).flatMap { row =>
           val restored = stateManager.get(store, stateManager.getKey(row.asInstanceOf[UnsafeRow]))
           val rows = if (restored == null) Iterator.single(row) else Iterator(restored, row)
           numOutputRows += (if (restored == null) 1 else 2)
