@@ -28,6 +28,10 @@ import punctuated.state.HadoopConfPerRun
 class AggregatePlanCostSuite extends PunctuatedStreamTest {
   import testImplicits._
 
+  // a small memory page, so that a task's peak of execution memory tells one page from two
+  private val PageSize = 4L << 20
+  override protected def sparkConf = super.sparkConf.set("spark.buffer.pageSize", PageSize.toString)
+
   private def twoAggregations() = {
     val bids = MemoryStream[Bid]
     val b = declare(bids.toDF(), "bids", Schemes -> "auction", Marker -> "is_punct")
@@ -166,6 +170,43 @@ class AggregatePlanCostSuite extends PunctuatedStreamTest {
       AddData(input, reading(3, "10:15", 25.0), upTo("10:20")),
       CheckNewAnswer(Row(t("10:10"), 2L)),
       leftForEachBatch)
+  }
+
+  test("a task of a punctuated aggregation holds one hash map's memory page at a time, where only punctuations came too") {
+    import EventTimeAggregateSuite._
+    // the stateful tasks' peak of execution memory, from the micro-batch after `from` on
+    val peaks = new java.util.concurrent.ConcurrentLinkedQueue[java.lang.Long]()
+    @volatile var recording = false
+    val listener = new org.apache.spark.scheduler.SparkListener {
+      override def onTaskEnd(e: org.apache.spark.scheduler.SparkListenerTaskEnd): Unit =
+        if (recording && e.taskMetrics != null) peaks.add(e.taskMetrics.peakOnHeapExecutionMemory)
+    }
+    val input = MemoryStream[TimedReading]
+    val r = declare(input.toDF(), "readings", Schemes -> "ts<=", Marker -> "is_punct")
+    val out = r.groupBy(window(col("ts"), "10 minutes")).agg(count("*").as("n")).select(col("window.start"), col("n"))
+    spark.sparkContext.addSparkListener(listener)
+    try testStream(out, OutputMode.Append())(
+      AddData(input, reading(1, "10:01", 20.0)),
+      CheckNewAnswer(),
+      Execute("record the next micro-batch's tasks") { _ => recording = true },
+      // one window's rows reach one partition; the punctuation reaches both: both merges of both
+      // partitions hold a group, each in a page of its own
+      AddData(input, reading(2, "10:08", 21.5), upTo("10:10")),
+      CheckNewAnswer(Row(t("10:00"), 2L)),
+      AssertOnQuery("no task held two pages") { q =>
+        val page = PageSize
+        def recorded = peaks.toArray.map(_.asInstanceOf[java.lang.Long].longValue)
+        // the scan's partial aggregation (one task: one source partition) and each of the two
+        // stateful tasks hold a page (and a map's pointer array) ...
+        eventually(timeout(org.scalatest.time.Span(10, org.scalatest.time.Seconds))) {
+          assert(recorded.count(_ >= page) >= 3, recorded.toSeq)
+        }
+        recording = false
+        // ... one: reading the merge below to its end first frees its page for the merge above
+        assert(recorded.forall(_ < page + page / 2), recorded.toSeq)
+        true
+      })
+    finally spark.sparkContext.removeSparkListener(listener)
   }
 
   test("the tasks' Hadoop conf: one broadcast per run, shared by the run's aggregations; a new run broadcasts anew") {
