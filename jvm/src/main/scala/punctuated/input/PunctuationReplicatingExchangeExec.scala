@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.expressions.{Attribute, BindReferences, Exp
 import org.apache.spark.sql.catalyst.plans.physical.{HashPartitioning, Partitioning}
 import org.apache.spark.sql.execution.{ShuffledRowRDD, SparkPlan, UnaryExecNode, UnsafeRowSerializer}
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec
-import org.apache.spark.sql.execution.metric.{SQLMetrics, SQLShuffleReadMetricsReporter, SQLShuffleWriteMetricsReporter}
+import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics, SQLShuffleReadMetricsReporter, SQLShuffleWriteMetricsReporter}
 import org.apache.spark.util.MutablePair
 
 /**
@@ -66,16 +66,7 @@ case class PunctuationReplicatingExchangeExec(
     // as Spark's exchange: rows are copied only for a shuffle writer that keeps them
     val copy = !PunctuationReplicatingExchangeExec.serializesAtOnce(n)
     val rows = child.execute().mapPartitions { iter =>
-      val partitionOf = target()
-      val pair = new MutablePair[Int, InternalRow]()
-      def record(p: Int, row: InternalRow): Product2[Int, InternalRow] =
-        if (copy) (p, row.copy()) else pair.update(p, row)
-      iter.flatMap { row =>
-        if (partitionWide.isPartitionWide(row)) {
-          copies += n
-          Iterator.tabulate(n)(p => record(p, row))
-        } else Iterator.single(record(partitionOf(row), row))
-      }
+      new PunctuationReplicatingExchangeExec.Routed(iter, n, target(), partitionWide, copies, copy)
     }
     val dependency = new ShuffleDependency[Int, InternalRow, InternalRow](
       rows, new PunctuationReplicatingExchangeExec.PartitionIdPassthrough(n),
@@ -118,6 +109,51 @@ object PunctuationReplicatingExchangeExec {
     val manager = SparkEnv.get.conf.get("spark.shuffle.manager", "sort").toLowerCase(java.util.Locale.ROOT)
     Set("sort", "tungsten-sort", "org.apache.spark.shuffle.sort.sortshufflemanager").contains(manager) &&
       numPartitions <= (1 << 24)
+  }
+
+  /**
+   * The shuffle's records of one input partition: each row once, to the partition `partitionOf`
+   * names, or `n` times (partitions 0 to n - 1) when `wide` calls it partition-wide; no object
+   * per row (Spark's exchange reuses one pair the same way when the writer serializes each
+   * record at once, else `copy` copies the row).
+   *
+   * {{{
+   *   rows r1 (hash 1), p (partition-wide), r2 (hash 0), n = 2  ->  (1, r1), (0, p), (1, p), (0, r2)
+   * }}}
+   */
+  final class Routed(
+      rows: Iterator[InternalRow],
+      n: Int,
+      partitionOf: InternalRow => Int,
+      wide: PartitionWideRows,
+      copies: SQLMetric,
+      copy: Boolean) extends Iterator[Product2[Int, InternalRow]] {
+    private val pair = new MutablePair[Int, InternalRow]()
+    // a partition-wide row whose copies are not all sent yet, and the next copy's partition
+    private var replicated: InternalRow = null
+    private var nextCopy = 0
+
+    override def hasNext: Boolean = replicated != null || rows.hasNext
+
+    override def next(): Product2[Int, InternalRow] = {
+      if (replicated != null) {
+        val row = replicated
+        val p = nextCopy
+        nextCopy += 1
+        if (nextCopy == n) replicated = null
+        record(p, row)
+      } else {
+        val row = rows.next()
+        if (wide.isPartitionWide(row)) {
+          copies += n
+          if (n > 1) { replicated = row; nextCopy = 1 }
+          record(0, row)
+        } else record(partitionOf(row), row)
+      }
+    }
+
+    private def record(p: Int, row: InternalRow): Product2[Int, InternalRow] =
+      if (copy) (p, row.copy()) else pair.update(p, row)
   }
 
   /** Sends a record to the partition its key names (the key is the partition id). */
